@@ -1,0 +1,93 @@
+# sandgate build. `make` builds everything, `make test` runs every suite,
+# `make up` brings the stack up. See README.md.
+#
+# Flavours: the default build goes to build/rel; SAN=1 builds with
+# ASan+UBSan into build/asan (the unit and end-to-end suites use it).
+# Each part of the tree adds its sources and targets in its own build.mk.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+CC ?= cc
+SAN ?= 0
+ifeq ($(SAN),1)
+  BUILD := build/asan
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+  BUILD ?= build/rel
+  SANFLAGS ?= -D_FORTIFY_SOURCE=2
+endif
+GRAMMARS := build/grammars
+
+PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
+             -fPIE -I. -Icommon -Ianalyzers -Igateway -Iexecutors \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS ?=
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
+LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lpthread -lm
+TEST_LIBS = -lcriterion
+
+# Filled in by the build.mk files.
+COMMON_SRCS :=
+ANALYZER_SRCS :=
+GATEWAY_SRCS :=
+EXECUTOR_SRCS :=
+BINS :=
+UNIT_TESTS :=
+
+include common/build.mk
+include analyzers/build.mk
+include gateway/build.mk
+include executors/build.mk
+include images/build.mk
+include tests/build.mk
+include bench/build.mk
+
+objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+LIB_COMMON := $(BUILD)/libsgcommon.a
+LIB_ANALYZERS := $(BUILD)/libsganalyzers.a
+LIB_GATEWAY := $(BUILD)/libsggateway.a
+LIB_EXECUTOR := $(BUILD)/libsgexecutor.a
+ALL_LIBS := $(LIB_GATEWAY) $(LIB_EXECUTOR) $(LIB_ANALYZERS) $(LIB_COMMON)
+
+$(LIB_COMMON): $(call objs,$(COMMON_SRCS))
+$(LIB_ANALYZERS): $(call objs,$(ANALYZER_SRCS)) $(GRAMMAR_OBJS)
+$(LIB_GATEWAY): $(call objs,$(GATEWAY_SRCS))
+$(LIB_EXECUTOR): $(call objs,$(EXECUTOR_SRCS))
+$(ALL_LIBS):
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+.PHONY: all deps test unit e2e fuzz bench clean up down demo images
+all: $(BINS)
+
+clean:
+	rm -rf build/rel build/asan build/fuzz
+
+-include $(shell find build/rel/obj build/asan/obj -name '*.d' 2>/dev/null)
+
+# Debian packages the build, the tests and the stack need. `make deps` is
+# idempotent: it installs only what is missing, then fetches the grammars.
+DEB_DEPS := build-essential clang pkg-config libtree-sitter-dev libmicrohttpd-dev \
+            libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev \
+            python3 openssl ca-certificates debootstrap docker.io runsc docker-compose
+deps:
+	@missing=$$(for p in $(DEB_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	    grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "deps: installing" $$missing; \
+	    [ "$$(id -u)" = 0 ] || { echo "deps: run as root to install:" $$missing; exit 1; }; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v npm >/dev/null || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq npm; }
+	@$(MAKE) --no-print-directory grammars

@@ -1,0 +1,47 @@
+/* analyze.h - the analyzer's public entry point: canonicalise, parse with
+ * tree-sitter, evaluate the policy. This is all the gateway and the
+ * sandgate-check CLI call.
+ */
+#ifndef SG_ANALYZE_H
+#define SG_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "sg_error.h"
+#include "violation.h"
+
+enum sg_lang { SG_LANG_PYTHON = 0, SG_LANG_JAVASCRIPT = 1 };
+
+/* "python", "python3" -> PYTHON; "nodejs", "javascript", "js", "node" ->
+ * JAVASCRIPT. Returns 0 or -EINVAL. */
+int sg_lang_from_name(const char *name, enum sg_lang *ret_lang);
+
+/* The API name: "python" or "nodejs". */
+const char *sg_lang_name(enum sg_lang lang);
+
+struct sg_analysis_stats {
+    size_t source_bytes;
+    size_t nodes;
+    size_t max_depth;
+    uint64_t canon_us, parse_us, eval_us;
+};
+
+struct sg_analysis {
+    int accepted; /* 1: no violation; 0: rejected (see violations) */
+    struct sg_violations violations;
+    struct sg_analysis_stats stats;
+};
+
+/* Analyse src[0..len) for lang under policy. Returns 0 when the analysis ran
+ * (accepted or rejected: see ret->accepted); a negative code only for an
+ * internal failure (out of memory). A rejection is a result, not an error.
+ * Thread-safe. Caller releases ret with sg_analysis_free(). */
+int sg_analyze(const struct sg_policy *policy, enum sg_lang lang, const char *src, size_t len,
+               struct sg_analysis *ret, struct sg_error *err);
+
+/* Free what the analysis holds; the struct itself is the caller's. NULL is a no-op. */
+void sg_analysis_free(struct sg_analysis *analysis);
+
+#endif

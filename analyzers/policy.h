@@ -1,0 +1,79 @@
+/* policy.h - policies: loading, validation, lookup.
+ *
+ * A policy is a JSON file (schema in policies/README.md). Loading validates
+ * the whole document first: an unknown key, a wrong type or a bad value is an
+ * error naming the key path (e.g. "python.imports.mode: expected \"allow\" or
+ * \"deny\""), and a policy never loads half-way. A loaded policy is immutable
+ * and may be shared by any number of threads.
+ */
+#ifndef SG_POLICY_H
+#define SG_POLICY_H
+
+#include <stddef.h>
+
+#include "sg_error.h"
+
+#define SG_POLICY_FILE_MAX (1024 * 1024) /* bytes of one policy file */
+#define SG_POLICY_NAME_MAX 64            /* [a-z0-9_-]+ */
+#define SG_POLICY_SET_MAX 64             /* policies in one directory */
+
+/* A sorted set of strings, searched with sg_strset_has(). */
+struct sg_strset {
+    char **items; /* owned, sorted with strcmp */
+    size_t count;
+};
+
+/* Returns 1 when s is in the set. */
+int sg_strset_has(const struct sg_strset *set, const char *s);
+
+enum sg_import_mode { SG_IMPORTS_ALLOW = 0, SG_IMPORTS_DENY = 1 };
+
+struct sg_lang_policy {
+    int enabled;                       /* 0: every submission is rejected (language.disabled) */
+    enum sg_import_mode import_mode;
+    struct sg_strset modules;          /* allow-list or deny-list; "os" covers "os.path" */
+    struct sg_strset forbidden_names;  /* builtins/globals forbidden wherever referenced */
+    struct sg_strset forbidden_calls;  /* resolved dotted names, e.g. "os.system" */
+    struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */
+    int deny_dunder_attributes;        /* x.__foo__ is a violation unless in allowed_dunders */
+    struct sg_strset allowed_dunders;
+    int deny_dynamic_imports;          /* import by a name that is not a constant */
+    int deny_dynamic_attributes;       /* getattr(x, name)/obj[expr] whose name is not constant */
+    size_t max_source_bytes;
+    size_t max_depth;
+    size_t max_nodes;
+};
+
+struct sg_policy {
+    char *name;        /* owned */
+    char *description; /* owned, may be "" */
+    char sha256[65];   /* hex digest of the file's bytes */
+    struct sg_lang_policy python;
+    struct sg_lang_policy javascript;
+};
+
+/* Parse and validate a policy from bytes. origin names the source in errors.
+ * Caller frees *ret_policy with sg_policy_free(). */
+int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
+                       struct sg_policy **ret_policy, struct sg_error *err);
+
+/* Read (at most SG_POLICY_FILE_MAX bytes) and load a policy file. */
+int sg_policy_load_file(const char *path, struct sg_policy **ret_policy, struct sg_error *err);
+
+void sg_policy_free(struct sg_policy *policy);
+
+/* All *.json files of a directory; all or nothing (one bad file fails the
+ * whole set, naming the file). Names must be unique. */
+struct sg_policy_set {
+    struct sg_policy **items; /* owned */
+    size_t count;
+};
+
+int sg_policy_set_load_dir(const char *dir, struct sg_policy_set **ret_set, struct sg_error *err);
+
+/* Borrowed pointer valid while the set lives; NULL when absent. */
+const struct sg_policy *sg_policy_set_find(const struct sg_policy_set *set, const char *name);
+
+void sg_policy_set_free(struct sg_policy_set *set);
+
+#endif

@@ -1,0 +1,1 @@
+# bench: sources and targets are added here

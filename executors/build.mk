@@ -1,0 +1,1 @@
+# executors: sources and targets are added here

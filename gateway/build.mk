@@ -1,0 +1,1 @@
+# gateway: sources and targets are added here

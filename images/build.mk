@@ -1,0 +1,1 @@
+# images: sources and targets are added here
