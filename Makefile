@@ -31,6 +31,14 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
 LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lpthread -lm
 TEST_LIBS = -lcriterion
 
+# Libraries: each daemon's code minus main.c, so unit tests can link it.
+LIB_COMMON := $(BUILD)/libsgcommon.a
+LIB_ANALYZERS := $(BUILD)/libsganalyzers.a
+LIB_GATEWAY := $(BUILD)/libsggateway.a
+LIB_EXECUTOR := $(BUILD)/libsgexecutor.a
+ALL_LIBS := $(LIB_GATEWAY) $(LIB_EXECUTOR) $(LIB_ANALYZERS) $(LIB_COMMON)
+objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
 # Filled in by the build.mk files.
 COMMON_SRCS :=
 ANALYZER_SRCS :=
@@ -47,17 +55,10 @@ include images/build.mk
 include tests/build.mk
 include bench/build.mk
 
-objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-LIB_COMMON := $(BUILD)/libsgcommon.a
-LIB_ANALYZERS := $(BUILD)/libsganalyzers.a
-LIB_GATEWAY := $(BUILD)/libsggateway.a
-LIB_EXECUTOR := $(BUILD)/libsgexecutor.a
-ALL_LIBS := $(LIB_GATEWAY) $(LIB_EXECUTOR) $(LIB_ANALYZERS) $(LIB_COMMON)
 
 $(LIB_COMMON): $(call objs,$(COMMON_SRCS))
 $(LIB_ANALYZERS): $(call objs,$(ANALYZER_SRCS)) $(GRAMMAR_OBJS)

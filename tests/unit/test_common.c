@@ -1,0 +1,237 @@
+/* Unit tests for common/: capped buffers, strict base64, sha256, logging
+ * helpers and the capped HTTP server. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "buf.h"
+#include "httpsrv.h"
+#include "log.h"
+#include "sg_error.h"
+#include "sha256.h"
+
+Test(buf, append_within_cap_and_nul_terminated)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, 8);
+    cr_assert_eq(sg_buf_append(&b, "abcd", 4), 0);
+    cr_assert_eq(sg_buf_append(&b, "efgh", 4), 0);
+    cr_assert_eq(b.len, 8);
+    cr_assert_str_eq(b.data, "abcdefgh");
+    sg_buf_free(&b);
+}
+
+Test(buf, append_past_cap_fails_and_leaves_buffer_unchanged)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, 5);
+    cr_assert_eq(sg_buf_append(&b, "abc", 3), 0);
+    cr_assert_eq(sg_buf_append(&b, "def", 3), -E2BIG);
+    cr_assert_eq(b.len, 3);
+    cr_assert_str_eq(b.data, "abc");
+    cr_assert_eq(sg_buf_printf(&b, "%s", "xyz"), -E2BIG);
+    sg_buf_free(&b);
+}
+
+Test(buf, printf_large_and_steal)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, 0);
+    char big[2000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    cr_assert_eq(sg_buf_printf(&b, "<%s>", big), 0);
+    cr_assert_eq(b.len, 2001);
+    size_t n = 0;
+    char *s = sg_buf_steal(&b, &n);
+    cr_assert_eq(n, 2001);
+    cr_assert_eq(s[0], '<');
+    cr_assert_eq(b.data, NULL);
+    free(s);
+    sg_buf_free(&b);
+    sg_buf_free(NULL);
+}
+
+static void check_decode(const char *in, const char *want)
+{
+    unsigned char *out = NULL;
+    size_t n = 0;
+    struct sg_error err = {0};
+    cr_assert_eq(sg_b64_decode(in, strlen(in), 1024, &out, &n, &err), 0, "%s: %s", in, err.msg);
+    cr_assert_eq(n, strlen(want));
+    cr_assert_eq(memcmp(out, want, n), 0);
+    free(out);
+}
+
+static int decode_rc(const char *in, size_t max)
+{
+    unsigned char *out = NULL;
+    size_t n = 0;
+    int r = sg_b64_decode(in, strlen(in), max, &out, &n, NULL);
+    free(out);
+    return r;
+}
+
+Test(b64, decodes_rfc4648_vectors)
+{
+    check_decode("", "");
+    check_decode("Zg==", "f");
+    check_decode("Zm8=", "fo");
+    check_decode("Zm9v", "foo");
+    check_decode("Zm9vYg==", "foob");
+    check_decode("Zm9vYmE=", "fooba");
+    check_decode("Zm9vYmFy", "foobar");
+    check_decode("Zm9v\nYmFy\n", "foobar"); /* whitespace is skipped */
+}
+
+Test(b64, rejects_malformed_input)
+{
+    cr_assert_eq(decode_rc("Zm9", 100), -EINVAL);      /* length */
+    cr_assert_eq(decode_rc("Zm9v!mFy", 100), -EINVAL); /* alphabet */
+    cr_assert_eq(decode_rc("Z===", 100), -EINVAL);     /* padding too early */
+    cr_assert_eq(decode_rc("Zg==Zm9v", 100), -EINVAL); /* data after padding */
+    cr_assert_eq(decode_rc("Zm-v", 100), -EINVAL);     /* url-safe alphabet is not standard */
+}
+
+Test(b64, enforces_decoded_cap)
+{
+    cr_assert_eq(decode_rc("Zm9vYmFy", 5), -E2BIG);
+    cr_assert_eq(decode_rc("Zm9vYmFy", 6), 0);
+}
+
+Test(b64, encode_roundtrip)
+{
+    const unsigned char data[] = {0, 1, 2, 250, 251, 252, 253};
+    for (size_t len = 0; len <= sizeof(data); len++) {
+        char *enc = NULL;
+        size_t elen = 0;
+        cr_assert_eq(sg_b64_encode(data, len, &enc, &elen), 0);
+        cr_assert_eq(elen % 4, 0);
+        unsigned char *dec = NULL;
+        size_t dlen = 0;
+        cr_assert_eq(sg_b64_decode(enc, elen, 64, &dec, &dlen, NULL), 0);
+        cr_assert_eq(dlen, len);
+        cr_assert_eq(memcmp(dec, data, len), 0);
+        free(enc);
+        free(dec);
+    }
+}
+
+Test(sha256, known_vectors)
+{
+    char hex[SG_SHA256_HEX_LEN + 1];
+    sg_sha256_hex("", 0, hex);
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    sg_sha256_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+Test(log, quote_escapes_control_bytes_and_quotes)
+{
+    char out[64];
+    sg_log_quote("a\"b\\c\nd", out, sizeof(out));
+    cr_assert_str_eq(out, "a\\\"b\\\\c\\x0ad");
+    sg_log_quote("0123456789", out, 8);
+    cr_assert(strlen(out) < 8);
+}
+
+Test(log, parse_level)
+{
+    enum sg_log_level l;
+    cr_assert_eq(sg_log_parse_level("warn", &l), 0);
+    cr_assert_eq(l, SG_LOG_WARN);
+    cr_assert_eq(sg_log_parse_level("loud", &l), -EINVAL);
+}
+
+Test(error, set_formats_and_returns_code)
+{
+    struct sg_error err;
+    cr_assert_eq(sg_error_set(&err, -EINVAL, "bad %s", "thing"), -EINVAL);
+    cr_assert_str_eq(err.msg, "bad thing");
+    cr_assert_eq(sg_error_set(NULL, -ENOMEM, "x"), -ENOMEM);
+    sg_error_clear(&err);
+    cr_assert_str_eq(err.msg, "");
+}
+
+/* --- httpsrv: a real server on a loopback ephemeral port --- */
+
+static void echo_handler(void *ctx, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    (void)ctx;
+    char *body = NULL;
+    if (asprintf(&body, "{\"method\":\"%s\",\"url\":\"%s\",\"len\":%zu}", req->method, req->url,
+                 req->body_len) < 0)
+        return;
+    resp->body = body;
+    sg_http_add_header(resp, "X-Test", "yes");
+}
+
+static char *raw_request(uint16_t port, const char *req)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    size_t len = strlen(req);
+    cr_assert_eq(write(fd, req, len), (ssize_t)len);
+    static char out[8192];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof(out) - 1 && (r = read(fd, out + n, sizeof(out) - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    close(fd);
+    return out;
+}
+
+Test(httpsrv, serves_body_and_headers)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
+    struct sg_httpsrv *srv = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0, "%s", err.msg);
+    char *resp = raw_request(sg_httpsrv_port(srv),
+                             "POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                             "Connection: close\r\n\r\nhello");
+    cr_assert(strstr(resp, "200 OK"), "%s", resp);
+    cr_assert(strstr(resp, "X-Test: yes"), "%s", resp);
+    cr_assert(strstr(resp, "\"len\":5"), "%s", resp);
+    sg_httpsrv_stop(srv);
+}
+
+Test(httpsrv, body_over_cap_gets_413_without_calling_handler)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 4};
+    struct sg_httpsrv *srv = NULL;
+    cr_assert_eq(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, NULL), 0);
+    /* declared too large */
+    char *resp = raw_request(sg_httpsrv_port(srv),
+                             "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                             "Connection: close\r\n\r\nhello");
+    cr_assert(strstr(resp, "413"), "%s", resp);
+    cr_assert(strstr(resp, "body_too_large"), "%s", resp);
+    /* chunked, no declared length */
+    resp = raw_request(sg_httpsrv_port(srv),
+                       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
+                       "Connection: close\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n");
+    cr_assert(strstr(resp, "413"), "%s", resp);
+    sg_httpsrv_stop(srv);
+    sg_httpsrv_stop(NULL);
+}
+
+Test(httpsrv, rejects_non_ip_bind_address)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "localhost", .port = 0, .max_body = 4};
+    struct sg_httpsrv *srv = NULL;
+    struct sg_error err = {0};
+    cr_assert_lt(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0);
+    cr_assert(strstr(err.msg, "localhost"));
+}
