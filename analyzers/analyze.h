@@ -21,6 +21,10 @@ int sg_lang_from_name(const char *name, enum sg_lang *ret_lang);
 /* The API name: "python" or "nodejs". */
 const char *sg_lang_name(enum sg_lang lang);
 
+/* source_bytes and canon_us are filled by sg_analyze; the language checker
+ * fills nodes, max_depth and parse_us (tree-sitter parse) and may fill
+ * eval_us; when it leaves eval_us at 0, sg_analyze sets it to the checker's
+ * remaining time. */
 struct sg_analysis_stats {
     size_t source_bytes;
     size_t nodes;
@@ -33,6 +37,9 @@ struct sg_analysis {
     struct sg_violations violations;
     struct sg_analysis_stats stats;
 };
+
+/* Microseconds on CLOCK_MONOTONIC, for the phase timings in the stats. */
+uint64_t sg_monotonic_us(void);
 
 /* Analyse src[0..len) for lang under policy. Returns 0 when the analysis ran
  * (accepted or rejected: see ret->accepted); a negative code only for an

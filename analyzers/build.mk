@@ -26,4 +26,14 @@ $(BUILD)/grammar/%-scanner.o: $(GRAMMARS)/tree-sitter-%/src/scanner.c
 grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-javascript/src/parser.c
 .PHONY: grammars
 
-ANALYZER_SRCS +=
+# The analyzer core. The language analyzers join the library as soon as their
+# sources exist; analyze.c is told which ones it has (and is rebuilt when one
+# appears).
+ANALYZER_LANG_SRCS := $(wildcard analyzers/python.c analyzers/javascript.c)
+ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
+                 analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
+                 analyzers/analyze.c $(ANALYZER_LANG_SRCS)
+ANALYZE_LANG_DEFS := $(if $(filter analyzers/python.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_PYTHON_ANALYZER) \
+                     $(if $(filter analyzers/javascript.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_JAVASCRIPT_ANALYZER)
+$(BUILD)/obj/analyzers/analyze.o: ALL_CFLAGS += $(ANALYZE_LANG_DEFS)
+$(BUILD)/obj/analyzers/analyze.o: $(ANALYZER_LANG_SRCS) analyzers/build.mk

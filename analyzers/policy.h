@@ -17,6 +17,21 @@
 #define SG_POLICY_NAME_MAX 64            /* [a-z0-9_-]+ */
 #define SG_POLICY_SET_MAX 64             /* policies in one directory */
 
+/* Caps on a policy's contents (validated on load). */
+#define SG_POLICY_LIST_MAX 1024          /* entries in one list */
+#define SG_POLICY_ITEM_MAX 128           /* bytes of one module/name entry */
+#define SG_POLICY_DESCRIPTION_MAX 1024   /* bytes of "description" */
+/* "limits": defaults and accepted ranges. */
+#define SG_LIMIT_SOURCE_BYTES_DEFAULT 262144
+#define SG_LIMIT_SOURCE_BYTES_MIN 1
+#define SG_LIMIT_SOURCE_BYTES_MAX (16 * 1024 * 1024)
+#define SG_LIMIT_DEPTH_DEFAULT 256
+#define SG_LIMIT_DEPTH_MIN 8
+#define SG_LIMIT_DEPTH_MAX 4096
+#define SG_LIMIT_NODES_DEFAULT 200000
+#define SG_LIMIT_NODES_MIN 16
+#define SG_LIMIT_NODES_MAX 10000000
+
 /* A sorted set of strings, searched with sg_strset_has(). */
 struct sg_strset {
     char **items; /* owned, sorted with strcmp */
@@ -25,6 +40,11 @@ struct sg_strset {
 
 /* Returns 1 when s is in the set. */
 int sg_strset_has(const struct sg_strset *set, const char *s);
+
+/* Returns 1 when s or one of its parents is in the set: with sep '.', an
+ * entry "os" matches "os", "os.path" and "os.path.join", never "osx". Module
+ * lists use it ('.' for Python, '/' for JavaScript). */
+int sg_strset_has_prefix(const struct sg_strset *set, const char *s, char sep);
 
 enum sg_import_mode { SG_IMPORTS_ALLOW = 0, SG_IMPORTS_DENY = 1 };
 

@@ -47,6 +47,20 @@ int sg_violations_add(struct sg_violations *vs, const char *rule, const struct s
                       const char *src, size_t src_len, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* Like sg_violations_add, from byte offsets: the span is computed only when
+ * the violation is stored, so past SG_VIOLATIONS_MAX each call is O(1).
+ * Prefer it in loops that may report many violations. */
+int sg_violations_add_at(struct sg_violations *vs, const char *rule, const char *src,
+                         size_t src_len, size_t start_byte, size_t end_byte, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Copy s[0..n) into out (outsz bytes, always NUL-terminated, never split
+ * inside a character) as text safe for a terminal or a JSON string: invalid
+ * UTF-8, control characters (tab kept), U+2028/U+2029 and bidi controls
+ * become U+FFFD. With stop_at_eol the copy ends at the first CR or LF.
+ * Returns the bytes written (without the NUL). */
+size_t sg_text_sanitize(const char *s, size_t n, int stop_at_eol, char *out, size_t outsz);
+
 /* The API form: a JSON array of {rule, severity, message, line, column,
  * end_line, end_column, snippet}. Caller owns the reference. */
 json_t *sg_violations_to_json(const struct sg_violations *vs);

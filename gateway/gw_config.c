@@ -1,0 +1,533 @@
+#include "gw_config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_util.h"
+
+enum key_type { K_STR, K_U64, K_MS, K_BOOL3, K_LEVEL };
+
+struct key {
+    const char *name;
+    const char *env;
+    enum key_type type;
+    size_t off;
+    size_t size; /* K_STR: buffer size */
+    uint64_t min, max;
+    const char *help;
+};
+
+#define STR(f) K_STR, offsetof(struct gw_config, f), sizeof(((struct gw_config *)0)->f)
+#define U64(f) K_U64, offsetof(struct gw_config, f), 0
+#define MS(f) K_MS, offsetof(struct gw_config, f), 0
+
+static const struct key keys[] = {
+    {"listen", "SANDGATE_LISTEN", STR(listen), 0, 0,
+     "address to listen on; non-loopback needs tokens_file"},
+    {"port", "SANDGATE_PORT", U64(port), 0, 65535, "TCP port (0 picks a free one)"},
+    {"executor_token_file", "SANDGATE_EXECUTOR_TOKEN_FILE", STR(executor_token_file), 0, 0,
+     "file holding the secret sent to executors as a Bearer token"},
+    {"policies_dir", "SANDGATE_POLICIES_DIR", STR(policies_dir), 0, 0,
+     "directory of policy files (*.json)"},
+    {"default_policy", "SANDGATE_DEFAULT_POLICY", STR(default_policy), 0, 0,
+     "policy used when the tenant has none"},
+    {"tokens_file", "SANDGATE_TOKENS_FILE", STR(tokens_file), 0, 0,
+     "tokens/tenants file; empty = no auth (loopback only)"},
+    {"audit_log", "SANDGATE_AUDIT_LOG", STR(audit_log), 0, 0,
+     "audit log path, \"-\" for stdout, empty to disable"},
+    {"max_body_bytes", "SANDGATE_MAX_BODY_BYTES", U64(max_body_bytes), 1024, 256u << 20,
+     "request body cap (413 above)"},
+    {"max_code_bytes", "SANDGATE_MAX_CODE_BYTES", U64(max_code_bytes), 1, 64u << 20,
+     "decoded source cap"},
+    {"max_arguments_bytes", "SANDGATE_MAX_ARGUMENTS_BYTES", U64(max_arguments_bytes), 2,
+     64u << 20, "serialized `arguments` cap"},
+    {"max_arguments_depth", "SANDGATE_MAX_ARGUMENTS_DEPTH", U64(max_arguments_depth), 1, 256,
+     "nesting depth cap of `arguments`"},
+    {"max_files", "SANDGATE_MAX_FILES", U64(max_files), 0, 256, "input files per job"},
+    {"max_files_bytes", "SANDGATE_MAX_FILES_BYTES", U64(max_files_bytes), 0, 256u << 20,
+     "decoded bytes of all input files"},
+    {"default_timeout_ms", "SANDGATE_DEFAULT_TIMEOUT_MS", MS(default_timeout_ms), 100,
+     3600000, "job time limit when the request sets none (SANDBOX_TIMEOUT)"},
+    {"max_timeout_ms", "SANDGATE_MAX_TIMEOUT_MS", MS(max_timeout_ms), 100, 3600000,
+     "largest time limit a request may ask for"},
+    {"default_memory_mb", "SANDGATE_DEFAULT_MEMORY_MB", U64(default_memory_mb), 16, 65536,
+     "job memory limit when the request sets none (SANDBOX_MAX_MEMORY)"},
+    {"max_memory_mb", "SANDGATE_MAX_MEMORY_MB", U64(max_memory_mb), 16, 65536,
+     "largest memory limit a request may ask for"},
+    {"enable_seccomp", "SANDGATE_ENABLE_SECCOMP", K_BOOL3, offsetof(struct gw_config, enable_seccomp),
+     0, 0, 1, "forwarded to executors as limits.enable_seccomp (SANDBOX_ENABLE_SECCOMP)"},
+    {"health_interval_ms", "SANDGATE_HEALTH_INTERVAL_MS", MS(health_interval_ms), 50, 3600000,
+     "executor health-check period"},
+    {"connect_timeout_ms", "SANDGATE_CONNECT_TIMEOUT_MS", MS(connect_timeout_ms), 10, 60000,
+     "connect timeout to an executor"},
+    {"exec_grace_ms", "SANDGATE_EXEC_GRACE_MS", MS(exec_grace_ms), 0, 600000,
+     "added to the job time limit for the whole executor call"},
+    {"busy_retries", "SANDGATE_BUSY_RETRIES", U64(busy_retries), 0, 16,
+     "other executors tried when one answers 503 pool_busy"},
+    {"executor_max_inflight", "SANDGATE_EXECUTOR_MAX_INFLIGHT", U64(executor_max_inflight), 1,
+     100000, "concurrent jobs per executor URL before it counts as saturated"},
+    {"max_connections", "SANDGATE_MAX_CONNECTIONS", U64(max_connections), 1, 100000,
+     "concurrent client connections"},
+    {"idle_timeout_s", "SANDGATE_IDLE_TIMEOUT_S", U64(idle_timeout_s), 1, 3600,
+     "idle client connection timeout"},
+    {"anonymous_rate", "SANDGATE_ANONYMOUS_RATE", U64(anonymous_rate), 0, 1000000,
+     "requests/s allowed without tokens (0 = unlimited)"},
+    {"anonymous_burst", "SANDGATE_ANONYMOUS_BURST", U64(anonymous_burst), 0, 1000000,
+     "burst for anonymous_rate"},
+    {"audit_queue_max", "SANDGATE_AUDIT_QUEUE_MAX", U64(audit_queue_max), 1, 1000000,
+     "audit lines buffered before new ones are dropped (and counted)"},
+    {"drain_timeout_ms", "SANDGATE_DRAIN_TIMEOUT_MS", MS(drain_timeout_ms), 0, 3600000,
+     "SIGTERM: how long in-flight requests may take to finish"},
+    {"log_level", "SANDGATE_LOG_LEVEL", K_LEVEL, offsetof(struct gw_config, log_level), 0, 0, 0,
+     "debug, info, warn or error"},
+};
+#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const lang_keys[GW_LANG_COUNT] = {"python", "nodejs"};
+static const char *const lang_envs[GW_LANG_COUNT] = {"SANDGATE_EXECUTORS_PYTHON",
+                                                     "SANDGATE_EXECUTORS_NODEJS"};
+
+void gw_config_defaults(struct gw_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1");
+    cfg->port = 9385;
+    snprintf(cfg->executors[0][0], GW_URL_MAX, "http://127.0.0.1:9401");
+    snprintf(cfg->executors[1][0], GW_URL_MAX, "http://127.0.0.1:9402");
+    cfg->executor_count[0] = cfg->executor_count[1] = 1;
+    snprintf(cfg->policies_dir, sizeof(cfg->policies_dir), "policies");
+    snprintf(cfg->default_policy, sizeof(cfg->default_policy), "default");
+    snprintf(cfg->audit_log, sizeof(cfg->audit_log), "-");
+    cfg->max_body_bytes = 8u << 20;
+    cfg->max_code_bytes = 1u << 20;
+    cfg->max_arguments_bytes = 1u << 20;
+    cfg->max_arguments_depth = 32;
+    cfg->max_files = 16;
+    cfg->max_files_bytes = 4u << 20;
+    cfg->default_timeout_ms = 10000;
+    cfg->max_timeout_ms = 300000;
+    cfg->default_memory_mb = 256;
+    cfg->max_memory_mb = 2048;
+    cfg->enable_seccomp = -1;
+    cfg->health_interval_ms = 2000;
+    cfg->connect_timeout_ms = 1000;
+    cfg->exec_grace_ms = 5000;
+    cfg->busy_retries = 1;
+    cfg->executor_max_inflight = 256;
+    cfg->max_connections = 512;
+    cfg->idle_timeout_s = 60;
+    cfg->audit_queue_max = 8192;
+    cfg->drain_timeout_ms = 30000;
+    cfg->log_level = SG_LOG_INFO;
+}
+
+int gw_parse_duration_ms(const char *s, uint64_t unit_ms, uint64_t *ret_ms)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -EINVAL;
+    uint64_t mult = unit_ms;
+    if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600000;
+    else if (*end)
+        return -EINVAL;
+    if (v > UINT64_MAX / mult)
+        return -ERANGE;
+    *ret_ms = (uint64_t)v * mult;
+    return 0;
+}
+
+int gw_parse_memory_mb(const char *s, uint64_t *ret_mb)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -EINVAL;
+    uint64_t mult = 1;
+    char unit = (char)tolower((unsigned char)*end);
+    if (unit == 'k' || unit == 'm' || unit == 'g') {
+        mult = unit == 'k' ? 1024u : unit == 'm' ? 1024u * 1024u : 1024u * 1024u * 1024u;
+        end++;
+    }
+    if (tolower((unsigned char)*end) == 'b')
+        end++;
+    if (*end)
+        return -EINVAL;
+    if (v > UINT64_MAX / mult)
+        return -ERANGE;
+    uint64_t bytes = (uint64_t)v * mult;
+    *ret_mb = bytes / (1024u * 1024u) + (bytes % (1024u * 1024u) ? 1 : 0);
+    return 0;
+}
+
+int gw_parse_bool(const char *s, int *ret)
+{
+    static const char *const yes[] = {"true", "1", "yes", "on"};
+    static const char *const no[] = {"false", "0", "no", "off"};
+    for (size_t i = 0; s && i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return *ret = 1, 0;
+        if (strcasecmp(s, no[i]) == 0)
+            return *ret = 0, 0;
+    }
+    return -EINVAL;
+}
+
+int gw_addr_is_loopback(const char *addr)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, addr, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, addr, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return 0;
+}
+
+static int set_u64(struct gw_config *cfg, const struct key *k, uint64_t v, const char *origin,
+                   struct sg_error *err)
+{
+    if (v < k->min || v > k->max)
+        return sg_error_set(err, -ERANGE, "%s: %s: %llu is outside [%llu, %llu]", origin, k->name,
+                            (unsigned long long)v, (unsigned long long)k->min,
+                            (unsigned long long)k->max);
+    if (k->off == offsetof(struct gw_config, port))
+        cfg->port = (uint32_t)v;
+    else
+        *(uint64_t *)(void *)((char *)cfg + k->off) = v;
+    return 0;
+}
+
+static int set_str(struct gw_config *cfg, const struct key *k, const char *s, const char *origin,
+                   struct sg_error *err)
+{
+    size_t n = strlen(s);
+    if (n >= k->size)
+        return sg_error_set(err, -ENAMETOOLONG, "%s: %s: longer than %zu bytes", origin, k->name,
+                            k->size - 1);
+    memcpy((char *)cfg + k->off, s, n + 1);
+    return 0;
+}
+
+/* Apply one value given as text (environment) to key k. */
+static int set_from_text(struct gw_config *cfg, const struct key *k, const char *s,
+                         const char *origin, struct sg_error *err)
+{
+    uint64_t v;
+    int b;
+    enum sg_log_level lvl;
+    switch (k->type) {
+    case K_STR:
+        return set_str(cfg, k, s, origin, err);
+    case K_U64:
+    case K_MS:
+        if (gw_parse_duration_ms(s, 1, &v) < 0 || (k->type == K_U64 && !isdigit((unsigned char)
+                                                   s[strlen(s) - 1])))
+            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not %s", origin, k->name, s,
+                                k->type == K_MS ? "a duration" : "an unsigned integer");
+        return set_u64(cfg, k, v, origin, err);
+    case K_BOOL3:
+        if (gw_parse_bool(s, &b) < 0)
+            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not true or false", origin,
+                                k->name, s);
+        cfg->enable_seccomp = b;
+        return 0;
+    case K_LEVEL:
+        if (sg_log_parse_level(s, &lvl) < 0)
+            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not debug|info|warn|error",
+                                origin, k->name, s);
+        cfg->log_level = lvl;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static int set_from_json(struct gw_config *cfg, const struct key *k, json_t *v,
+                         const char *origin, struct sg_error *err)
+{
+    if (k->type == K_U64 || k->type == K_MS) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return sg_error_set(err, -EINVAL, "%s: %s: expected a non-negative integer", origin,
+                                k->name);
+        return set_u64(cfg, k, (uint64_t)json_integer_value(v), origin, err);
+    }
+    if (k->type == K_BOOL3) {
+        if (json_is_null(v))
+            return cfg->enable_seccomp = -1, 0;
+        if (!json_is_boolean(v))
+            return sg_error_set(err, -EINVAL, "%s: %s: expected true, false or null", origin,
+                                k->name);
+        cfg->enable_seccomp = json_is_true(v);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return sg_error_set(err, -EINVAL, "%s: %s: expected a string", origin, k->name);
+    return set_from_text(cfg, k, json_string_value(v), origin, err);
+}
+
+static int url_ok(const char *u)
+{
+    if (strncmp(u, "http://", 7) != 0 || strlen(u) >= GW_URL_MAX || !u[7] || u[7] == '/')
+        return 0;
+    for (const char *p = u; *p; p++)
+        if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+            return 0;
+    return 1;
+}
+
+static int set_url(struct gw_config *cfg, int lang, size_t i, const char *u, const char *origin,
+                   struct sg_error *err)
+{
+    if (i >= GW_EXECUTORS_MAX)
+        return sg_error_set(err, -E2BIG, "%s: executors.%s: more than %d URLs", origin,
+                            lang_keys[lang], GW_EXECUTORS_MAX);
+    if (!url_ok(u))
+        return sg_error_set(err, -EINVAL, "%s: executors.%s[%zu]: '%.80s' is not an http:// URL",
+                            origin, lang_keys[lang], i, u);
+    size_t n = strlen(u);
+    while (n > 7 && u[n - 1] == '/')
+        n--; /* "http://h:1/" and "http://h:1" are the same executor */
+    memcpy(cfg->executors[lang][i], u, n);
+    cfg->executors[lang][i][n] = '\0';
+    return 0;
+}
+
+static int load_executors(struct gw_config *cfg, json_t *obj, const char *origin,
+                          struct sg_error *err)
+{
+    if (!json_is_object(obj))
+        return sg_error_set(err, -EINVAL, "%s: executors: expected an object", origin);
+    const char *name;
+    json_t *list;
+    json_object_foreach(obj, name, list) {
+        int lang = strcmp(name, "python") == 0 ? 0 : strcmp(name, "nodejs") == 0 ? 1 : -1;
+        if (lang < 0)
+            return sg_error_set(err, -EINVAL, "%s: executors.%s: unknown language", origin, name);
+        if (!json_is_array(list) || json_array_size(list) == 0)
+            return sg_error_set(err, -EINVAL, "%s: executors.%s: expected a non-empty array",
+                                origin, name);
+        size_t i;
+        json_t *u;
+        json_array_foreach(list, i, u) {
+            if (!json_is_string(u))
+                return sg_error_set(err, -EINVAL, "%s: executors.%s[%zu]: expected a string",
+                                    origin, name, i);
+            int r = set_url(cfg, lang, i, json_string_value(u), origin, err);
+            if (r < 0)
+                return r;
+        }
+        cfg->executor_count[lang] = json_array_size(list);
+    }
+    return 0;
+}
+
+static const struct key *find_key(const char *name)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+int gw_config_load_buf(struct gw_config *cfg, const char *buf, size_t len, const char *origin,
+                       struct sg_error *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return sg_error_set(err, -EINVAL, "%s: line %d: %s", origin, jerr.line, jerr.text);
+    struct gw_config tmp = *cfg;
+    int r = 0;
+    if (!json_is_object(root)) {
+        r = sg_error_set(err, -EINVAL, "%s: expected a JSON object", origin);
+        goto out;
+    }
+    const char *name;
+    json_t *v;
+    json_object_foreach(root, name, v) {
+        const struct key *k = find_key(name);
+        if (strcmp(name, "executors") == 0)
+            r = load_executors(&tmp, v, origin, err);
+        else if (!k)
+            r = sg_error_set(err, -EINVAL, "%s: unknown key '%.64s'", origin, name);
+        else
+            r = set_from_json(&tmp, k, v, origin, err);
+        if (r < 0)
+            goto out;
+    }
+    *cfg = tmp;
+out:
+    json_decref(root);
+    return r;
+}
+
+int gw_config_load_file(struct gw_config *cfg, const char *path, struct sg_error *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int r = gw_read_file(path, GW_CONFIG_FILE_MAX, &data, &len, err);
+    if (r == 0)
+        r = gw_config_load_buf(cfg, data, len, path, err);
+    free(data);
+    return r;
+}
+
+static int env_urls(struct gw_config *cfg, int lang, const char *val, struct sg_error *err)
+{
+    char tmp[GW_EXECUTORS_MAX * GW_URL_MAX];
+    if (strlen(val) >= sizeof(tmp))
+        return sg_error_set(err, -E2BIG, "%s: too long", lang_envs[lang]);
+    snprintf(tmp, sizeof(tmp), "%s", val);
+    size_t i = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        int r = set_url(cfg, lang, i++, tok, lang_envs[lang], err);
+        if (r < 0)
+            return r;
+    }
+    if (i == 0)
+        return sg_error_set(err, -EINVAL, "%s: no URL given", lang_envs[lang]);
+    cfg->executor_count[lang] = i;
+    return 0;
+}
+
+/* RAGFlow's names, applied before ours so SANDGATE_* wins when both are set. */
+static int env_ragflow(struct gw_config *cfg, struct sg_error *err)
+{
+    const char *v = getenv("SANDBOX_TIMEOUT");
+    uint64_t n;
+    if (v && *v) {
+        if (gw_parse_duration_ms(v, 1000, &n) < 0)
+            return sg_error_set(err, -EINVAL, "SANDBOX_TIMEOUT: '%.32s' is not a duration like "
+                                "10s or 10", v);
+        int r = set_u64(cfg, find_key("default_timeout_ms"), n, "SANDBOX_TIMEOUT", err);
+        if (r < 0)
+            return r;
+    }
+    v = getenv("SANDBOX_MAX_MEMORY");
+    if (v && *v) {
+        if (gw_parse_memory_mb(v, &n) < 0)
+            return sg_error_set(err, -EINVAL, "SANDBOX_MAX_MEMORY: '%.32s' is not a size like "
+                                "256m or 1g", v);
+        int r = set_u64(cfg, find_key("default_memory_mb"), n, "SANDBOX_MAX_MEMORY", err);
+        if (r < 0)
+            return r;
+    }
+    v = getenv("SANDBOX_ENABLE_SECCOMP");
+    if (v && *v && gw_parse_bool(v, &cfg->enable_seccomp) < 0)
+        return sg_error_set(err, -EINVAL, "SANDBOX_ENABLE_SECCOMP: '%.32s' is not true or false",
+                            v);
+    return 0;
+}
+
+int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
+{
+    struct gw_config tmp = *cfg;
+    int r = env_ragflow(&tmp, err);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        const char *v = getenv(keys[i].env);
+        if (v && (r = set_from_text(&tmp, &keys[i], v, keys[i].env, err)) < 0)
+            return r;
+    }
+    for (int l = 0; l < GW_LANG_COUNT; l++) {
+        const char *v = getenv(lang_envs[l]);
+        if (v && (r = env_urls(&tmp, l, v, err)) < 0)
+            return r;
+    }
+    *cfg = tmp;
+    return 0;
+}
+
+int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
+{
+    struct in6_addr a;
+    if (inet_pton(AF_INET, cfg->listen, &a) != 1 && inet_pton(AF_INET6, cfg->listen, &a) != 1)
+        return sg_error_set(err, -EINVAL, "listen: '%s' is not an IP address literal",
+                            cfg->listen);
+    if (cfg->default_timeout_ms > cfg->max_timeout_ms)
+        return sg_error_set(err, -EINVAL, "default_timeout_ms (%llu) exceeds max_timeout_ms (%llu)",
+                            (unsigned long long)cfg->default_timeout_ms,
+                            (unsigned long long)cfg->max_timeout_ms);
+    if (cfg->default_memory_mb > cfg->max_memory_mb)
+        return sg_error_set(err, -EINVAL, "default_memory_mb (%llu) exceeds max_memory_mb (%llu)",
+                            (unsigned long long)cfg->default_memory_mb,
+                            (unsigned long long)cfg->max_memory_mb);
+    if (cfg->max_code_bytes > cfg->max_body_bytes)
+        return sg_error_set(err, -EINVAL, "max_code_bytes exceeds max_body_bytes");
+    if (!cfg->policies_dir[0] || !cfg->default_policy[0])
+        return sg_error_set(err, -EINVAL, "policies_dir and default_policy must be set");
+    if (!cfg->tokens_file[0] && !gw_addr_is_loopback(cfg->listen))
+        return sg_error_set(err, -EPERM,
+                            "listen: %s is not a loopback address and no tokens_file is set: "
+                            "refusing to expose an unauthenticated gateway",
+                            cfg->listen);
+    for (int l = 0; l < GW_LANG_COUNT; l++)
+        if (cfg->executor_count[l] == 0)
+            return sg_error_set(err, -EINVAL, "executors.%s: no executor URL", lang_keys[l]);
+    return 0;
+}
+
+static void default_text(const struct gw_config *d, const struct key *k, char *out, size_t n)
+{
+    const char *base = (const char *)d + k->off;
+    switch (k->type) {
+    case K_STR:
+        snprintf(out, n, "\"%s\"", base);
+        break;
+    case K_U64:
+    case K_MS:
+        snprintf(out, n, "%llu", k->off == offsetof(struct gw_config, port)
+                                     ? (unsigned long long)d->port
+                                     : (unsigned long long)*(const uint64_t *)(const void *)base);
+        break;
+    case K_BOOL3:
+        snprintf(out, n, "null (executor default)");
+        break;
+    case K_LEVEL:
+        snprintf(out, n, "\"info\"");
+        break;
+    }
+}
+
+void gw_config_print_help(FILE *out)
+{
+    struct gw_config d;
+    gw_config_defaults(&d);
+    fprintf(out, "Configuration keys (JSON file via -c; environment overrides the file):\n");
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        char def[GW_PATH_MAX + 8];
+        default_text(&d, &keys[i], def, sizeof(def));
+        fprintf(out, "  %-22s %-30s default %s\n      %s\n", keys[i].name, keys[i].env, def,
+                keys[i].help);
+    }
+    fprintf(out, "  %-22s %-30s default {\"python\":[\"%s\"],\"nodejs\":[\"%s\"]}\n"
+                 "      executor URLs per language (env: comma-separated list;\n"
+                 "      also %s)\n",
+            "executors", lang_envs[0], d.executors[0][0], d.executors[1][0], lang_envs[1]);
+    fprintf(out, "RAGFlow names (applied before SANDGATE_*):\n"
+                 "  SANDBOX_TIMEOUT         job time limit, \"10s\" or \"10\" (seconds)\n"
+                 "  SANDBOX_MAX_MEMORY      job memory limit, \"256m\", \"1g\"\n"
+                 "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n");
+}

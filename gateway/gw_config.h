@@ -1,0 +1,99 @@
+/* gw_config.h - the gateway's configuration: defaults, one JSON file,
+ * environment overrides, validation.
+ *
+ * Every key has a default, a JSON name and an environment variable
+ * (SANDGATE_<KEY>); the key table is also what `sandgate --help` prints, so
+ * the documentation cannot drift from the parser. RAGFlow's variable names are
+ * honoured where they mean the same thing: SANDBOX_TIMEOUT ("10s" or "10",
+ * seconds) -> default_timeout_ms, SANDBOX_MAX_MEMORY ("256m", "1g") ->
+ * default_memory_mb, SANDBOX_ENABLE_SECCOMP ("true"/"false") -> enable_seccomp,
+ * forwarded to executors as a job limit.
+ *
+ * Order of precedence: defaults < file < environment. Loading never half
+ * applies: on error the caller's struct is left as it was.
+ */
+#ifndef SG_GW_CONFIG_H
+#define SG_GW_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "sg_error.h"
+
+#define GW_LANG_COUNT 2      /* python, nodejs (enum sg_lang order) */
+#define GW_EXECUTORS_MAX 8   /* executor URLs per language */
+#define GW_URL_MAX 256
+#define GW_PATH_MAX 1024
+#define GW_CONFIG_FILE_MAX (256 * 1024)
+
+struct gw_config {
+    char listen[64]; /* IPv4/IPv6 literal */
+    uint32_t port;
+    char executors[GW_LANG_COUNT][GW_EXECUTORS_MAX][GW_URL_MAX];
+    size_t executor_count[GW_LANG_COUNT];
+    char executor_token_file[GW_PATH_MAX]; /* shared secret sent as Bearer to executors */
+    char policies_dir[GW_PATH_MAX];
+    char default_policy[65];
+    char tokens_file[GW_PATH_MAX]; /* "" = no auth, loopback only */
+    char audit_log[GW_PATH_MAX];   /* "-" = stdout, "" = off */
+    uint64_t max_body_bytes;
+    uint64_t max_code_bytes;
+    uint64_t max_arguments_bytes;
+    uint64_t max_arguments_depth;
+    uint64_t max_files;
+    uint64_t max_files_bytes; /* decoded bytes of all input files */
+    uint64_t default_timeout_ms;
+    uint64_t max_timeout_ms;
+    uint64_t default_memory_mb;
+    uint64_t max_memory_mb;
+    int enable_seccomp; /* -1: not set (executor decides), 0, 1 */
+    uint64_t health_interval_ms;
+    uint64_t connect_timeout_ms;
+    uint64_t exec_grace_ms;     /* added to the job's time limit for the upstream call */
+    uint64_t busy_retries;      /* other executors tried when one answers 503 pool_busy */
+    uint64_t executor_max_inflight; /* per executor URL; more is "saturated" (503) */
+    uint64_t max_connections;
+    uint64_t idle_timeout_s;
+    uint64_t anonymous_rate;    /* requests/s without tokens; 0 = unlimited */
+    uint64_t anonymous_burst;
+    uint64_t audit_queue_max;   /* audit lines waiting for the writer */
+    uint64_t drain_timeout_ms;  /* SIGTERM: wait this long for in-flight requests */
+    enum sg_log_level log_level;
+};
+
+/* Fill cfg with the defaults. */
+void gw_config_defaults(struct gw_config *cfg);
+
+/* Apply a JSON config file over cfg. Unknown keys and wrong types are errors
+ * naming the key. */
+int gw_config_load_file(struct gw_config *cfg, const char *path, struct sg_error *err);
+
+/* Same, from a buffer (origin names it in errors). */
+int gw_config_load_buf(struct gw_config *cfg, const char *buf, size_t len, const char *origin,
+                       struct sg_error *err);
+
+/* Apply environment overrides (getenv) over cfg. */
+int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err);
+
+/* Cross-field checks (default <= max, caps consistent, URLs well formed). */
+int gw_config_validate(const struct gw_config *cfg, struct sg_error *err);
+
+/* Print the key reference (name, env, default, meaning) for --help. */
+void gw_config_print_help(FILE *out);
+
+/* "10s", "500ms", "2m", "1h", or a bare number in unit_ms. */
+int gw_parse_duration_ms(const char *s, uint64_t unit_ms, uint64_t *ret_ms);
+
+/* Docker memory form: "256m", "1g", "512k", "1048576" (bytes), optional
+ * trailing "b"; rounded up to whole MiB. */
+int gw_parse_memory_mb(const char *s, uint64_t *ret_mb);
+
+/* "true"/"false"/"1"/"0"/"yes"/"no" (case-insensitive). */
+int gw_parse_bool(const char *s, int *ret);
+
+/* 1 when addr is a loopback literal (127.0.0.0/8 or ::1). */
+int gw_addr_is_loopback(const char *addr);
+
+#endif

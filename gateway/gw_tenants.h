@@ -1,0 +1,73 @@
+/* gw_tenants.h - API tokens and the tenants they identify.
+ *
+ * The tokens file (JSON) maps tenants to their tokens and settings:
+ *
+ *   {"tenants": {"ragflow": {
+ *       "tokens": ["<at least 16 printable characters>"],
+ *       "token_sha256": ["<hex digest of a token>"],
+ *       "policies": ["default", "strict"],      allowed in a request's "policy"
+ *       "default_policy": "default",
+ *       "rate_limit": {"per_second": 20, "burst": 40},
+ *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512}}}}
+ *
+ * Only digests are kept in memory, and a lookup hashes the presented token
+ * and compares it with every stored digest in constant time (no early exit),
+ * so neither the comparison nor the table order leaks which bytes matched.
+ * A loaded set is immutable and may be shared by threads.
+ */
+#ifndef SG_GW_TENANTS_H
+#define SG_GW_TENANTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sg_error.h"
+
+#define GW_TENANTS_MAX 1024
+#define GW_TOKENS_PER_TENANT_MAX 16
+#define GW_TOKEN_MIN 16
+#define GW_TOKEN_MAX 256
+#define GW_TENANT_NAME_MAX 64
+#define GW_TENANT_POLICIES_MAX 32
+#define GW_TOKENS_FILE_MAX (1024 * 1024)
+
+struct gw_tenant {
+    char *name;                   /* owned */
+    unsigned char (*digests)[32]; /* owned, digest_count entries */
+    size_t digest_count;
+    char **policies; /* owned; allowed request policies (may be empty) */
+    size_t policy_count;
+    char *default_policy; /* owned; NULL = the configured default */
+    uint64_t rate;        /* requests/s, 0 = unlimited */
+    uint64_t burst;
+    uint64_t max_timeout_ms; /* 0 = the configured maximum */
+    uint64_t max_memory_mb;
+};
+
+struct gw_tenants {
+    struct gw_tenant *items; /* owned */
+    size_t count;
+};
+
+/* Parse and validate a tokens document. Caller frees with gw_tenants_free(). */
+int gw_tenants_load_buf(const char *buf, size_t len, const char *origin,
+                        struct gw_tenants **ret, struct sg_error *err);
+
+int gw_tenants_load_file(const char *path, struct gw_tenants **ret, struct sg_error *err);
+
+void gw_tenants_free(struct gw_tenants *t);
+
+/* The tenant owning token[0..len), or NULL. Borrowed while t lives. */
+const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *t, const char *token,
+                                          size_t len);
+
+/* 1 when the tenant may select policy by name in a request. */
+int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);
+
+/* The presented token: "Authorization: Bearer X" wins over "X-Sandbox-Token: X".
+ * Returns a pointer into the header value (borrowed) and its length, or NULL
+ * when neither header carries one. */
+const char *gw_auth_token(const char *authorization, const char *x_sandbox_token,
+                          size_t *ret_len);
+
+#endif

@@ -1,0 +1,21 @@
+/* gw_util.h - small helpers shared by the gateway modules. */
+#ifndef SG_GW_UTIL_H
+#define SG_GW_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sg_error.h"
+
+/* Read a whole file of at most cap bytes into a new NUL-terminated buffer
+ * (caller frees with free()). -E2BIG past the cap. */
+int gw_read_file(const char *path, size_t cap, char **ret_data, size_t *ret_len,
+                 struct sg_error *err);
+
+/* A random request id: 16 lowercase hex characters (getrandom). */
+void gw_request_id(char out[17]);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t gw_now_ns(void);
+
+#endif
