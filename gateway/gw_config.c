@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_util.h"
+#include "readfile.h"
 
 enum key_type { K_STR, K_U64, K_MS, K_BOOL3, K_LEVEL };
 
@@ -385,7 +385,7 @@ int gw_config_load_file(struct gw_config *cfg, const char *path, struct sg_error
 {
     char *data = NULL;
     size_t len = 0;
-    int r = gw_read_file(path, GW_CONFIG_FILE_MAX, &data, &len, err);
+    int r = sg_read_file_capped(path, GW_CONFIG_FILE_MAX, &data, &len, err);
     if (r == 0)
         r = gw_config_load_buf(cfg, data, len, path, err);
     free(data);

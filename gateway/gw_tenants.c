@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gw_util.h"
+#include "readfile.h"
 
 static int name_ok(const char *s, size_t max)
 {
@@ -236,7 +236,7 @@ int gw_tenants_load_file(const char *path, struct gw_tenants **ret, struct sg_er
 {
     char *data = NULL;
     size_t len = 0;
-    int r = gw_read_file(path, GW_TOKENS_FILE_MAX, &data, &len, err);
+    int r = sg_read_file_capped(path, GW_TOKENS_FILE_MAX, &data, &len, err);
     if (r == 0)
         r = gw_tenants_load_buf(data, len, path, ret, err);
     if (data)

@@ -7,11 +7,6 @@
 
 #include "sg_error.h"
 
-/* Read a whole file of at most cap bytes into a new NUL-terminated buffer
- * (caller frees with free()). -E2BIG past the cap. */
-int gw_read_file(const char *path, size_t cap, char **ret_data, size_t *ret_len,
-                 struct sg_error *err);
-
 /* A random request id: 16 lowercase hex characters (getrandom). */
 void gw_request_id(char out[17]);
 
