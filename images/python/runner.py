@@ -1,0 +1,623 @@
+"""sandgate Python runner: the main process of a sandbox container.
+
+Runner side of executors/PROTOCOL.md. Started by the executor's warm pool as
+`python3 -I -B /opt/sandgate/runner.py` before any job exists:
+
+  parent (this process, PID 1)        child (forked at start-up)
+  holds the container's real stdout   fd 0 = /dev/null, fd 1/2 = pipes to the parent
+  reads one job line from stdin       pre-imports, then blocks on the job pipe
+  writes input files and main.py      imports main.py as module `main`, calls
+  hands the arguments to the child    main(**arguments), sends the outcome back
+  reads stdout/stderr (capped), the   over a dedicated result pipe, exits
+  result pipe, enforces timeout_ms
+  collects artifacts, writes the ONE result line, exits
+
+Only the parent writes to the real stdout, so nothing the program prints can
+forge a result. The child's own report is trusted only for what the program
+could produce anyway (its return value or exception); time, memory, output and
+artifacts are measured by the parent.
+
+Tunables (environment, read once at start; defaults in brackets):
+  SANDGATE_PREIMPORT           comma-separated modules the child imports before
+                               the job arrives [""]; e.g. "numpy,pandas"
+  SANDGATE_MAX_JOB_BYTES       longest accepted job line [50331648]
+  SANDGATE_MAX_INPUT_FILES     input files per job [64]
+  SANDGATE_MAX_INPUT_BYTES     decoded input files in total [16777216]
+  SANDGATE_ARTIFACT_MAX_FILES  artifacts returned [10]
+  SANDGATE_ARTIFACT_MAX_BYTES  size of one artifact [10485760]
+  SANDGATE_ARTIFACT_MAX_TOTAL  artifacts in total [20971520]
+"""
+import base64
+import json
+import os
+import re
+import select
+import signal
+import sys
+import time
+
+PROTOCOL_VERSION = 1
+WORKSPACE = "/workspace"
+MAIN_FILE = "main.py"
+ARTIFACT_DIR = "artifacts"
+EXIT_TIMEOUT = -124
+EXIT_OUTPUT = -125
+EXIT_RUNNER = -3
+DEFAULT_TIMEOUT_MS = 10000
+MAX_TIMEOUT_MS = 600000
+DEFAULT_MAX_OUTPUT = 1 << 20
+MAX_MAX_OUTPUT = 64 << 20
+MAX_NAME_BYTES = 255
+READ_CHUNK = 65536
+PR_SET_DUMPABLE = 4
+NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
+# How often the parent looks for an exited child while a descendant still
+# holds the output pipes open.
+EXIT_POLL_S = 0.1
+
+MIME_TYPES = {
+    "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+    "svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv",
+    "json": "application/json", "txt": "text/plain", "html": "text/html",
+    "md": "text/markdown", "xlsx":
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "xls": "application/vnd.ms-excel", "docx":
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+
+def env_int(name, default, low, high):
+    raw = os.environ.get(name, "")
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        value = default
+    return min(max(value, low), high)
+
+
+class Config:
+    def __init__(self):
+        self.preimport = [m.strip() for m in os.environ.get("SANDGATE_PREIMPORT", "").split(",")
+                          if m.strip()]
+        self.max_job = env_int("SANDGATE_MAX_JOB_BYTES", 48 << 20, 1 << 10, 1 << 30)
+        self.max_files = env_int("SANDGATE_MAX_INPUT_FILES", 64, 0, 4096)
+        self.max_files_bytes = env_int("SANDGATE_MAX_INPUT_BYTES", 16 << 20, 0, 1 << 30)
+        self.art_files = env_int("SANDGATE_ARTIFACT_MAX_FILES", 10, 0, 1000)
+        self.art_bytes = env_int("SANDGATE_ARTIFACT_MAX_BYTES", 10 << 20, 0, 1 << 30)
+        self.art_total = env_int("SANDGATE_ARTIFACT_MAX_TOTAL", 20 << 20, 0, 1 << 30)
+
+
+class BadJob(Exception):
+    """The job line is unusable; reported as outcome bad_job."""
+
+
+class RunnerError(Exception):
+    """The sandbox itself is unusable (e.g. no writable workspace)."""
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# ---------------------------------------------------------------- child side
+
+def child_setup(keep, close):
+    """Runs in the fresh child: new process group (so the parent can kill
+    everything the program starts), no access to the container's stdin or
+    stdout, stdout/stderr on pipes."""
+    os.setpgid(0, 0)
+    for fd in close:
+        os.close(fd)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(keep["out"], 1)
+    os.dup2(keep["err"], 2)
+    os.close(keep["out"])
+    os.close(keep["err"])
+    # The streams inherited from the parent point at fds 0-2 already; make
+    # sure they speak UTF-8 whatever the locale says.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+
+
+def child_sys_path():
+    """/workspace first, and no other writable directory on the path."""
+    safe = [p for p in sys.path if p and not os.access(p, os.W_OK)]
+    sys.path[:] = [WORKSPACE] + safe
+
+
+def read_fd_to_eof(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, READ_CHUNK)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def child_report(res_fd, message):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    write_all(res_fd, json.dumps(message, ensure_ascii=False).encode("utf-8"))
+
+
+def print_traceback(exc):
+    """The program's traceback without the runner's own frames."""
+    import traceback
+    te = traceback.TracebackException.from_exception(exc)
+    te.stack = traceback.StackSummary.from_list(
+        [f for f in te.stack if f.filename != __file__ and not f.filename.startswith("<frozen ")])
+    sys.stderr.write("".join(te.format()))
+
+
+def child_call_main(arguments):
+    """Imports main.py and calls main(). Returns (outcome, value)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("main", os.path.join(WORKSPACE, MAIN_FILE))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["main"] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, "main", None)
+    if not callable(fn):
+        return "no_main", None
+    value = fn(**arguments)
+    if hasattr(type(value), "__await__"):
+        import asyncio
+
+        async def wait(awaitable):
+            return await awaitable
+        value = asyncio.run(wait(value))
+    return "ok", value
+
+
+def child_run(res_fd, arguments):
+    """Runs the job in the child and reports; returns the exit status."""
+    try:
+        outcome, value = child_call_main(arguments)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if e.code is not None and not isinstance(e.code, int):
+            sys.stderr.write(f"{e.code}\n")
+        if code == 0:
+            child_report(res_fd, {"outcome": "ok", "present": False})
+        else:
+            child_report(res_fd, {"outcome": "exception",
+                                  "message": f"the program called exit({code})"})
+        return code
+    except BaseException as e:  # noqa: BLE001 - the program's failure is a result
+        print_traceback(e)
+        child_report(res_fd, {"outcome": "exception",
+                              "message": f"{type(e).__name__}: {e}"[:1000]})
+        return 1
+    if outcome == "no_main":
+        child_report(res_fd, {"outcome": "no_main",
+                              "message": "main.py defines no callable main()"})
+        return 1
+    if value is None:
+        child_report(res_fd, {"outcome": "ok", "present": False})
+        return 0
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError) as e:
+        msg = (f"main() returned a value that is not JSON-serialisable "
+               f"({type(value).__name__}): {e}"[:1000])
+        sys.stderr.write(msg + "\n")
+        child_report(res_fd, {"outcome": "exception", "message": msg})
+        return 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    write_all(res_fd, ('{"outcome":"ok","present":true,"value":' + text + "}").encode("utf-8"))
+    return 0
+
+
+def child_main(cfg, fds):
+    """The child's whole life: set up, pre-import, wait for the job, run it."""
+    code = 70
+    try:
+        child_setup({"out": fds["out_w"], "err": fds["err_w"]},
+                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"]])
+        for name in cfg.preimport:
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - a missing optional module is not fatal
+                pass
+        raw = read_fd_to_eof(fds["job_r"])
+        os.close(fds["job_r"])
+        if not raw:  # the parent gave up on the job (bad_job or exit)
+            os._exit(0)
+        arguments = json.loads(raw)
+        child_sys_path()
+        code = child_run(fds["res_w"], arguments)
+    except BaseException:  # noqa: BLE001 - never fall back into the parent's code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+# --------------------------------------------------------------- parent side
+
+def check_name(name):
+    if not isinstance(name, str) or not name:
+        raise BadJob("file names must be non-empty strings")
+    if "/" in name or "\0" in name or ".." in name or name.startswith("."):
+        raise BadJob(f"refused file name {name!r}: no '/', '..', NUL or leading dot")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise BadJob("file name longer than 255 bytes")
+    if name in (MAIN_FILE, ARTIFACT_DIR):
+        raise BadJob(f"refused file name {name!r}: reserved by the runner")
+
+
+def decode_files(cfg, files):
+    if files is None:
+        return {}
+    if not isinstance(files, dict):
+        raise BadJob("'files' must be an object of name -> base64")
+    if len(files) > cfg.max_files:
+        raise BadJob(f"too many input files ({len(files)} > {cfg.max_files})")
+    out, total = {}, 0
+    for name, b64 in files.items():
+        check_name(name)
+        if not isinstance(b64, str):
+            raise BadJob(f"file {name!r}: content must be a base64 string")
+        if (len(b64) // 4) * 3 > cfg.max_files_bytes + 3:
+            raise BadJob(f"input files larger than {cfg.max_files_bytes} bytes in total")
+        try:
+            data = base64.b64decode(b64, validate=True)
+        except ValueError:
+            raise BadJob(f"file {name!r}: content is not valid base64") from None
+        total += len(data)
+        if total > cfg.max_files_bytes:
+            raise BadJob(f"input files larger than {cfg.max_files_bytes} bytes in total")
+        out[name] = data
+    return out
+
+
+def int_limit(limits, key, default, high):
+    value = limits.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise BadJob(f"limits.{key} must be a positive integer")
+    return min(value, high)
+
+
+def parse_job(cfg, line):
+    try:
+        job = json.loads(line)
+    except ValueError as e:
+        raise BadJob(f"job is not valid JSON: {e}") from None
+    if not isinstance(job, dict):
+        raise BadJob("job must be a JSON object")
+    code = job.get("code")
+    if not isinstance(code, str):
+        raise BadJob("'code' must be a string")
+    arguments = job.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise BadJob("'arguments' must be an object")
+    limits = job.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise BadJob("'limits' must be an object")
+    nonce = job.get("nonce")
+    if nonce is not None and not (isinstance(nonce, str) and NONCE_RE.fullmatch(nonce)):
+        raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
+    return {
+        "nonce": nonce,
+        "code": code.encode("utf-8", "surrogatepass"),
+        "arguments": arguments,
+        "files": decode_files(cfg, job.get("files")),
+        "timeout_ms": int_limit(limits, "timeout_ms", DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
+        "max_output": int_limit(limits, "max_output_bytes", DEFAULT_MAX_OUTPUT, MAX_MAX_OUTPUT),
+    }
+
+
+def write_new_file(dirfd, name, data):
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
+                 dir_fd=dirfd)
+    try:
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def prepare_workspace(job):
+    try:
+        dirfd = os.open(WORKSPACE, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        raise RunnerError(f"cannot open {WORKSPACE}: {e.strerror}") from None
+    try:
+        write_new_file(dirfd, MAIN_FILE, job["code"])
+        os.mkdir(ARTIFACT_DIR, 0o700, dir_fd=dirfd)
+        for name, data in job["files"].items():
+            write_new_file(dirfd, name, data)
+    except FileExistsError as e:
+        raise BadJob(f"file {e.filename!r} given twice") from None
+    except OSError as e:
+        raise RunnerError(f"cannot write the workspace: {e.strerror}") from None
+    finally:
+        os.close(dirfd)
+
+
+def read_job_line(cfg):
+    """One line from the container's stdin, at most cfg.max_job bytes."""
+    line = sys.stdin.buffer.readline(cfg.max_job + 1)
+    if not line:
+        return None
+    if len(line) > cfg.max_job and not line.endswith(b"\n"):
+        raise BadJob(f"job line longer than {cfg.max_job} bytes")
+    return line
+
+
+class Run:
+    """What the parent sees of one run of the child."""
+
+    def __init__(self, pid, fds, max_output):
+        self.pid = pid
+        self.bufs = {fds["out_r"]: bytearray(), fds["err_r"]: bytearray(),
+                     fds["res_r"]: bytearray()}
+        self.cap = max_output
+        self.out_fd, self.err_fd, self.res_fd = fds["out_r"], fds["err_r"], fds["res_r"]
+        self.limit_hit = None
+        self.status = None
+        self.rusage = None
+
+    def take(self, fd, chunk):
+        buf = self.bufs[fd]
+        room = self.cap - len(buf)
+        buf += chunk[:max(room, 0)]
+        if len(chunk) > room:
+            self.limit_hit = {self.out_fd: "stdout", self.err_fd: "stderr",
+                              self.res_fd: "result"}[fd]
+
+    def reap(self, flags):
+        try:
+            pid, status, rusage = os.wait4(self.pid, flags)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+        self.status, self.rusage = status, rusage
+        return True
+
+
+def drain(run, fds_open):
+    for fd in list(fds_open):
+        while not run.limit_hit:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                break
+            if not chunk:
+                fds_open.discard(fd)
+                break
+            run.take(fd, chunk)
+
+
+def supervise(run, deadline):
+    """Reads the child's pipes until it has exited and they are closed, the
+    deadline passes, or an output cap is hit. Returns None or the outcome that
+    stopped it ("timeout" / "output_limit")."""
+    poller = select.poll()
+    fds_open = set(run.bufs)
+    for fd in fds_open:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        if not fds_open:
+            if run.reap(os.WNOHANG):
+                return None
+            time.sleep(min(left, 0.002))
+            continue
+        events = poller.poll(min(left, EXIT_POLL_S) * 1000)
+        for fd, _ in events:
+            if fd not in fds_open:
+                continue
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                fds_open.discard(fd)
+                poller.unregister(fd)
+            else:
+                run.take(fd, chunk)
+            if run.limit_hit:
+                return "output_limit"
+        if not events and run.reap(os.WNOHANG):
+            # The child is gone but something it started holds the pipes.
+            drain(run, fds_open)
+            return "output_limit" if run.limit_hit else None
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def decode_text(buf):
+    return bytes(buf).decode("utf-8", "replace")
+
+
+def classify(run, stopped):
+    """Outcome fields from how the child ended and what it reported."""
+    res = {"exit_code": 0, "signal": 0, "result": {"present": False}, "message": None}
+    if stopped == "timeout":
+        res.update(outcome="timeout", exit_code=EXIT_TIMEOUT, message="timeout_ms exceeded")
+        return res
+    if stopped == "output_limit":
+        res.update(outcome="output_limit", exit_code=EXIT_OUTPUT,
+                   message=f"{run.limit_hit} larger than max_output_bytes ({run.cap})")
+        return res
+    status = run.status or 0
+    if os.WIFSIGNALED(status):
+        res["signal"] = os.WTERMSIG(status)
+        res["exit_code"] = -res["signal"]
+    else:
+        res["exit_code"] = os.WEXITSTATUS(status)
+    try:
+        report = json.loads(bytes(run.bufs[run.res_fd])) if run.bufs[run.res_fd] else None
+    except ValueError:
+        report = None
+    if isinstance(report, dict) and report.get("outcome") in ("ok", "exception", "no_main"):
+        res["outcome"] = report["outcome"]
+        res["message"] = report.get("message")
+        if report["outcome"] == "ok" and report.get("present"):
+            res["result"] = {"present": True, "value": report.get("value")}
+        return res
+    if res["signal"]:
+        res.update(outcome="killed", message=f"the program was killed by signal {res['signal']}")
+    elif res["exit_code"] == 0:
+        res["outcome"] = "ok"
+    else:
+        res.update(outcome="exception",
+                   message=f"the program exited with status {res['exit_code']}")
+    return res
+
+
+def collect_artifacts(cfg):
+    """Regular files directly under artifacts/ with a known extension, in name
+    order, within the count and size caps. Never follows links."""
+    found, skipped, total = [], [], 0
+    try:
+        dirfd = os.open(os.path.join(WORKSPACE, ARTIFACT_DIR),
+                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return found, skipped
+    try:
+        names = sorted(os.listdir(dirfd))
+        for name in names:
+            ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+            if ext not in MIME_TYPES:
+                continue
+            if len(found) >= cfg.art_files:
+                skipped.append({"name": name, "reason": "too many artifacts"})
+                continue
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
+            except OSError:
+                skipped.append({"name": name, "reason": "not a regular file"})
+                continue
+            try:
+                st = os.fstat(fd)
+                if not (st.st_mode & 0o170000 == 0o100000):
+                    skipped.append({"name": name, "reason": "not a regular file"})
+                    continue
+                if st.st_size > cfg.art_bytes or total + st.st_size > cfg.art_total:
+                    skipped.append({"name": name, "reason": "too large"})
+                    continue
+                data = os.read(fd, cfg.art_bytes + 1)
+            finally:
+                os.close(fd)
+            if len(data) > cfg.art_bytes or total + len(data) > cfg.art_total:
+                skipped.append({"name": name, "reason": "too large"})
+                continue
+            total += len(data)
+            found.append({"name": name, "mime_type": MIME_TYPES[ext], "size": len(data),
+                          "content_b64": base64.b64encode(data).decode("ascii")})
+    finally:
+        os.close(dirfd)
+    return found, skipped
+
+
+def report(fields, nonce):
+    """Writes the result line. The program can reach the container's stdout
+    through /proc/1/fd/1 (gVisor ignores PR_SET_DUMPABLE there), so the line
+    carries the job's nonce, which only this process has seen, and starts with
+    a newline so that a partial line written before it cannot swallow it."""
+    line = {"sandgate_runner": PROTOCOL_VERSION, "nonce": nonce, "outcome": "ok", "exit_code": 0, "signal": 0,
+            "stdout": "", "stderr": "", "result": {"present": False}, "artifacts": [],
+            "memory_used_kb": 0, "time_used_ms": 0.0, "message": None}
+    line.update(fields)
+    data = ("\n" + json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    write_all(1, data)
+
+
+def parent_run_job(cfg, pid, fds, job):
+    prepare_workspace(job)
+    run = Run(pid, fds, job["max_output"])
+    started = time.monotonic()
+    write_all(fds["job_w"], json.dumps(job["arguments"]).encode("utf-8"))
+    os.close(fds["job_w"])
+    stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
+    if stopped is not None or run.status is None:
+        kill_group(pid)
+        run.reap(0)
+    elapsed_ms = (time.monotonic() - started) * 1000.0
+    kill_group(pid)  # anything the program left behind
+    fields = classify(run, stopped)
+    fields["stdout"] = decode_text(run.bufs[run.out_fd])
+    fields["stderr"] = decode_text(run.bufs[run.err_fd])
+    fields["time_used_ms"] = round(elapsed_ms, 3)
+    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else 0
+    if fields["outcome"] in ("ok", "exception", "no_main"):
+        fields["artifacts"], skipped = collect_artifacts(cfg)
+        if skipped:
+            fields["artifacts_skipped"] = skipped
+    return fields
+
+
+def make_undumpable():
+    """The child runs as the same uid, so without this it could ptrace this
+    process or read its memory (/proc/1/mem, process_vm_readv) and learn the
+    job's nonce. Failing to set it is fatal: better no result than a
+    forgeable one."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def main():
+    cfg = Config()
+    job_r, job_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    res_r, res_w = os.pipe()
+    fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
+           "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w}
+    pid = os.fork()
+    if pid == 0:
+        child_main(cfg, fds)
+    make_undumpable()
+    for key in ("job_r", "out_w", "err_w", "res_w"):
+        os.close(fds[key])
+    nonce = None
+    try:
+        line = read_job_line(cfg)
+        if line is None:
+            sys.stderr.write("runner: stdin closed before a job arrived\n")
+            kill_group(pid)
+            return 3
+        job = parse_job(cfg, line)
+        nonce = job["nonce"]
+        fields = parent_run_job(cfg, pid, fds, job)
+    except BadJob as e:
+        kill_group(pid)
+        fields = {"outcome": "bad_job", "exit_code": EXIT_RUNNER, "message": str(e)}
+    except RunnerError as e:
+        kill_group(pid)
+        fields = {"outcome": "runner_error", "exit_code": EXIT_RUNNER, "message": str(e)}
+    report(fields, nonce)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
