@@ -37,3 +37,10 @@ ANALYZE_LANG_DEFS := $(if $(filter analyzers/python.c,$(ANALYZER_LANG_SRCS)),-DS
                      $(if $(filter analyzers/javascript.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_JAVASCRIPT_ANALYZER)
 $(BUILD)/obj/analyzers/analyze.o: ALL_CFLAGS += $(ANALYZE_LANG_DEFS)
 $(BUILD)/obj/analyzers/analyze.o: $(ANALYZER_LANG_SRCS) analyzers/build.mk
+
+# sandgate-check: the analyzer as a command-line tool (CLI-only objects stay
+# out of the library).
+CHECK_SRCS := analyzers/check_main.c analyzers/check_report.c
+BINS += $(BUILD)/sandgate-check
+$(BUILD)/sandgate-check: $(call objs,$(CHECK_SRCS)) $(LIB_ANALYZERS) $(LIB_COMMON)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(ALL_LDFLAGS) $(LIBS)
