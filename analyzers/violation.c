@@ -118,6 +118,10 @@ static int violations_reserve(struct sg_violations *vs)
 
 static int violations_vadd(struct sg_violations *vs, const char *rule, const struct sg_span *span,
                            const char *src, size_t src_len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+
+static int violations_vadd(struct sg_violations *vs, const char *rule, const struct sg_span *span,
+                           const char *src, size_t src_len, const char *fmt, va_list ap)
 {
     char raw[SG_VIOLATION_MSG_MAX], msg[SG_VIOLATION_MSG_MAX], snip[SG_SNIPPET_MAX + 1];
     vsnprintf(raw, sizeof(raw), fmt, ap);

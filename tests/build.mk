@@ -30,7 +30,7 @@ test: deps
 
 # libFuzzer targets: clang, ASan+UBSan, run for FUZZ_SECONDS each.
 FUZZ_BUILD := build/fuzz
-FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz: deps
 	$(MAKE) CC=clang BUILD=$(FUZZ_BUILD) SANFLAGS="$(FUZZ_FLAGS)" fuzz-bins
 	tests/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

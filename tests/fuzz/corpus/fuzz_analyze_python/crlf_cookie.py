@@ -1,0 +1,3 @@
+# -*- coding: utf-8 -*-
+import json
+print(json.dumps({"a": 1}))
