@@ -1,0 +1,111 @@
+/* bench_analyze - time sg_analyze on one source file.
+ *
+ *   bench_analyze POLICY.json LANG FILE RUNS
+ *
+ * Runs the full analysis (canonicalise, parse, evaluate) RUNS times after
+ * one warm-up run and prints one key=value line:
+ *   bytes=N runs=N verdict=accept|reject violations=N
+ *   median_us=.. p50_us=.. p99_us=.. min_us=.. mbps=..
+ * mbps is bytes / median time (MB = 10^6 bytes). Exits 1 when it cannot
+ * measure (bad arguments, policy, file, or an analysis error). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "policy.h"
+#include "readfile.h"
+
+#define BENCH_RUNS_MAX 1000000
+#define BENCH_FILE_MAX (16u * 1024u * 1024u)
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t percentile(const uint64_t *sorted, size_t n, double p)
+{
+    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+    return sorted[i < n ? i : n - 1];
+}
+
+static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const char *src,
+                        size_t len, uint64_t *ret_us, struct sg_analysis *keep)
+{
+    struct sg_analysis a;
+    struct sg_error err = {0};
+    uint64_t t0 = sg_monotonic_us();
+    int r = sg_analyze(pol, lang, src, len, &a, &err);
+    *ret_us = sg_monotonic_us() - t0;
+    if (r < 0) {
+        fprintf(stderr, "bench_analyze: analysis failed: %s\n", err.msg);
+        return r;
+    }
+    if (keep)
+        *keep = a;
+    else
+        sg_analysis_free(&a);
+    return 0;
+}
+
+static int bench(const struct sg_policy *pol, enum sg_lang lang, const char *src, size_t len,
+                 size_t runs)
+{
+    uint64_t *t = calloc(runs, sizeof(*t)), warm;
+    struct sg_analysis first;
+    int r = t ? analyze_once(pol, lang, src, len, &warm, &first) : -ENOMEM;
+    if (r < 0)
+        goto out;
+    for (size_t i = 0; i < runs && r == 0; i++)
+        r = analyze_once(pol, lang, src, len, &t[i], NULL);
+    if (r == 0) {
+        qsort(t, runs, sizeof(*t), cmp_u64);
+        uint64_t med = percentile(t, runs, 0.5);
+        printf("bytes=%zu runs=%zu verdict=%s violations=%zu median_us=%llu p50_us=%llu "
+               "p99_us=%llu min_us=%llu mbps=%.1f\n",
+               len, runs, first.accepted ? "accept" : "reject",
+               first.violations.count + first.violations.dropped, (unsigned long long)med,
+               (unsigned long long)med, (unsigned long long)percentile(t, runs, 0.99),
+               (unsigned long long)t[0], med ? (double)len / (double)med : 0.0);
+        for (size_t i = 0; i < first.violations.count && i < 5; i++)
+            fprintf(stderr, "bench_analyze: violation %u:%u %s %s\n", first.violations.items[i].line,
+                    first.violations.items[i].column, first.violations.items[i].rule,
+                    first.violations.items[i].message);
+    }
+    sg_analysis_free(&first);
+out:
+    free(t);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: bench_analyze POLICY.json python|javascript FILE RUNS\n");
+        return 1;
+    }
+    enum sg_lang lang;
+    char *end;
+    unsigned long runs = strtoul(argv[4], &end, 10);
+    if (sg_lang_from_name(argv[2], &lang) < 0 || *end || runs == 0 || runs > BENCH_RUNS_MAX) {
+        fprintf(stderr, "bench_analyze: bad language or run count\n");
+        return 1;
+    }
+    struct sg_error err = {0};
+    struct sg_policy *pol = NULL;
+    char *src = NULL;
+    size_t len = 0;
+    int r = sg_policy_load_file(argv[1], &pol, &err);
+    if (r == 0)
+        r = sg_read_file_capped(argv[3], BENCH_FILE_MAX, &src, &len, &err);
+    if (r < 0)
+        fprintf(stderr, "bench_analyze: %s\n", err.msg);
+    else
+        r = bench(pol, lang, src, len, runs);
+    free(src);
+    sg_policy_free(pol);
+    return r < 0 ? 1 : 0;
+}

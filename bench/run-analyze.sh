@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# run-analyze.sh - analyzer throughput and per-job latency.
+#
+# Generates a ~100 KB Python module of realistic data-processing code and a
+# ~2 KB submission, then reports:
+#   - sandgate analysis throughput on the 100 KB file (MB/s, median of RUNS)
+#   - CPython's ast.parse + full ast.walk on the same file (median), and the
+#     ratio (target: sandgate >= 3x faster)
+#   - per-job latency p50/p99 on the 2 KB submission (target: p50 <= 100 us)
+# Fails only when it cannot measure (missing binary, analysis error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build/rel}
+RUNS=${RUNS:-51}
+JOBS=${JOBS:-5000}
+bin=$BUILD/bench/bench_analyze
+work=build/bench-data
+mkdir -p "$work"
+[ -x "$bin" ] || { echo "run-analyze: $bin missing (make bench-bins)"; exit 1; }
+command -v python3 >/dev/null || { echo "run-analyze: python3 missing"; exit 1; }
+
+# Realistic code: data classes, comprehensions, f-strings, decorators,
+# try/except, typing, only modules the default policy allows.
+python3 - "$work" <<'PY'
+import sys, textwrap
+out = sys.argv[1]
+head = textwrap.dedent('''\
+    import json
+    import math
+    import statistics
+    from collections import Counter, defaultdict
+    from dataclasses import dataclass, field
+    from datetime import datetime, timedelta
+    from functools import reduce
+    from itertools import groupby
+    from typing import Dict, Iterable, List, Optional
+
+    ''')
+block = textwrap.dedent('''\
+    @dataclass
+    class Record{i}:
+        key: str
+        value: float
+        tags: List[str] = field(default_factory=list)
+        seen: Optional[datetime] = None
+
+        def score(self, weight: float = 1.0) -> float:
+            base = math.log1p(abs(self.value)) * weight
+            return base + 0.5 * len(self.tags) if self.tags else base
+
+
+    def load_records_{i}(text: str) -> List[Record{i}]:
+        rows = json.loads(text)
+        out = []
+        for row in rows:
+            try:
+                out.append(Record{i}(str(row["key"]), float(row.get("value", 0)), list(row.get("tags", []))))
+            except (KeyError, TypeError, ValueError) as exc:
+                print(f"skipping row {{row!r}}: {{exc}}")
+        return out
+
+
+    def summarize_{i}(records: Iterable[Record{i}], top: int = 5) -> Dict[str, object]:
+        records = list(records)
+        values = [r.value for r in records if r.value is not None]
+        by_key = defaultdict(list)
+        for r in records:
+            by_key[r.key].append(r.value)
+        tags = Counter(t for r in records for t in r.tags)
+        window = datetime(2024, 1, 1) + timedelta(days={i} % 28)
+        grouped = {{k: sum(1 for _ in g) for k, g in groupby(sorted(r.key for r in records))}}
+        return {{
+            "count": len(values),
+            "mean": statistics.fmean(values) if values else 0.0,
+            "stdev": statistics.pstdev(values) if len(values) > 1 else 0.0,
+            "top_tags": tags.most_common(top),
+            "keys": {{k: max(v) for k, v in by_key.items()}},
+            "total": reduce(lambda a, b: a + b, values, 0.0),
+            "window": window.isoformat(),
+            "grouped": grouped,
+            "scores": sorted((r.score() for r in records), reverse=True)[:top],
+        }}
+
+
+    ''')
+def module(target):
+    parts, i = [head], 0
+    while sum(map(len, parts)) < target:
+        parts.append(block.format(i=i)); i += 1
+    parts.append(textwrap.dedent('''\
+        def main(data: str = "[]") -> dict:
+            return summarize_0(load_records_0(data))
+        '''))
+    return "".join(parts)
+big = module(100_000)
+open(f"{out}/big.py", "w").write(big)
+small = head + block.format(i=0) + 'def main(data: str = "[]") -> dict:\n    return summarize_0(load_records_0(data))\n'
+open(f"{out}/small.py", "w").write(small)
+PY
+
+policy=policies/default.json
+big=$work/big.py small=$work/small.py
+printf 'inputs: %s (%d bytes), %s (%d bytes), policy %s\n' "$big" "$(wc -c <"$big")" \
+    "$small" "$(wc -c <"$small")" "$policy"
+
+big_line=$("$bin" "$policy" python "$big" "$RUNS") || { echo "run-analyze: cannot measure"; exit 1; }
+small_line=$("$bin" "$policy" python "$small" "$JOBS") || { echo "run-analyze: cannot measure"; exit 1; }
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+cpy_us=$(python3 - "$big" "$RUNS" <<'PY'
+import ast, statistics, sys, time
+src = open(sys.argv[1]).read()
+runs = int(sys.argv[2])
+ts = []
+for _ in range(runs + 1):
+    t0 = time.perf_counter_ns()
+    n = sum(1 for _ in ast.walk(ast.parse(src)))
+    ts.append((time.perf_counter_ns() - t0) / 1000)
+print(int(statistics.median(ts[1:])))
+PY
+)
+
+sg_us=$(field median_us "$big_line")
+echo "sandgate 100KB:  $big_line"
+echo "sandgate 2KB:    $small_line"
+printf 'throughput: %s MB/s (median %s us per 100 KB analysis, verdict %s)\n' \
+    "$(field mbps "$big_line")" "$sg_us" "$(field verdict "$big_line")"
+printf 'cpython ast.parse+walk: median %s us -> sandgate is %.1fx faster (target >= 3x)\n' \
+    "$cpy_us" "$(awk -v a="$cpy_us" -v b="$sg_us" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+printf 'per-job latency (2 KB): p50 %s us, p99 %s us (target p50 <= 100 us), verdict %s\n' \
+    "$(field p50_us "$small_line")" "$(field p99_us "$small_line")" "$(field verdict "$small_line")"
