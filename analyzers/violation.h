@@ -40,8 +40,9 @@ struct sg_span {
 void sg_span_from_bytes(const char *src, size_t len, size_t start_byte, size_t end_byte,
                         struct sg_span *ret_span);
 
-/* Append a violation; the snippet is taken from src at span (clipped to a
- * UTF-8 boundary). Returns 0 or -ENOMEM. Past SG_VIOLATIONS_MAX it only
+/* Append a violation; the snippet is the first line of src at span, made
+ * safe by sg_text_sanitize() and clipped to SG_SNIPPET_MAX bytes on a
+ * character boundary; the message is sanitised the same way. Returns 0 or -ENOMEM. Past SG_VIOLATIONS_MAX it only
  * increments `dropped`. */
 int sg_violations_add(struct sg_violations *vs, const char *rule, const struct sg_span *span,
                       const char *src, size_t src_len, const char *fmt, ...)
