@@ -98,8 +98,11 @@ class Daemon:
     def signal(self, sig):
         self.proc.send_signal(sig)
 
-    def stop(self, sig=signal.SIGTERM, timeout=30):
-        """Stop the daemon; returns its exit code. Fails on sanitizer reports."""
+    def stop(self, sig=None, timeout=30):
+        """Stop the daemon (SIGTERM unless sig); returns its exit code. Fails
+        on sanitizer reports."""
+        # In the class body `signal` is the method above, not the module.
+        sig = signal.SIGTERM if sig is None else sig
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
