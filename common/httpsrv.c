@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "buf.h"
 
@@ -194,8 +195,9 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handle
     srv->handler = handler;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
+    /* MHD_USE_ITC: lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+                     MHD_USE_ERROR_LOG | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
         flags, cfg->port, NULL, NULL, on_access, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 64u,
@@ -215,6 +217,15 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handle
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv)
 {
     return srv->port;
+}
+
+void sg_httpsrv_quiesce(struct sg_httpsrv *srv)
+{
+    if (!srv)
+        return;
+    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
 }
 
 void sg_httpsrv_stop(struct sg_httpsrv *srv)

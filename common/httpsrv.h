@@ -57,6 +57,11 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handle
 /* The port actually bound (useful with port 0). */
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv);
 
+/* Stop accepting new connections (the listening socket is closed); requests
+ * on connections already open are still served. Call it first to drain, then
+ * sg_httpsrv_stop() once in-flight work is done. NULL is a no-op. */
+void sg_httpsrv_quiesce(struct sg_httpsrv *srv);
+
 /* Stop accepting, wait for in-flight handlers to finish, free. NULL is a no-op. */
 void sg_httpsrv_stop(struct sg_httpsrv *srv);
 

@@ -1,0 +1,345 @@
+#include "gw_jobs.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "analyze.h"
+#include "gw_request.h"
+#include "gw_respond.h"
+#include "gw_util.h"
+#include "log.h"
+#include "sha256.h"
+
+#define ANONYMOUS "anonymous"
+
+struct job {
+    struct gw_server *s;
+    enum gw_endpoint ep;
+    char id[17];
+    const char *peer;
+    struct gw_ruleset *rs;
+    const struct gw_tenant *tenant;
+    struct gw_request req;
+    int parsed;
+    const struct sg_policy *policy;
+    struct sg_analysis an;
+    int analyzed;
+    struct gw_exec_result ex;
+    const char *outcome; /* executor status or error code, for the audit line */
+    char outcome_buf[48];
+    char sha[SG_SHA256_HEX_LEN + 1];
+    uint64_t t0, analysis_us, exec_us;
+};
+
+static double ms(uint64_t us)
+{
+    return (double)us / 1000.0;
+}
+
+int gw_jobs_authenticate(const struct gw_ruleset *rs, const struct sg_http_request *req,
+                         struct sg_http_response *resp, const struct gw_tenant **ret_tenant)
+{
+    *ret_tenant = NULL;
+    if (!rs->tenants)
+        return 0;
+    size_t len = 0;
+    const char *tok = gw_auth_token(sg_http_header(req, "Authorization"),
+                                    sg_http_header(req, "X-Sandbox-Token"), &len);
+    *ret_tenant = tok ? gw_tenants_lookup(rs->tenants, tok, len) : NULL;
+    if (*ret_tenant)
+        return 0;
+    sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"
+                  : "missing token: send Authorization: Bearer <token> or X-Sandbox-Token");
+    sg_http_add_header(resp, "WWW-Authenticate", "Bearer");
+    return -EACCES;
+}
+
+static int rate_limit(struct job *j, struct sg_http_response *resp)
+{
+    const struct gw_config *c = &j->s->cfg;
+    uint64_t rate = j->tenant ? j->tenant->rate : c->anonymous_rate;
+    uint64_t burst = j->tenant ? j->tenant->burst : c->anonymous_burst;
+    uint64_t retry_ms = 0;
+    if (gw_ratelimit_take(j->s->ratelimit, j->tenant ? j->tenant->name : ANONYMOUS, rate, burst,
+                          gw_now_ns(), &retry_ms))
+        return 0;
+    char secs[24];
+    snprintf(secs, sizeof(secs), "%llu", (unsigned long long)((retry_ms + 999) / 1000));
+    sg_http_error(resp, 429, "rate_limited", "rate limit of %llu requests/s exceeded; retry "
+                  "after %s s", (unsigned long long)rate, secs);
+    sg_http_add_header(resp, "Retry-After", secs);
+    return -EAGAIN;
+}
+
+static uint64_t tenant_cap(uint64_t cfg_max, uint64_t tenant_max)
+{
+    return tenant_max && tenant_max < cfg_max ? tenant_max : cfg_max;
+}
+
+static int parse_body(struct job *j, const struct sg_http_request *req,
+                      struct sg_http_response *resp)
+{
+    const struct gw_config *c = &j->s->cfg;
+    struct gw_caps caps = {
+        .max_code_bytes = c->max_code_bytes,
+        .max_arguments_bytes = c->max_arguments_bytes,
+        .max_arguments_depth = c->max_arguments_depth,
+        .max_files = c->max_files,
+        .max_files_bytes = c->max_files_bytes,
+        .max_timeout_ms = tenant_cap(c->max_timeout_ms, j->tenant ? j->tenant->max_timeout_ms : 0),
+        .max_memory_mb = tenant_cap(c->max_memory_mb, j->tenant ? j->tenant->max_memory_mb : 0),
+    };
+    enum gw_req_kind kind = j->ep == GW_EP_RUN ? GW_REQ_RAGFLOW_RUN
+                            : j->ep == GW_EP_V1_RUN ? GW_REQ_RUN : GW_REQ_ANALYZE;
+    struct gw_req_error e;
+    if (gw_request_parse(kind, req->body, req->body_len, &caps, &j->req, &e) < 0) {
+        sg_http_error(resp, e.status, e.code, "%s", e.message);
+        return -EINVAL;
+    }
+    j->parsed = 1;
+    sg_sha256_hex(j->req.code, j->req.code_len, j->sha);
+    return 0;
+}
+
+static int select_policy(struct job *j, struct sg_http_response *resp)
+{
+    const char *want = j->req.policy;
+    if (*want && j->tenant) {
+        const struct sg_policy *def = gw_ruleset_policy(j->rs, j->tenant, NULL);
+        if (!gw_tenant_may_use(j->tenant, want) && !(def && strcmp(def->name, want) == 0)) {
+            sg_http_error(resp, 403, "policy_not_allowed", "policy: tenant %s may not select "
+                          "'%s'", j->tenant->name, want);
+            return -EPERM;
+        }
+    }
+    j->policy = gw_ruleset_policy(j->rs, j->tenant, want);
+    if (!j->policy) {
+        sg_http_error(resp, 400, "unknown_policy", "policy: '%s' is not loaded", want);
+        return -ENOENT;
+    }
+    return 0;
+}
+
+static int analyze(struct job *j, struct sg_http_response *resp)
+{
+    struct sg_error err = {0};
+    uint64_t t = gw_now_ns();
+    int r = sg_analyze(j->policy, j->req.lang, j->req.code, j->req.code_len, &j->an, &err);
+    j->analysis_us = (gw_now_ns() - t) / 1000;
+    gw_metrics_observe(j->s->metrics, GW_HIST_ANALYSIS, j->analysis_us);
+    if (r < 0) {
+        sg_log(SG_LOG_ERROR, "analysis_failed", "job_id=%s error=\"%s\"", j->id, err.msg);
+        sg_http_error(resp, 500, "internal", "analysis failed: %s", err.msg);
+        return r;
+    }
+    j->analyzed = 1;
+    gw_metrics_verdict(j->s->metrics, j->an.accepted);
+    for (size_t i = 0; i < j->an.violations.count; i++)
+        gw_metrics_rule(j->s->metrics, j->an.violations.items[i].rule);
+    return 0;
+}
+
+static json_t *policy_json(const struct sg_policy *p)
+{
+    return json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256);
+}
+
+static json_t *timings_json(const struct job *j)
+{
+    return json_pack("{s:f,s:f,s:f}", "analysis_ms", ms(j->analysis_us), "exec_ms",
+                     ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
+}
+
+/* Native endpoints add the job id, policy, violations and timings. */
+static void add_native(struct job *j, json_t *o)
+{
+    json_object_set_new(o, "job_id", json_string(j->id));
+    json_object_set_new(o, "policy", policy_json(j->policy));
+    if (!json_object_get(o, "violations"))
+        json_object_set_new(o, "violations", sg_violations_to_json(&j->an.violations));
+    json_object_set_new(o, "timings", timings_json(j));
+}
+
+static void respond_analysis(struct job *j, struct sg_http_response *resp)
+{
+    const struct sg_analysis_stats *st = &j->an.stats;
+    json_t *o = json_pack("{s:s,s:o,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:f,s:f}}", "verdict",
+                          j->an.accepted ? "accept" : "reject", "violations",
+                          sg_violations_to_json(&j->an.violations), "policy",
+                          policy_json(j->policy), "stats", "source_bytes",
+                          (json_int_t)st->source_bytes, "nodes", (json_int_t)st->nodes,
+                          "max_depth", (json_int_t)st->max_depth, "canon_ms", ms(st->canon_us),
+                          "parse_ms", ms(st->parse_us), "eval_ms", ms(st->eval_us),
+                          "analysis_ms", ms(j->analysis_us));
+    if (o)
+        json_object_set_new(o, "dropped_violations",
+                            json_integer((json_int_t)j->an.violations.dropped));
+    gw_respond_json(resp, 200, o);
+}
+
+static json_t *exec_body(struct job *j)
+{
+    const struct gw_config *c = &j->s->cfg;
+    uint64_t tmax = tenant_cap(c->max_timeout_ms, j->tenant ? j->tenant->max_timeout_ms : 0);
+    uint64_t mmax = tenant_cap(c->max_memory_mb, j->tenant ? j->tenant->max_memory_mb : 0);
+    uint64_t t = j->req.timeout_ms ? j->req.timeout_ms : c->default_timeout_ms;
+    uint64_t m = j->req.memory_mb ? j->req.memory_mb : c->default_memory_mb;
+    json_t *limits = json_pack("{s:I,s:I}", "timeout_ms", (json_int_t)(t < tmax ? t : tmax),
+                               "memory_mb", (json_int_t)(m < mmax ? m : mmax));
+    if (limits && c->enable_seccomp >= 0)
+        json_object_set_new(limits, "enable_seccomp", json_boolean(c->enable_seccomp));
+    /* s% checks UTF-8: the analysis already refused anything else. */
+    json_t *o = json_pack("{s:s,s:s,s:s%,s:O,s:o}", "job_id", j->id, "language",
+                          sg_lang_name(j->req.lang), "code", j->req.code, j->req.code_len,
+                          "arguments", j->req.arguments, "limits", limits);
+    if (o && j->req.files)
+        json_object_set(o, "files", j->req.files);
+    return o;
+}
+
+static void exec_failed(struct job *j, struct sg_http_response *resp)
+{
+    const struct gw_exec_result *x = &j->ex;
+    int busy = x->outcome == GW_EXEC_BUSY;
+    j->outcome = busy ? "executor_busy" : x->outcome == GW_EXEC_UNREACHABLE
+                                              ? "executor_unreachable" : "executor_failed";
+    sg_log(SG_LOG_WARN, "exec_failed", "job_id=%s outcome=%s attempts=%u msg=\"%s\"", j->id,
+           j->outcome, x->attempts, x->message);
+    sg_http_error(resp, busy ? 503 : 502, j->outcome, "%s", x->message[0] ? x->message
+                  : "no executor could take the job");
+    if (busy)
+        sg_http_add_header(resp, "Retry-After", "1");
+}
+
+static void execute(struct job *j, struct sg_http_response *resp)
+{
+    json_t *body = exec_body(j);
+    char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
+    json_t *limits = json_object_get(body, "limits");
+    uint64_t timeout = (uint64_t)json_integer_value(json_object_get(limits, "timeout_ms"));
+    json_decref(body);
+    if (!text) {
+        sg_http_error(resp, 500, "internal", "cannot encode the job");
+        return;
+    }
+    uint64_t t = gw_now_ns();
+    gw_router_exec(j->s->router, (int)j->req.lang, text, strlen(text),
+                   timeout + j->s->cfg.exec_grace_ms, &j->ex);
+    free(text);
+    j->exec_us = (gw_now_ns() - t) / 1000;
+    gw_metrics_observe(j->s->metrics, GW_HIST_EXEC, j->exec_us);
+    if (j->ex.outcome != GW_EXEC_OK)
+        return exec_failed(j, resp);
+    json_t *ans = json_loadb(j->ex.body, j->ex.body_len, 0, NULL);
+    if (!json_is_object(ans)) {
+        json_decref(ans);
+        j->ex.outcome = GW_EXEC_FAILED;
+        snprintf(j->ex.message, sizeof(j->ex.message), "executor %.200s answered invalid JSON",
+                 j->ex.executor);
+        return exec_failed(j, resp);
+    }
+    json_t *o = gw_result_from_executor(ans);
+    const char *st = json_string_value(json_object_get(o, "status"));
+    snprintf(j->outcome_buf, sizeof(j->outcome_buf), "%s", st ? st : "unknown");
+    j->outcome = j->outcome_buf;
+    if (j->ep == GW_EP_V1_RUN && o) {
+        add_native(j, o);
+        json_object_set(o, "limits", json_object_get(ans, "limits"));
+        json_object_set(o, "clamped", json_object_get(ans, "clamped"));
+        json_object_set(json_object_get(o, "timings"), "executor", json_object_get(ans, "timings"));
+    }
+    json_decref(ans);
+    gw_respond_json(resp, 200, o);
+}
+
+static void iso_time(char out[64])
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+}
+
+/* One audit line: who, what (length and sha256, never the code), under which
+ * policy, the verdict and rules, where it ran, and how long each step took. */
+static void audit(struct job *j, int status)
+{
+    char when[64];
+    iso_time(when);
+    json_t *rules = json_array();
+    for (size_t i = 0; rules && j->analyzed && i < j->an.violations.count; i++)
+        json_array_append_new(rules, json_string(j->an.violations.items[i].rule));
+    json_t *o = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:s?,s:i,s:s?,s:f,s:f,s:f}",
+        "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tenant",
+        j->tenant ? j->tenant->name : ANONYMOUS, "peer", j->peer, "language",
+        j->parsed ? sg_lang_name(j->req.lang) : NULL, "code_bytes",
+        (json_int_t)(j->parsed ? j->req.code_len : 0), "code_sha256", j->parsed ? j->sha : NULL,
+        "policy", j->policy ? j->policy->name : NULL, "policy_sha256",
+        j->policy ? j->policy->sha256 : NULL, "verdict",
+        j->analyzed ? (j->an.accepted ? "accept" : "reject") : NULL, "rules", rules,
+        "executor", j->ex.executor[0] ? j->ex.executor : NULL, "status", status, "outcome",
+        j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms", ms(j->exec_us), "total_ms",
+        ms((gw_now_ns() - j->t0) / 1000));
+    char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
+    if (line)
+        gw_audit_write(j->s->audit, line, strlen(line));
+    free(line);
+    json_decref(o);
+}
+
+/* The pipeline; each step fills resp and stops the chain on failure. */
+static void run_pipeline(struct job *j, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    if (gw_jobs_authenticate(j->rs, req, resp, &j->tenant) < 0 || rate_limit(j, resp) < 0 ||
+        parse_body(j, req, resp) < 0 || select_policy(j, resp) < 0 || analyze(j, resp) < 0)
+        return;
+    if (j->ep == GW_EP_V1_ANALYZE) {
+        j->outcome = j->an.accepted ? "accept" : "reject";
+        return respond_analysis(j, resp);
+    }
+    if (!j->an.accepted) {
+        j->outcome = "rejected";
+        json_t *o = gw_result_rejected(&j->an.violations);
+        if (o && j->ep == GW_EP_V1_RUN)
+            add_native(j, o);
+        return gw_respond_json(resp, 200, o);
+    }
+    execute(j, resp);
+}
+
+void gw_jobs_handle(struct gw_server *s, enum gw_endpoint ep, const struct sg_http_request *req,
+                    struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .ep = ep, .peer = req->peer, .t0 = gw_now_ns()};
+    gw_request_id(j.id);
+    j.rs = gw_ruleset_slot_get(&s->rules);
+    run_pipeline(&j, req, resp);
+    if (resp->status >= 400 && !j.outcome) {
+        json_t *e = json_loads(resp->body ? resp->body : "", 0, NULL);
+        const char *code = json_string_value(json_object_get(json_object_get(e, "error"),
+                                                             "code"));
+        snprintf(j.outcome_buf, sizeof(j.outcome_buf), "%s", code ? code : "error");
+        j.outcome = j.outcome_buf;
+        json_decref(e);
+    }
+    sg_http_add_header(resp, "X-Request-Id", j.id);
+    audit(&j, resp->status);
+    sg_log(SG_LOG_DEBUG, "job", "job_id=%s endpoint=%s status=%d outcome=%s code_len=%zu "
+           "code_sha256=%s", j.id, gw_endpoint_name(ep), resp->status, j.outcome,
+           j.parsed ? j.req.code_len : 0, j.parsed ? j.sha : "-");
+    gw_metrics_observe(s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j.t0) / 1000);
+    gw_exec_result_free(&j.ex);
+    if (j.analyzed)
+        sg_analysis_free(&j.an);
+    gw_request_free(&j.req);
+    gw_ruleset_unref(j.rs);
+}

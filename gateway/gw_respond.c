@@ -1,0 +1,99 @@
+#include "gw_respond.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+#define STDERR_MAX (256u * 1024u)
+
+char *gw_violation_lines(const struct sg_violations *vs)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, STDERR_MAX);
+    for (size_t i = 0; i < vs->count; i++) {
+        const struct sg_violation *v = &vs->items[i];
+        if (sg_buf_printf(&b, "%sLine %u: %s [%s]", i ? "\n" : "", v->line, v->message,
+                          v->rule) < 0)
+            break; /* capped: the violations array still has them all */
+    }
+    if (vs->dropped)
+        sg_buf_printf(&b, "\n(%zu more violations not shown)", vs->dropped);
+    if (!b.data)
+        sg_buf_append(&b, "", 0);
+    size_t len;
+    return sg_buf_steal(&b, &len);
+}
+
+static json_t *empty_result(void)
+{
+    return json_pack("{s:b,s:n,s:s}", "present", 0, "value", "type", "json");
+}
+
+json_t *gw_result_rejected(const struct sg_violations *vs)
+{
+    char *lines = gw_violation_lines(vs);
+    if (!lines)
+        return NULL;
+    json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:n,s:n,s:n,s:[],s:o,s:o}", "status",
+                          "program_runner_error", "stdout", "", "stderr", lines, "exit_code",
+                          GW_UNSAFE_EXIT_CODE, "detail", "Code is unsafe", "time_used_ms", 0,
+                          "memory_used_kb", 0, "resource_limit_type", "unauthorized_access_type",
+                          "runtime_error_type", "artifacts", "result", empty_result(),
+                          "violations", sg_violations_to_json(vs));
+    free(lines);
+    return o;
+}
+
+/* Copy key from exec when it has one of the accepted JSON types, else def. */
+static void copy_field(json_t *dst, json_t *exec, const char *key, int types, json_t *def)
+{
+    json_t *v = json_object_get(exec, key);
+    int ok = v && (((types & 1) && json_is_string(v)) || ((types & 2) && json_is_number(v)) ||
+                   ((types & 4) && json_is_null(v)) || ((types & 8) && json_is_array(v)) ||
+                   ((types & 16) && json_is_object(v)));
+    json_object_set_new(dst, key, ok ? json_incref(v) : def);
+}
+
+enum { T_STR = 1, T_NUM = 2, T_NULL = 4, T_ARR = 8, T_OBJ = 16 };
+
+json_t *gw_result_from_executor(json_t *exec)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    copy_field(o, exec, "status", T_STR, json_string("program_runner_error"));
+    copy_field(o, exec, "stdout", T_STR, json_string(""));
+    copy_field(o, exec, "stderr", T_STR, json_string(""));
+    copy_field(o, exec, "exit_code", T_NUM, json_integer(-3));
+    copy_field(o, exec, "detail", T_STR | T_NULL, json_null());
+    copy_field(o, exec, "time_used_ms", T_NUM, json_integer(0));
+    copy_field(o, exec, "memory_used_kb", T_NUM, json_integer(0));
+    copy_field(o, exec, "resource_limit_type", T_STR | T_NULL, json_null());
+    copy_field(o, exec, "unauthorized_access_type", T_STR | T_NULL, json_null());
+    copy_field(o, exec, "runtime_error_type", T_STR | T_NULL, json_null());
+    copy_field(o, exec, "artifacts", T_ARR, json_array());
+    json_t *res = json_object_get(exec, "result");
+    if (json_is_object(res) && json_is_boolean(json_object_get(res, "present"))) {
+        json_t *value = json_object_get(res, "value");
+        json_object_set_new(o, "result",
+                            json_pack("{s:O,s:O,s:s}", "present", json_object_get(res, "present"),
+                                      "value", value ? value : json_null(), "type", "json"));
+    } else {
+        json_object_set_new(o, "result", empty_result());
+    }
+    return o;
+}
+
+void gw_respond_json(struct sg_http_response *resp, int status, json_t *o)
+{
+    char *text = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
+    json_decref(o);
+    if (!text)
+        return sg_http_error(resp, 500, "internal", "out of memory");
+    free(resp->body);
+    resp->body = text;
+    resp->body_len = 0;
+    resp->status = status;
+}

@@ -1,0 +1,38 @@
+/* gw_respond.h - the result bodies clients read.
+ *
+ * /run answers exactly RAGFlow's shape: {status, stdout, stderr, exit_code,
+ * detail, time_used_ms, memory_used_kb, resource_limit_type,
+ * unauthorized_access_type, runtime_error_type, artifacts, result}. A policy
+ * rejection uses what RAGFlow's own sandbox returns for unsafe code
+ * (program_runner_error, exit_code -999, detail "Code is unsafe", stderr one
+ * "Line N: message" per violation) plus a `violations` array.
+ */
+#ifndef SG_GW_RESPOND_H
+#define SG_GW_RESPOND_H
+
+#include <jansson.h>
+
+#include "httpsrv.h"
+#include "violation.h"
+
+#define GW_UNSAFE_EXIT_CODE -999
+/* Reals (milliseconds) with at most 10 significant digits, not 17. */
+#define GW_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
+
+/* Serialise o (reference taken over, may be NULL = out of memory) as the
+ * response body with status. */
+void gw_respond_json(struct sg_http_response *resp, int status, json_t *o);
+
+/* "Line N: message [rule]" lines joined by "\n"; caller frees with free(). */
+char *gw_violation_lines(const struct sg_violations *vs);
+
+/* The RAGFlow-shaped rejection (with `violations`). Caller owns the reference;
+ * NULL on out of memory. */
+json_t *gw_result_rejected(const struct sg_violations *vs);
+
+/* The RAGFlow fields of an executor answer, with defaults for missing ones
+ * (unknown fields are dropped, wrong types replaced by defaults). Caller owns
+ * the reference; NULL on out of memory. */
+json_t *gw_result_from_executor(json_t *exec);
+
+#endif

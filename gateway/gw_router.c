@@ -1,0 +1,405 @@
+#include "gw_router.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+#define HANDLE_POOL_MAX 64       /* idle curl handles (with their connections) per executor */
+#define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
+
+static const char *const lang_names[GW_LANG_COUNT] = {"python", "nodejs"};
+
+struct upstream {
+    char url[GW_URL_MAX];
+    char exec_url[GW_URL_MAX + 16];
+    char health_url[GW_URL_MAX + 16];
+    atomic_int healthy;
+    atomic_uint inflight;
+    atomic_uint_fast64_t ok, failed, unreachable, busy;
+    pthread_mutex_t pool_lock;
+    CURL *pool[HANDLE_POOL_MAX];
+    size_t pool_n;
+};
+
+struct gw_router {
+    struct upstream up[GW_LANG_COUNT][GW_EXECUTORS_MAX];
+    size_t count[GW_LANG_COUNT];
+    atomic_uint rr[GW_LANG_COUNT];
+    uint64_t connect_timeout_ms, health_interval_ms, busy_retries, max_inflight;
+    struct curl_slist *headers;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int stop;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static CURL *pool_take(struct upstream *u)
+{
+    CURL *c = NULL;
+    pthread_mutex_lock(&u->pool_lock);
+    if (u->pool_n)
+        c = u->pool[--u->pool_n];
+    pthread_mutex_unlock(&u->pool_lock);
+    return c ? c : curl_easy_init();
+}
+
+static void pool_put(struct upstream *u, CURL *c)
+{
+    pthread_mutex_lock(&u->pool_lock);
+    if (u->pool_n < HANDLE_POOL_MAX) {
+        u->pool[u->pool_n++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&u->pool_lock);
+    if (c)
+        curl_easy_cleanup(c);
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct sg_buf *b = ud;
+    size_t n = size * nmemb;
+    return sg_buf_append(b, data, n) == 0 ? n : 0; /* 0 aborts: CURLE_WRITE_ERROR */
+}
+
+static void set_common(CURL *c, const char *url, uint64_t connect_ms, uint64_t total_ms,
+                       struct sg_buf *body)
+{
+    curl_easy_reset(c); /* keeps the connection cache */
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)total_ms);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+}
+
+/* 1 when the request cannot have reached the executor (safe to fail over). */
+static int never_sent(CURL *c, CURLcode rc)
+{
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+        rc == CURLE_COULDNT_RESOLVE_PROXY)
+        return 1;
+    long sent = 0;
+    curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+    return rc == CURLE_OPERATION_TIMEDOUT && sent == 0;
+}
+
+static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, const char *body,
+                                    size_t len, uint64_t timeout_ms, struct gw_exec_result *ret)
+{
+    struct sg_buf resp;
+    sg_buf_init(&resp, GW_EXEC_RESPONSE_MAX);
+    CURL *c = pool_take(u);
+    if (!c) {
+        snprintf(ret->message, sizeof(ret->message), "out of memory");
+        return GW_EXEC_FAILED;
+    }
+    set_common(c, u->exec_url, r->connect_timeout_ms, timeout_ms, &resp);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = curl_easy_perform(c);
+    enum gw_exec_outcome out;
+    snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
+    ret->http_status = 0;
+    if (rc == CURLE_OK) {
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
+        out = ret->http_status == 200 ? GW_EXEC_OK
+              : ret->http_status == 503 ? GW_EXEC_BUSY : GW_EXEC_FAILED;
+        snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld", u->url,
+                 ret->http_status);
+    } else if (never_sent(c, rc)) {
+        out = GW_EXEC_UNREACHABLE;
+        snprintf(ret->message, sizeof(ret->message), "executor %s unreachable: %s", u->url,
+                 curl_easy_strerror(rc));
+    } else {
+        out = GW_EXEC_FAILED;
+        snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
+                 rc == CURLE_WRITE_ERROR ? "answer larger than the cap"
+                 : rc == CURLE_OPERATION_TIMEDOUT ? "no answer within the job's time budget"
+                                                  : curl_easy_strerror(rc));
+    }
+    pool_put(u, c);
+    free(ret->body);
+    ret->body = sg_buf_steal(&resp, &ret->body_len);
+    sg_buf_free(&resp);
+    return out;
+}
+
+static void count_outcome(struct upstream *u, enum gw_exec_outcome o)
+{
+    atomic_uint_fast64_t *ctr = o == GW_EXEC_OK ? &u->ok
+                                : o == GW_EXEC_BUSY ? &u->busy
+                                : o == GW_EXEC_UNREACHABLE ? &u->unreachable : &u->failed;
+    atomic_fetch_add(ctr, 1);
+    if (o == GW_EXEC_UNREACHABLE && atomic_exchange(&u->healthy, 0))
+        sg_log(SG_LOG_WARN, "executor_down", "url=%s reason=connect_failed", u->url);
+    else if (o != GW_EXEC_UNREACHABLE)
+        atomic_store(&u->healthy, 1); /* it connected, so it is up */
+}
+
+void gw_router_exec(struct gw_router *r, int lang, const char *body, size_t len,
+                    uint64_t timeout_ms, struct gw_exec_result *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    size_t n = r->count[lang];
+    unsigned start = atomic_fetch_add(&r->rr[lang], 1);
+    uint64_t busy_left = r->busy_retries;
+    int tried[GW_EXECUTORS_MAX] = {0}, saturated = 0, busy = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k = 0; k < n; k++) {
+            size_t i = (start + k) % n;
+            struct upstream *u = &r->up[lang][i];
+            if (tried[i] || (pass == 0 && !atomic_load(&u->healthy)))
+                continue; /* pass 1 also tries executors marked down: the mark may be stale */
+            if (atomic_fetch_add(&u->inflight, 1) >= r->max_inflight) {
+                atomic_fetch_sub(&u->inflight, 1);
+                saturated = 1;
+                continue;
+            }
+            tried[i] = 1;
+            ret->attempts++;
+            enum gw_exec_outcome o = attempt(r, u, body, len, timeout_ms, ret);
+            atomic_fetch_sub(&u->inflight, 1);
+            count_outcome(u, o);
+            ret->outcome = o;
+            if (o == GW_EXEC_OK || o == GW_EXEC_FAILED)
+                return;
+            if (o == GW_EXEC_BUSY) {
+                busy = 1;
+                if (busy_left == 0)
+                    return;
+                busy_left--;
+            }
+        }
+    }
+    if (saturated || busy) {
+        ret->outcome = GW_EXEC_BUSY;
+        if (saturated && !busy)
+            snprintf(ret->message, sizeof(ret->message),
+                     "every %s executor is at its limit of %llu jobs", lang_names[lang],
+                     (unsigned long long)r->max_inflight);
+    } else {
+        ret->outcome = GW_EXEC_UNREACHABLE;
+        if (!ret->attempts)
+            snprintf(ret->message, sizeof(ret->message), "no %s executor", lang_names[lang]);
+    }
+}
+
+void gw_exec_result_free(struct gw_exec_result *res)
+{
+    if (!res)
+        return;
+    free(res->body);
+    res->body = NULL;
+}
+
+/* Check every executor's /healthz in parallel with one curl multi handle. */
+void gw_router_check_now(struct gw_router *r)
+{
+    CURLM *m = curl_multi_init();
+    CURL *h[GW_LANG_COUNT * GW_EXECUTORS_MAX] = {0};
+    struct upstream *ups[GW_LANG_COUNT * GW_EXECUTORS_MAX];
+    struct sg_buf sink[GW_LANG_COUNT * GW_EXECUTORS_MAX];
+    size_t n = 0;
+    for (int l = 0; m && l < GW_LANG_COUNT; l++)
+        for (size_t i = 0; i < r->count[l]; i++, n++) {
+            ups[n] = &r->up[l][i];
+            sg_buf_init(&sink[n], 64 * 1024);
+            if (!(h[n] = curl_easy_init()))
+                continue;
+            set_common(h[n], ups[n]->health_url, r->connect_timeout_ms, HEALTH_TIMEOUT_MS,
+                       &sink[n]);
+            curl_multi_add_handle(m, h[n]);
+        }
+    int running = 1;
+    while (m && running) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        if (running)
+            curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    for (size_t k = 0; k < n; k++) {
+        long status = 0;
+        if (h[k]) {
+            curl_easy_getinfo(h[k], CURLINFO_RESPONSE_CODE, &status);
+            curl_multi_remove_handle(m, h[k]);
+            curl_easy_cleanup(h[k]);
+        }
+        sg_buf_free(&sink[k]);
+        int now = status == 200, before = atomic_exchange(&ups[k]->healthy, now);
+        if (now != before)
+            sg_log(now ? SG_LOG_INFO : SG_LOG_WARN, now ? "executor_up" : "executor_down",
+                   "url=%s status=%ld", ups[k]->url, status);
+    }
+    curl_multi_cleanup(m);
+}
+
+static void *health_main(void *arg)
+{
+    struct gw_router *r = arg;
+    pthread_mutex_lock(&r->lock);
+    while (!r->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + (r->health_interval_ms % 1000) * 1000000u;
+        ts.tv_sec += (time_t)(r->health_interval_ms / 1000 + ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&r->wake, &r->lock, &ts);
+        if (r->stop)
+            break;
+        pthread_mutex_unlock(&r->lock);
+        gw_router_check_now(r);
+        pthread_mutex_lock(&r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+static int build_headers(struct gw_router *r, const char *token, struct sg_error *err)
+{
+    /* "Expect:" stops curl waiting for 100-continue on larger bodies. */
+    r->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    r->headers = r->headers ? curl_slist_append(r->headers, "Expect:") : NULL;
+    if (r->headers && token && *token) {
+        char h[600];
+        if (snprintf(h, sizeof(h), "Authorization: Bearer %s", token) >= (int)sizeof(h))
+            return sg_error_set(err, -E2BIG, "executor token too long");
+        struct curl_slist *t = curl_slist_append(r->headers, h);
+        if (!t)
+            return sg_error_set(err, -ENOMEM, "out of memory");
+        r->headers = t;
+    }
+    return r->headers ? 0 : sg_error_set(err, -ENOMEM, "out of memory");
+}
+
+int gw_router_new(const struct gw_config *cfg, const char *executor_token,
+                  struct gw_router **ret, struct sg_error *err)
+{
+    pthread_once(&curl_once, curl_init_once);
+    struct gw_router *r = calloc(1, sizeof(*r));
+    if (!r)
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    r->connect_timeout_ms = cfg->connect_timeout_ms;
+    r->health_interval_ms = cfg->health_interval_ms;
+    r->busy_retries = cfg->busy_retries;
+    r->max_inflight = cfg->executor_max_inflight;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->wake, NULL);
+    for (int l = 0; l < GW_LANG_COUNT; l++) {
+        r->count[l] = cfg->executor_count[l];
+        for (size_t i = 0; i < r->count[l]; i++) {
+            struct upstream *u = &r->up[l][i];
+            snprintf(u->url, sizeof(u->url), "%s", cfg->executors[l][i]);
+            snprintf(u->exec_url, sizeof(u->exec_url), "%s/v1/exec", u->url);
+            snprintf(u->health_url, sizeof(u->health_url), "%s/healthz", u->url);
+            pthread_mutex_init(&u->pool_lock, NULL);
+        }
+    }
+    int rc = build_headers(r, executor_token, err);
+    if (rc < 0) {
+        gw_router_free(r);
+        return rc;
+    }
+    gw_router_check_now(r);
+    if ((rc = pthread_create(&r->thread, NULL, health_main, r)) != 0) {
+        gw_router_free(r);
+        return sg_error_set(err, -rc, "cannot start the health checker: %s", strerror(rc));
+    }
+    *ret = r;
+    return 0;
+}
+
+void gw_router_free(struct gw_router *r)
+{
+    if (!r)
+        return;
+    if (r->thread) {
+        pthread_mutex_lock(&r->lock);
+        r->stop = 1;
+        pthread_cond_signal(&r->wake);
+        pthread_mutex_unlock(&r->lock);
+        pthread_join(r->thread, NULL);
+    }
+    for (int l = 0; l < GW_LANG_COUNT; l++)
+        for (size_t i = 0; i < r->count[l]; i++) {
+            struct upstream *u = &r->up[l][i];
+            for (size_t k = 0; k < u->pool_n; k++)
+                curl_easy_cleanup(u->pool[k]);
+            pthread_mutex_destroy(&u->pool_lock);
+        }
+    curl_slist_free_all(r->headers);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->wake);
+    free(r);
+}
+
+size_t gw_router_healthy(struct gw_router *r, int lang)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->count[lang]; i++)
+        n += atomic_load(&r->up[lang][i].healthy) ? 1 : 0;
+    return n;
+}
+
+json_t *gw_router_status(struct gw_router *r)
+{
+    json_t *o = json_object();
+    for (int l = 0; o && l < GW_LANG_COUNT; l++) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < r->count[l]; i++) {
+            struct upstream *u = &r->up[l][i];
+            json_array_append_new(arr, json_pack("{s:s,s:b,s:I}", "url", u->url, "healthy",
+                                                 atomic_load(&u->healthy), "inflight",
+                                                 (json_int_t)atomic_load(&u->inflight)));
+        }
+        json_object_set_new(o, lang_names[l], arr ? arr : json_null());
+    }
+    return o;
+}
+
+int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
+{
+    int rc = sg_buf_printf(out, "# HELP sandgate_executor_up 1 when the executor passes its "
+                           "health check.\n# TYPE sandgate_executor_up gauge\n"
+                           "# HELP sandgate_executor_inflight Jobs in flight per executor.\n"
+                           "# TYPE sandgate_executor_inflight gauge\n"
+                           "# HELP sandgate_executor_jobs_total Job attempts by result.\n"
+                           "# TYPE sandgate_executor_jobs_total counter\n");
+    for (int l = 0; rc == 0 && l < GW_LANG_COUNT; l++)
+        for (size_t i = 0; rc == 0 && i < r->count[l]; i++) {
+            struct upstream *u = &r->up[l][i];
+            const char *lg = lang_names[l];
+            rc = sg_buf_printf(
+                out,
+                "sandgate_executor_up{language=\"%s\",url=\"%s\"} %d\n"
+                "sandgate_executor_inflight{language=\"%s\",url=\"%s\"} %u\n"
+                "sandgate_executor_jobs_total{language=\"%s\",url=\"%s\",result=\"ok\"} %llu\n"
+                "sandgate_executor_jobs_total{language=\"%s\",url=\"%s\",result=\"failed\"} %llu\n"
+                "sandgate_executor_jobs_total{language=\"%s\",url=\"%s\",result=\"unreachable\"} "
+                "%llu\n"
+                "sandgate_executor_jobs_total{language=\"%s\",url=\"%s\",result=\"busy\"} %llu\n",
+                lg, u->url, atomic_load(&u->healthy), lg, u->url, atomic_load(&u->inflight), lg,
+                u->url, (unsigned long long)atomic_load(&u->ok), lg, u->url,
+                (unsigned long long)atomic_load(&u->failed), lg, u->url,
+                (unsigned long long)atomic_load(&u->unreachable), lg, u->url,
+                (unsigned long long)atomic_load(&u->busy));
+        }
+    return rc;
+}

@@ -1,0 +1,81 @@
+/* gw_router.h - routing accepted jobs to executors (POST /v1/exec, libcurl).
+ *
+ * Per language, a list of executor base URLs. Each job goes to the next
+ * healthy executor in round-robin order. A background thread checks every
+ * executor's GET /healthz (all in parallel, bounded by the connect timeout)
+ * every health_interval_ms; a connect failure during a job marks the executor
+ * down at once.
+ *
+ * Failover never runs a job twice: another executor is tried only when the
+ * first could not have started the job, i.e. the connection was never made
+ * (refused, unresolvable, connect timeout) or the executor answered 503
+ * pool_busy (the protocol says the job did not run; at most busy_retries
+ * times). Any failure after the request was sent (timeout, reset, a bad
+ * answer) ends the job with GW_EXEC_FAILED.
+ *
+ * Each executor URL has a cap on in-flight jobs; when every candidate is at
+ * its cap or busy the outcome is GW_EXEC_BUSY (503). Requests wait on their
+ * own connection thread, so a slow executor delays only its own jobs.
+ * Thread-safe.
+ */
+#ifndef SG_GW_ROUTER_H
+#define SG_GW_ROUTER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "gw_config.h"
+#include "sg_error.h"
+
+#define GW_EXEC_RESPONSE_MAX (64u * 1024u * 1024u) /* bytes of one executor answer */
+
+enum gw_exec_outcome {
+    GW_EXEC_OK = 0,      /* the executor answered HTTP 200; body is its JSON */
+    GW_EXEC_UNREACHABLE, /* no executor could be connected to (502) */
+    GW_EXEC_BUSY,        /* every executor saturated or pool_busy (503) */
+    GW_EXEC_FAILED,      /* failed after the job was sent: timeout, reset, bad answer (502) */
+};
+
+struct gw_exec_result {
+    enum gw_exec_outcome outcome;
+    long http_status;   /* the executor's status, 0 when none */
+    char *body;         /* owned; the executor's answer (NUL-terminated), may be NULL */
+    size_t body_len;
+    char executor[GW_URL_MAX]; /* the executor that took (or last refused) the job */
+    char message[256];  /* why, for non-OK outcomes */
+    unsigned attempts;
+};
+
+struct gw_router;
+
+/* Build the router from cfg (executor URLs, timeouts, caps) and the shared
+ * secret for executors (may be NULL). Runs one health round before returning,
+ * then starts the checker thread. Caller frees with gw_router_free(). */
+int gw_router_new(const struct gw_config *cfg, const char *executor_token,
+                  struct gw_router **ret, struct sg_error *err);
+
+void gw_router_free(struct gw_router *r);
+
+/* Send one job (a JSON body) for language lang (0 python, 1 nodejs) with a
+ * total time budget of timeout_ms. Fills *ret (release with
+ * gw_exec_result_free()). */
+void gw_router_exec(struct gw_router *r, int lang, const char *body, size_t len,
+                    uint64_t timeout_ms, struct gw_exec_result *ret);
+
+void gw_exec_result_free(struct gw_exec_result *res);
+
+/* Healthy executors of a language right now. */
+size_t gw_router_healthy(struct gw_router *r, int lang);
+
+/* {"python": [{"url","healthy","inflight"}...], "nodejs": [...]}; caller owns. */
+json_t *gw_router_status(struct gw_router *r);
+
+/* Append executor gauges/counters in Prometheus text. */
+int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out);
+
+/* Run one health round now (tests, and start-up). */
+void gw_router_check_now(struct gw_router *r);
+
+#endif

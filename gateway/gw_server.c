@@ -1,0 +1,280 @@
+#include "gw_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_jobs.h"
+#include "gw_respond.h"
+#include "log.h"
+#include "readfile.h"
+
+#define EXECUTOR_TOKEN_FILE_MAX 4096
+#define METRICS_MAX (4u * 1024u * 1024u)
+
+struct route {
+    const char *path;
+    const char *method;
+    enum gw_endpoint ep;
+};
+
+static const struct route routes[] = {
+    {"/run", "POST", GW_EP_RUN},           {"/v1/run", "POST", GW_EP_V1_RUN},
+    {"/v1/analyze", "POST", GW_EP_V1_ANALYZE}, {"/healthz", "GET", GW_EP_HEALTHZ},
+    {"/readyz", "GET", GW_EP_READYZ},      {"/metrics", "GET", GW_EP_METRICS},
+    {"/v1/policies", "GET", GW_EP_POLICIES},
+};
+
+static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
+{
+    struct gw_audit_stats as;
+    gw_audit_get_stats(s->audit, &as);
+    struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
+    int ready = rs && as.writable && !atomic_load(&s->draining);
+    for (int l = 0; l < GW_LANG_COUNT; l++)
+        ready = ready && gw_router_healthy(s->router, l) > 0;
+    json_t *o = json_pack("{s:s,s:b,s:{s:I,s:i},s:{s:b,s:I,s:I},s:o}", "status",
+                          ready ? "ready" : "not_ready", "draining",
+                          atomic_load(&s->draining), "policies", "loaded",
+                          (json_int_t)(rs ? rs->policies->count : 0), "generation",
+                          rs ? (int)rs->generation : 0, "audit", "writable", as.writable,
+                          "dropped", (json_int_t)as.dropped, "write_errors",
+                          (json_int_t)as.write_errors, "executors",
+                          gw_router_status(s->router));
+    gw_ruleset_unref(rs);
+    gw_respond_json(resp, ready ? 200 : 503, o);
+}
+
+static int render_extra(struct gw_server *s, struct sg_buf *b)
+{
+    struct gw_audit_stats as;
+    gw_audit_get_stats(s->audit, &as);
+    return sg_buf_printf(
+        b,
+        "# HELP sandgate_audit_writable 1 when the audit log accepts writes.\n"
+        "# TYPE sandgate_audit_writable gauge\nsandgate_audit_writable %d\n"
+        "# HELP sandgate_audit_lines_total Audit lines by fate.\n"
+        "# TYPE sandgate_audit_lines_total counter\n"
+        "sandgate_audit_lines_total{result=\"written\"} %llu\n"
+        "sandgate_audit_lines_total{result=\"dropped\"} %llu\n"
+        "sandgate_audit_lines_total{result=\"write_error\"} %llu\n"
+        "# HELP sandgate_reloads_total Policy/token reloads by result.\n"
+        "# TYPE sandgate_reloads_total counter\n"
+        "sandgate_reloads_total{result=\"ok\"} %llu\nsandgate_reloads_total{result=\"failed\"} "
+        "%llu\n# HELP sandgate_inflight_requests Requests being handled.\n"
+        "# TYPE sandgate_inflight_requests gauge\nsandgate_inflight_requests %u\n",
+        as.writable, (unsigned long long)as.written, (unsigned long long)as.dropped,
+        (unsigned long long)as.write_errors, (unsigned long long)atomic_load(&s->reloads_ok),
+        (unsigned long long)atomic_load(&s->reloads_failed), atomic_load(&s->inflight));
+}
+
+static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, METRICS_MAX);
+    if (gw_metrics_render(s->metrics, &b) < 0 || gw_router_render_metrics(s->router, &b) < 0 ||
+        render_extra(s, &b) < 0) {
+        sg_buf_free(&b);
+        return sg_http_error(resp, 500, "internal", "metrics too large");
+    }
+    free(resp->body);
+    resp->body = sg_buf_steal(&b, &resp->body_len);
+    resp->status = 200;
+    resp->content_type = "text/plain; version=0.0.4";
+}
+
+static void handle_policies(struct gw_server *s, const struct sg_http_request *req,
+                            struct sg_http_response *resp)
+{
+    struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
+    const struct gw_tenant *t = NULL;
+    if (gw_jobs_authenticate(rs, req, resp, &t) == 0) {
+        const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < rs->policies->count; i++) {
+            const struct sg_policy *p = rs->policies->items[i];
+            int allowed = !t || gw_tenant_may_use(t, p->name) || p == def;
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:b,s:b}", "name", p->name,
+                                                 "sha256", p->sha256, "description",
+                                                 p->description ? p->description : "",
+                                                 "default", p == def, "allowed", allowed));
+        }
+        gw_respond_json(resp, 200, json_pack("{s:o,s:s}", "policies", arr, "default", def->name));
+    }
+    gw_ruleset_unref(rs);
+}
+
+static void dispatch(struct gw_server *s, const struct sg_http_request *req,
+                     struct sg_http_response *resp, enum gw_endpoint *ret_ep)
+{
+    const struct route *rt = NULL;
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(routes[i].path, req->url) == 0)
+            rt = &routes[i];
+    *ret_ep = rt ? rt->ep : GW_EP_OTHER;
+    if (!rt)
+        return sg_http_error(resp, 404, "not_found", "no endpoint %.100s", req->url);
+    if (strcmp(req->method, rt->method) != 0) {
+        sg_http_error(resp, 405, "method_not_allowed", "%s takes %s", rt->path, rt->method);
+        return sg_http_add_header(resp, "Allow", rt->method);
+    }
+    switch (rt->ep) {
+    case GW_EP_HEALTHZ:
+        return gw_respond_json(resp, 200, json_pack("{s:s}", "status", "ok"));
+    case GW_EP_READYZ:
+        return handle_readyz(s, resp);
+    case GW_EP_METRICS:
+        return handle_metrics(s, resp);
+    case GW_EP_POLICIES:
+        return handle_policies(s, req, resp);
+    default:
+        return gw_jobs_handle(s, rt->ep, req, resp);
+    }
+}
+
+void gw_server_handle(void *ctx, const struct sg_http_request *req,
+                      struct sg_http_response *resp)
+{
+    struct gw_server *s = ctx;
+    atomic_fetch_add(&s->inflight, 1);
+    enum gw_endpoint ep;
+    dispatch(s, req, resp, &ep);
+    if (atomic_load(&s->draining))
+        sg_http_add_header(resp, "Connection", "close"); /* let keep-alive clients go */
+    gw_metrics_request(s->metrics, ep, resp->status);
+    atomic_fetch_sub(&s->inflight, 1);
+}
+
+/* The executor secret: the file's first line, without the newline. */
+static int read_executor_token(const char *path, char **ret, struct sg_error *err)
+{
+    *ret = NULL;
+    if (!path || !*path)
+        return 0;
+    size_t len = 0;
+    int r = sg_read_file_capped(path, EXECUTOR_TOKEN_FILE_MAX, ret, &len, err);
+    if (r < 0)
+        return r;
+    (*ret)[strcspn(*ret, "\r\n")] = '\0';
+    if (!**ret) {
+        free(*ret);
+        *ret = NULL;
+        return sg_error_set(err, -EINVAL, "%s: empty executor token", path);
+    }
+    return 0;
+}
+
+int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg_error *err)
+{
+    struct gw_server *s = calloc(1, sizeof(*s));
+    if (!s)
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    s->cfg = *cfg;
+    pthread_mutex_init(&s->reload_lock, NULL);
+    struct gw_ruleset *rs = NULL;
+    char *token = NULL;
+    int r = gw_ruleset_load(cfg->policies_dir, cfg->default_policy, cfg->tokens_file, &rs, err);
+    gw_ruleset_slot_init(&s->rules, rs);
+    if (r < 0 || (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0 ||
+        (r = gw_audit_open(cfg->audit_log, cfg->audit_queue_max, &s->audit, err)) < 0 ||
+        (r = gw_router_new(cfg, token, &s->router, err)) < 0)
+        goto fail;
+    s->metrics = gw_metrics_new();
+    s->ratelimit = gw_ratelimit_new();
+    if (!s->metrics || !s->ratelimit) {
+        r = sg_error_set(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    free(token);
+    *ret = s;
+    return 0;
+fail:
+    free(token);
+    gw_server_free(s);
+    return r;
+}
+
+int gw_server_listen(struct gw_server *s, struct sg_error *err)
+{
+    struct sg_httpsrv_config hc = {
+        .bind_addr = s->cfg.listen,
+        .port = (uint16_t)s->cfg.port,
+        .max_body = s->cfg.max_body_bytes,
+        .max_connections = (unsigned)s->cfg.max_connections,
+        .timeout_s = (unsigned)s->cfg.idle_timeout_s,
+    };
+    return sg_httpsrv_start(&hc, gw_server_handle, s, &s->http, err);
+}
+
+uint16_t gw_server_port(const struct gw_server *s)
+{
+    return sg_httpsrv_port(s->http);
+}
+
+int gw_server_reload(struct gw_server *s, struct sg_error *err)
+{
+    pthread_mutex_lock(&s->reload_lock);
+    struct gw_ruleset *next = NULL;
+    int r = gw_ruleset_load(s->cfg.policies_dir, s->cfg.default_policy, s->cfg.tokens_file,
+                            &next, err);
+    if (r == 0) {
+        gw_ruleset_slot_swap(&s->rules, next);
+        atomic_fetch_add(&s->reloads_ok, 1);
+    } else {
+        atomic_fetch_add(&s->reloads_failed, 1);
+    }
+    gw_audit_reopen(s->audit);
+    pthread_mutex_unlock(&s->reload_lock);
+    return r;
+}
+
+unsigned gw_server_drain(struct gw_server *s)
+{
+    atomic_store(&s->draining, 1);
+    sg_httpsrv_quiesce(s->http);
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    for (uint64_t waited = 0; atomic_load(&s->inflight) && waited < s->cfg.drain_timeout_ms;
+         waited += 10)
+        nanosleep(&nap, NULL);
+    unsigned left = atomic_load(&s->inflight);
+    sg_httpsrv_stop(s->http);
+    s->http = NULL;
+    return left;
+}
+
+void gw_server_free(struct gw_server *s)
+{
+    if (!s)
+        return;
+    sg_httpsrv_stop(s->http);
+    gw_router_free(s->router);
+    gw_audit_close(s->audit);
+    gw_metrics_free(s->metrics);
+    gw_ratelimit_free(s->ratelimit);
+    gw_ruleset_slot_destroy(&s->rules);
+    pthread_mutex_destroy(&s->reload_lock);
+    free(s);
+}
+
+int gw_server_check(const struct gw_config *cfg, struct sg_error *err)
+{
+    struct gw_ruleset *rs = NULL;
+    char *token = NULL;
+    int r = gw_ruleset_load(cfg->policies_dir, cfg->default_policy, cfg->tokens_file, &rs, err);
+    gw_ruleset_unref(rs);
+    if (r < 0 || (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0)
+        return r;
+    free(token);
+    if (cfg->audit_log[0] && strcmp(cfg->audit_log, "-") != 0) {
+        int fd = open(cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+        if (fd < 0)
+            return sg_error_set(err, -errno, "audit_log: %s: %s", cfg->audit_log,
+                                strerror(errno));
+        close(fd);
+    }
+    return 0;
+}

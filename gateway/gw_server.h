@@ -1,0 +1,64 @@
+/* gw_server.h - the sandgate gateway: HTTP endpoints, lifecycle, reload, drain.
+ *
+ * Endpoints: POST /run (RAGFlow), POST /v1/run, POST /v1/analyze,
+ * GET /healthz, GET /readyz, GET /metrics, GET /v1/policies. The job
+ * endpoints live in gw_jobs.c; this module routes, authenticates the
+ * informational ones, and owns the shared state below.
+ */
+#ifndef SG_GW_SERVER_H
+#define SG_GW_SERVER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "gw_audit.h"
+#include "gw_config.h"
+#include "gw_metrics.h"
+#include "gw_ratelimit.h"
+#include "gw_router.h"
+#include "gw_ruleset.h"
+#include "httpsrv.h"
+
+struct gw_server {
+    struct gw_config cfg;
+    struct gw_ruleset_slot rules;
+    struct gw_router *router;
+    struct gw_audit *audit;
+    struct gw_metrics *metrics;
+    struct gw_ratelimit *ratelimit;
+    struct sg_httpsrv *http;
+    pthread_mutex_t reload_lock; /* one reload at a time */
+    atomic_uint inflight;        /* handlers running now */
+    atomic_int draining;
+    atomic_uint_fast64_t reloads_ok, reloads_failed;
+};
+
+/* Build everything from cfg (already validated): rules, router (one health
+ * round), audit writer, metrics. Does not listen yet. Caller frees with
+ * gw_server_free(). */
+int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg_error *err);
+
+/* Start listening on cfg.listen:cfg.port. */
+int gw_server_listen(struct gw_server *s, struct sg_error *err);
+
+uint16_t gw_server_port(const struct gw_server *s);
+
+/* Reload policies and tokens atomically; on error the old set stays. */
+int gw_server_reload(struct gw_server *s, struct sg_error *err);
+
+/* Stop accepting, wait up to cfg.drain_timeout_ms for in-flight requests,
+ * then stop the listener. Returns the requests still running (0 = clean). */
+unsigned gw_server_drain(struct gw_server *s);
+
+/* NULL is a no-op. Stops the listener if still running. */
+void gw_server_free(struct gw_server *s);
+
+/* What `sandgate -t` checks: the rules (policies, tokens), the executor token
+ * file and that the audit log can be opened for appending. */
+int gw_server_check(const struct gw_config *cfg, struct sg_error *err);
+
+/* The handler registered with httpsrv (exposed for tests). */
+void gw_server_handle(void *ctx, const struct sg_http_request *req,
+                      struct sg_http_response *resp);
+
+#endif
