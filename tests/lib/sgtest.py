@@ -6,7 +6,7 @@ It discovers test_*.py in the directory, runs them with unittest and ends with
 starting and stopping the real binaries (sanitizer reports fail the test),
 and making sure a Docker engine with runsc is there (never a silent skip).
 """
-import http.client
+import http.client as httpclient  # `http` is the helper below
 import json
 import os
 import signal
@@ -43,7 +43,7 @@ def http(method, url, body=None, headers=None, timeout=30):
     hostport, _, path = rest.partition("/")
     host, _, port = hostport.rpartition(":")
     host = host.strip("[]")
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    conn = httpclient.HTTPConnection(host, int(port), timeout=timeout)
     data = None
     hdrs = dict(headers or {})
     if body is not None:
@@ -131,7 +131,7 @@ def ensure_docker():
 
 def docker_api(method, path, body=None, timeout=30):
     """A Docker Engine API call over the unix socket (for test assertions)."""
-    class UnixConn(http.client.HTTPConnection):
+    class UnixConn(httpclient.HTTPConnection):
         def connect(self):
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.settimeout(timeout)
