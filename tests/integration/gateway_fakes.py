@@ -1,0 +1,201 @@
+"""Test doubles for the gateway suites: a fake sandgate-executor (stdlib HTTP
+server on a loopback port speaking POST /v1/exec and GET /healthz) that can be
+told to answer slowly, fail, say pool_busy, or vanish, and counts what it got;
+and a helper that starts the real sandgate binary with a config file."""
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import sgtest
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def _send(self, status, body, ctype="application/json"):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        fake = self.server.fake
+        if self.path == "/healthz":
+            fake.health_calls += 1
+            ok = fake.healthy
+            return self._send(200 if ok else 503, {"status": "ok" if ok else "degraded"})
+        self._send(404, {"error": {"code": "not_found", "message": self.path}})
+
+    def do_POST(self):
+        fake = self.server.fake
+        n = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(n)
+        if self.path != "/v1/exec":
+            return self._send(404, {"error": {"code": "not_found", "message": self.path}})
+        job = json.loads(raw)
+        with fake.lock:
+            fake.jobs.append(job)
+            fake.headers.append(dict(self.headers))
+        mode = fake.mode
+        if fake.delay:
+            time.sleep(fake.delay)
+        if mode == "busy":
+            return self._send(503, {"error": {"code": "pool_busy", "message": "no sandbox"},
+                                    "status": "program_runner_error", "detail": "pool_busy"})
+        if mode == "error500":
+            return self._send(500, {"error": {"code": "internal", "message": "boom"}})
+        if mode == "garbage":
+            return self._send(200, b"this is not json", "text/plain")
+        if mode == "hangup":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        self._send(200, fake.answer(job))
+
+
+class FakeExecutor:
+    """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
+    ("ok", "busy", "error500", "garbage", "hangup"), delay (seconds before
+    answering), healthy (what /healthz says)."""
+
+    def __init__(self, name="python"):
+        self.name = name
+        self.mode = "ok"
+        self.delay = 0
+        self.healthy = True
+        self.jobs = []
+        self.headers = []
+        self.health_calls = 0
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.fake = self
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def answer(self, job):
+        return {
+            "job_id": job["job_id"], "status": "success", "stdout": "hello\n", "stderr": "",
+            "exit_code": 0, "detail": None, "time_used_ms": 1.5, "memory_used_kb": 1024,
+            "resource_limit_type": None, "unauthorized_access_type": None,
+            "runtime_error_type": None, "artifacts": [],
+            "result": {"present": True, "value": {"echo": job.get("arguments")},
+                       "type": "json"},
+            "limits": job.get("limits"), "clamped": [], "timings": {"wait_ms": 0.1, "run_ms": 1},
+            "executor_only_field": "dropped by /run",
+        }
+
+    @property
+    def calls(self):
+        with self.lock:
+            return len(self.jobs)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _Daemon(sgtest.Daemon):
+    """sgtest.Daemon whose tail() also works after stop() closed the log
+    (the harness's own tail() flushes the closed file)."""
+
+    def tail(self, n=4000):
+        if not self.log.closed:
+            self.log.flush()
+        with open(self.log_path, "rb") as f:
+            return f.read()[-n:].decode("utf-8", "replace")
+
+
+def dead_url():
+    """A loopback URL where nothing listens (connection refused)."""
+    return f"http://127.0.0.1:{sgtest.free_port()}"
+
+
+class Gateway:
+    """The real sandgate started with a JSON config (written to a temp dir).
+    Policies default to a copy of the shipped ones plus test policies."""
+
+    def __init__(self, config=None, env=None, tokens=None, policies=None, start=True):
+        self.dir = tempfile.mkdtemp(prefix="sgw-")
+        self.port = sgtest.free_port()
+        self.policies_dir = os.path.join(self.dir, "policies")
+        shutil.copytree(os.path.join(sgtest.ROOT, "policies"), self.policies_dir,
+                        ignore=shutil.ignore_patterns("*.md"))
+        for name, doc in (policies or {}).items():
+            self.write_policy(name, doc)
+        self.audit_path = os.path.join(self.dir, "audit.log")
+        cfg = {"port": self.port, "policies_dir": self.policies_dir,
+               "audit_log": self.audit_path, "health_interval_ms": 200,
+               "connect_timeout_ms": 500, "log_level": "debug"}
+        if tokens is not None:
+            self.tokens_path = os.path.join(self.dir, "tokens.json")
+            self.write_tokens(tokens)
+            cfg["tokens_file"] = self.tokens_path
+        cfg.update(config or {})
+        self.config_path = os.path.join(self.dir, "sandgate.json")
+        with open(self.config_path, "w") as f:
+            json.dump(cfg, f)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = env or {}
+        self.daemon = None
+        if start:
+            self.start()
+
+    def start(self):
+        self.daemon = _Daemon("sandgate", ["-c", self.config_path], env=self.env,
+                                    ready_url=self.url + "/healthz")
+
+    def write_policy(self, name, doc):
+        tmp = os.path.join(self.dir, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        os.replace(tmp, os.path.join(self.policies_dir, name + ".json"))
+
+    def write_tokens(self, tokens):
+        tmp = self.tokens_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(tokens if isinstance(tokens, str) else json.dumps(tokens))
+        os.replace(tmp, self.tokens_path)
+
+    def call(self, method, path, body=None, headers=None, timeout=30):
+        return sgtest.http(method, self.url + path, body, headers, timeout)
+
+    def audit_lines(self):
+        try:
+            with open(self.audit_path) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def wait_for(self, predicate, timeout=10, what="condition"):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if predicate():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def stop(self):
+        rc = self.daemon.stop() if self.daemon else 0
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return rc
+
+
+def policy_with(name, **python):
+    """A copy of the shipped default policy renamed, with python keys replaced."""
+    with open(os.path.join(sgtest.ROOT, "policies", "default.json")) as f:
+        doc = json.load(f)
+    doc["name"] = name
+    doc["python"].update(python)
+    return doc
