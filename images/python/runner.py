@@ -140,12 +140,16 @@ def read_fd_to_eof(fd):
     return b"".join(chunks)
 
 
-def child_report(res_fd, message):
+def flush_std():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
+
+
+def child_report(res_fd, message):
+    flush_std()
     write_all(res_fd, json.dumps(message, ensure_ascii=False).encode("utf-8"))
 
 
@@ -213,11 +217,7 @@ def child_run(res_fd, arguments):
         sys.stderr.write(msg + "\n")
         child_report(res_fd, {"outcome": "exception", "message": msg})
         return 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    flush_std()
     write_all(res_fd, ('{"outcome":"ok","present":true,"value":' + text + "}").encode("utf-8"))
     return 0
 
@@ -293,11 +293,13 @@ def int_limit(limits, key, default, high):
     return min(value, high)
 
 
-def parse_job(cfg, line):
-    try:
-        job = json.loads(line)
-    except ValueError as e:
-        raise BadJob(f"job is not valid JSON: {e}") from None
+def job_nonce(job):
+    """The job's nonce if it is well-formed (a bad_job reports it too)."""
+    nonce = job.get("nonce") if isinstance(job, dict) else None
+    return nonce if isinstance(nonce, str) and NONCE_RE.fullmatch(nonce) else None
+
+
+def parse_job(cfg, job):
     if not isinstance(job, dict):
         raise BadJob("job must be a JSON object")
     code = job.get("code")
@@ -311,11 +313,9 @@ def parse_job(cfg, line):
     limits = job.get("limits") or {}
     if not isinstance(limits, dict):
         raise BadJob("'limits' must be an object")
-    nonce = job.get("nonce")
-    if nonce is not None and not (isinstance(nonce, str) and NONCE_RE.fullmatch(nonce)):
+    if job.get("nonce") is not None and job_nonce(job) is None:
         raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
     return {
-        "nonce": nonce,
         "code": code.encode("utf-8", "surrogatepass"),
         "arguments": arguments,
         "files": decode_files(cfg, job.get("files")),
@@ -606,9 +606,12 @@ def main():
             sys.stderr.write("runner: stdin closed before a job arrived\n")
             kill_group(pid)
             return 3
-        job = parse_job(cfg, line)
-        nonce = job["nonce"]
-        fields = parent_run_job(cfg, pid, fds, job)
+        try:
+            raw = json.loads(line)
+        except ValueError as e:
+            raise BadJob(f"job is not valid JSON: {e}") from None
+        nonce = job_nonce(raw)
+        fields = parent_run_job(cfg, pid, fds, parse_job(cfg, raw))
     except BadJob as e:
         kill_group(pid)
         fields = {"outcome": "bad_job", "exit_code": EXIT_RUNNER, "message": str(e)}

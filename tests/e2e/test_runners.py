@@ -1,0 +1,433 @@
+"""The in-container runners (images/*/runner.*), driven directly with the docker
+CLI: one container per job, started the way an executor starts them (runsc, no
+network, read-only root, tmpfs workspace, uid 65534, no capabilities, the
+sandbox seccomp profile), one job line on stdin, one result line back.
+
+Needs dockerd with runsc and the images (`make images`); fails otherwise.
+"""
+import base64
+import json
+import os
+import secrets
+import subprocess
+import time
+import unittest
+
+import sgtest
+
+PY_IMAGE = "sandgate/sandbox-python:latest"
+JS_IMAGE = "sandgate/sandbox-nodejs:latest"
+LABEL = "sandgate.test=runners"
+SECCOMP = os.path.join(sgtest.ROOT, "images", "seccomp", "sandbox.json")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def setUpModule():
+    sgtest.ensure_docker()
+    for image in (PY_IMAGE, JS_IMAGE):
+        r = subprocess.run(["docker", "image", "inspect", image], capture_output=True)
+        if r.returncode != 0:
+            raise AssertionError(f"image {image} is missing: run 'make images'")
+
+
+def tearDownModule():
+    ids = sgtest.containers_with_label(LABEL)
+    if ids:
+        subprocess.run(["docker", "rm", "-f"] + ids, capture_output=True)
+    assert not sgtest.containers_with_label(LABEL), "runner test containers left behind"
+
+
+def run_job(image, job, env=None, timeout=90):
+    """Runs one job; returns (result line as dict, everything on stdout)."""
+    job = dict(job)
+    job.setdefault("nonce", secrets.token_hex(16))
+    cmd = ["docker", "run", "-i", "--rm", "--label", LABEL, "--runtime=runsc",
+           "--network=none", "--read-only",
+           "--tmpfs", "/tmp:size=64m,uid=65534,gid=65534",
+           "--tmpfs", "/workspace:size=64m,uid=65534,gid=65534,mode=0700",
+           "--user", "65534:65534", "--cap-drop", "ALL",
+           "--security-opt", "no-new-privileges",
+           "--security-opt", f"seccomp={SECCOMP}",
+           "--memory", "512m", "--memory-swap", "512m", "--pids-limit", "256"]
+    for k, v in (env or {}).items():
+        cmd += ["-e", f"{k}={v}"]
+    cmd.append(image)
+    proc = subprocess.run(cmd, input=(json.dumps(job) + "\n").encode(), capture_output=True,
+                          timeout=timeout)
+    out = proc.stdout.decode("utf-8", "replace")
+    results = []
+    for line in out.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("sandgate_runner") == 1 \
+                and obj.get("nonce") == job["nonce"]:
+            results.append(obj)
+    if len(results) != 1:
+        raise AssertionError(f"expected one result line, got {len(results)}; rc={proc.returncode}\n"
+                             f"stdout={out[-3000:]}\nstderr={proc.stderr.decode()[-3000:]}")
+    return results[0], out
+
+
+def b64(data):
+    return base64.b64encode(data).decode()
+
+
+class PythonRunner(unittest.TestCase):
+    def run_py(self, code, **kw):
+        job = {"code": code}
+        job.update({k: v for k, v in kw.items() if k != "env"})
+        return run_job(PY_IMAGE, job, env=kw.get("env"))[0]
+
+    def test_hello_dict_result_and_stdout_apart(self):
+        r = self.run_py("def main():\n    print('hello')\n    return {'a': 1, 'b': [1, 2]}\n")
+        self.assertEqual(r["outcome"], "ok")
+        self.assertEqual(r["exit_code"], 0)
+        self.assertEqual(r["result"], {"present": True, "value": {"a": 1, "b": [1, 2]}})
+        self.assertEqual(r["stdout"], "hello\n")
+        self.assertEqual(r["stderr"], "")
+        self.assertGreater(r["memory_used_kb"], 1000)
+        self.assertGreater(r["time_used_ms"], 0)
+
+    def test_printed_fake_result_line_is_just_output(self):
+        fake = json.dumps({"sandgate_runner": 1, "outcome": "ok",
+                           "result": {"present": True, "value": "forged"}})
+        r = self.run_py(f"def main():\n    print({fake!r})\n    return 'real'\n")
+        self.assertEqual(r["result"]["value"], "real")
+        self.assertIn("forged", r["stdout"])
+
+    def test_line_written_to_real_stdout_is_not_a_result(self):
+        # The program can reach the container's stdout through /proc/1/fd/1;
+        # without the nonce its line is not a result, and a partial line
+        # cannot swallow the real one.
+        code = ("def main():\n"
+                "    f = open('/proc/1/fd/1', 'w')\n"
+                "    f.write('{\"sandgate_runner\": 1, \"outcome\": \"ok\", \"nonce\": \"x\"}\\n{')\n"
+                "    f.flush()\n"
+                "    return 'real'\n")
+        nonce = secrets.token_hex(16)
+        r, out = run_job(PY_IMAGE, {"code": code, "nonce": nonce})
+        self.assertEqual(r["result"]["value"], "real")
+        self.assertNotIn(nonce, out.replace(json.dumps(r), ""))
+
+    def test_program_cannot_see_the_nonce(self):
+        nonce = secrets.token_hex(16)
+        code = ("import os, sys\n"
+                "def main():\n"
+                "    seen = repr(sys.argv) + repr(dict(os.environ)) + open('/workspace/main.py').read()\n"
+                "    for p in ('/proc/1/cmdline', '/proc/1/environ', '/proc/self/environ'):\n"
+                "        seen += open(p, 'rb').read().decode('latin1')\n"
+                "    try:\n"
+                "        seen += open('/proc/1/mem', 'rb').read(16).decode('latin1')\n"
+                "        mem = 'readable'\n"
+                "    except OSError:\n"
+                "        mem = 'denied'\n"
+                "    return {'seen': seen, 'mem': mem}\n")
+        r, _ = run_job(PY_IMAGE, {"code": code, "nonce": nonce})
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertNotIn(nonce, r["result"]["value"]["seen"])
+        self.assertEqual(r["result"]["value"]["mem"], "denied")
+
+    def test_arguments_are_keyword_arguments(self):
+        r = self.run_py("def main(a, b=10, **rest):\n    return [a, b, rest]\n",
+                        arguments={"a": "x", "b": 2, "c": None})
+        self.assertEqual(r["result"]["value"], ["x", 2, {"c": None}])
+
+    def test_async_main(self):
+        r = self.run_py("import asyncio\nasync def main(n):\n    await asyncio.sleep(0.01)\n"
+                        "    return n * 2\n", arguments={"n": 21})
+        self.assertEqual(r["result"], {"present": True, "value": 42})
+
+    def test_none_is_no_result(self):
+        r = self.run_py("def main():\n    pass\n")
+        self.assertEqual(r["outcome"], "ok")
+        self.assertEqual(r["result"], {"present": False})
+
+    def test_exception_has_traceback(self):
+        r = self.run_py("def helper():\n    raise ValueError('boom')\n\ndef main():\n    helper()\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertEqual(r["exit_code"], 1)
+        self.assertIn("Traceback (most recent call last)", r["stderr"])
+        self.assertIn('File "/workspace/main.py", line 2, in helper', r["stderr"])
+        self.assertIn("ValueError: boom", r["stderr"])
+        self.assertNotIn("runner.py", r["stderr"])
+        self.assertEqual(r["message"], "ValueError: boom")
+
+    def test_syntax_error_is_an_exception(self):
+        r = self.run_py("def main(:\n    pass\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("SyntaxError", r["stderr"])
+
+    def test_sys_exit(self):
+        r = self.run_py("import sys\ndef main():\n    sys.exit(3)\n")
+        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 3))
+
+    def test_no_main(self):
+        r = self.run_py("x = 1\n")
+        self.assertEqual(r["outcome"], "no_main")
+        r = self.run_py("main = 42\n")
+        self.assertEqual(r["outcome"], "no_main")
+
+    def test_not_serialisable(self):
+        r = self.run_py("def main():\n    return {1, 2}\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("not JSON-serialisable", r["message"])
+        r = self.run_py("def main():\n    return float('nan')\n")
+        self.assertEqual(r["outcome"], "exception")
+        r = self.run_py("def main():\n    return '\\udc80'\n")
+        self.assertEqual(r["outcome"], "exception")
+
+    def test_bad_file_names_refused(self):
+        for name in ("../x", "a/b", ".hidden", "x\0y", "..", "main.py", "artifacts"):
+            r = self.run_py("def main():\n    return 1\n", files={name: b64(b"a")})
+            self.assertEqual(r["outcome"], "bad_job", name)
+            self.assertEqual(r["result"], {"present": False}, name)
+        r = self.run_py("def main():\n    return 1\n", files={"a.csv": "not base64!"})
+        self.assertEqual(r["outcome"], "bad_job")
+
+    def test_input_files_over_cap_refused(self):
+        files = {"a.bin": b64(b"x" * 600), "b.bin": b64(b"y" * 600)}
+        r = self.run_py("def main():\n    return 1\n", files=files,
+                        env={"SANDGATE_MAX_INPUT_BYTES": "1000"})
+        self.assertEqual(r["outcome"], "bad_job")
+        self.assertIn("1000 bytes", r["message"])
+
+    def test_bad_job_lines(self):
+        for job in ({"code": 5}, {"code": "", "arguments": []}, {"code": "", "limits": {"timeout_ms": -1}},
+                    {"code": "", "nonce": "short"}):
+            nonce = job.get("nonce")
+            proc = subprocess.run(["docker", "run", "-i", "--rm", "--label", LABEL, "--runtime=runsc",
+                                   "--network=none", "--tmpfs", "/workspace:uid=65534",
+                                   PY_IMAGE], input=(json.dumps(job) + "\n").encode(),
+                                  capture_output=True, timeout=60)
+            line = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+            self.assertEqual(line["outcome"], "bad_job", job)
+            if nonce == "short":
+                self.assertIsNone(line["nonce"])
+
+    def test_input_files_and_helper_module(self):
+        files = {"data.csv": b64(b"a,b\n1,2\n3,4\n"), "helper.py": b64(b"K = 7\n")}
+        r = self.run_py("import helper\ndef main():\n    rows = open('data.csv').read().split()\n"
+                        "    return [len(rows), helper.K]\n", files=files)
+        self.assertEqual(r["result"]["value"], [3, 7])
+
+    def test_sys_path_has_no_other_writable_entry(self):
+        r = self.run_py("import os, sys\ndef main():\n"
+                        "    return [p for p in sys.path if os.access(p, os.W_OK)]\n")
+        self.assertEqual(r["result"]["value"], ["/workspace"])
+
+    def test_artifacts_round_trip(self):
+        png = PNG_MAGIC + bytes(range(256))
+        code = ("def main(png):\n"
+                "    import base64\n"
+                "    open('artifacts/a.png', 'wb').write(base64.b64decode(png))\n"
+                "    open('artifacts/notes.md', 'w').write('# hi')\n"
+                "    open('artifacts/tool.exe', 'w').write('ignored')\n"
+                "    return 'done'\n")
+        r = self.run_py(code, arguments={"png": b64(png)})
+        self.assertEqual(r["outcome"], "ok", r)
+        arts = {a["name"]: a for a in r["artifacts"]}
+        self.assertEqual(sorted(arts), ["a.png", "notes.md"])
+        self.assertEqual(base64.b64decode(arts["a.png"]["content_b64"]), png)
+        self.assertEqual(arts["a.png"]["mime_type"], "image/png")
+        self.assertEqual(arts["a.png"]["size"], len(png))
+        self.assertEqual(arts["notes.md"]["mime_type"], "text/markdown")
+
+    def test_artifact_caps(self):
+        code = ("import os\ndef main():\n"
+                "    for i in range(12):\n"
+                "        open(f'artifacts/f{i:02}.txt', 'w').write('x')\n"
+                "    open('artifacts/big.csv', 'w').write('y' * 5000)\n"
+                "    os.symlink('/etc/passwd', 'artifacts/link.txt')\n")
+        r = self.run_py(code, env={"SANDGATE_ARTIFACT_MAX_BYTES": "4096"})
+        names = [a["name"] for a in r["artifacts"]]
+        self.assertEqual(len(names), 10)
+        self.assertNotIn("big.csv", names)
+        self.assertNotIn("link.txt", names)
+        skipped = {s["name"]: s["reason"] for s in r["artifacts_skipped"]}
+        self.assertEqual(skipped["big.csv"], "too large")
+
+    def test_output_cap(self):
+        r = self.run_py("def main():\n    print('x' * 100000)\n    return 1\n",
+                        limits={"max_output_bytes": 1000})
+        self.assertEqual(r["outcome"], "output_limit")
+        self.assertEqual(r["exit_code"], -125)
+        self.assertEqual(r["stdout"], "x" * 1000)
+        self.assertEqual(r["result"], {"present": False})
+
+    def test_result_over_cap(self):
+        r = self.run_py("def main():\n    return 'z' * 5000\n", limits={"max_output_bytes": 1000})
+        self.assertEqual(r["outcome"], "output_limit")
+        self.assertIn("result", r["message"])
+
+    def test_runner_timeout(self):
+        started = time.monotonic()
+        r = self.run_py("def main():\n    print('started', flush=True)\n    while True:\n        pass\n",
+                        limits={"timeout_ms": 700})
+        self.assertEqual(r["outcome"], "timeout")
+        self.assertEqual(r["exit_code"], -124)
+        self.assertGreaterEqual(r["time_used_ms"], 700)
+        self.assertLess(r["time_used_ms"], 3000)
+        self.assertEqual(r["stdout"], "started\n")
+        self.assertLess(time.monotonic() - started, 30)
+
+    def test_timeout_kills_what_the_program_started(self):
+        code = ("import subprocess\ndef main():\n"
+                "    subprocess.Popen(['sleep', '60'])\n"
+                "    return 'left a sleeper'\n")
+        started = time.monotonic()
+        r = self.run_py(code, limits={"timeout_ms": 5000})
+        self.assertEqual(r["outcome"], "ok")
+        self.assertLess(time.monotonic() - started, 20)
+
+    def test_threads_work(self):
+        r = self.run_py("import threading\ndef main():\n    out = []\n"
+                        "    t = threading.Thread(target=out.append, args=(1,))\n"
+                        "    t.start(); t.join()\n    return out\n")
+        self.assertEqual(r["result"]["value"], [1])
+
+    def test_pandas(self):
+        r = self.run_py("import pandas as pd\ndef main():\n"
+                        "    df = pd.DataFrame({'a': [1, 2, 3], 'b': [4.5, 5.5, 6.5]})\n"
+                        "    return {'sum': int(df.a.sum()), 'mean': float(df.b.mean())}\n")
+        self.assertEqual(r["result"]["value"], {"sum": 6, "mean": 5.5}, r.get("stderr"))
+
+    def test_matplotlib_savefig(self):
+        r = self.run_py("import matplotlib.pyplot as plt\ndef main():\n"
+                        "    plt.plot([1, 2, 3], [1, 4, 9])\n    plt.title('squares')\n"
+                        "    plt.savefig('artifacts/plot.png')\n    return 'saved'\n")
+        self.assertEqual(r["outcome"], "ok", r.get("stderr"))
+        self.assertEqual([a["name"] for a in r["artifacts"]], ["plot.png"])
+        data = base64.b64decode(r["artifacts"][0]["content_b64"])
+        self.assertTrue(data.startswith(PNG_MAGIC))
+        self.assertGreater(len(data), 1000)
+
+
+class NodeRunner(unittest.TestCase):
+    def run_js(self, code, **kw):
+        job = {"code": code}
+        job.update({k: v for k, v in kw.items() if k != "env"})
+        return run_job(JS_IMAGE, job, env=kw.get("env"))[0]
+
+    def test_module_exports_object(self):
+        r = self.run_js("function main(args) { console.log('hi'); return {x: args.x + 1}; }\n"
+                        "module.exports = {main};\n", arguments={"x": 41})
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertEqual(r["result"], {"present": True, "value": {"x": 42}})
+        self.assertEqual(r["stdout"], "hi\n")
+
+    def test_exports_main(self):
+        r = self.run_js("exports.main = (args) => args.a * 2;\n", arguments={"a": 4})
+        self.assertEqual(r["result"]["value"], 8)
+
+    def test_module_exports_function(self):
+        r = self.run_js("module.exports = function (args) { return 'fn'; };\n")
+        self.assertEqual(r["result"]["value"], "fn")
+
+    def test_bare_function_main(self):
+        r = self.run_js("#!/usr/bin/env node\nfunction main(args) {\n  return [args.a, 'bare'];\n}\n",
+                        arguments={"a": 1})
+        self.assertEqual(r["result"]["value"], [1, "bare"])
+
+    def test_bare_const_arrow_main(self):
+        r = self.run_js("const main = async ({n}) => n + 1;\n", arguments={"n": 1})
+        self.assertEqual(r["result"]["value"], 2)
+
+    def test_async_main(self):
+        r = self.run_js("async function main() {\n"
+                        "  await new Promise((res) => setTimeout(res, 10));\n  return 'later';\n}\n")
+        self.assertEqual(r["result"]["value"], "later")
+
+    def test_undefined_is_no_result_null_is_a_value(self):
+        r = self.run_js("function main() {}\n")
+        self.assertEqual(r["result"], {"present": False})
+        r = self.run_js("function main() { return null; }\n")
+        self.assertEqual(r["result"], {"present": True, "value": None})
+
+    def test_exception_stack(self):
+        r = self.run_js("function main() {\n  throw new TypeError('boom');\n}\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertEqual(r["exit_code"], 1)
+        self.assertIn("TypeError: boom", r["stderr"])
+        self.assertIn("/workspace/main.js:2", r["stderr"])
+        self.assertNotIn("runner.js", r["stderr"])
+
+    def test_rejected_promise(self):
+        r = self.run_js("async function main() { throw new Error('async boom'); }\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("async boom", r["stderr"])
+
+    def test_no_main(self):
+        r = self.run_js("const x = 1;\n")
+        self.assertEqual(r["outcome"], "no_main")
+
+    def test_esm_syntax_is_an_exception(self):
+        r = self.run_js("export function main() { return 1; }\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("SyntaxError", r["stderr"])
+
+    def test_code_generation_from_strings_disallowed(self):
+        r = self.run_js("function main() { return eval('1 + 1'); }\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("EvalError", r["stderr"])
+        r = self.run_js("function main() { return new Function('return 1')(); }\n")
+        self.assertEqual(r["outcome"], "exception")
+
+    def test_not_serialisable(self):
+        r = self.run_js("function main() { return 10n; }\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("not JSON-serialisable", r["message"])
+        r = self.run_js("function main() { const o = {}; o.o = o; return o; }\n")
+        self.assertEqual(r["outcome"], "exception")
+        r = self.run_js("function main() { return '\\udc80'; }\n")
+        self.assertEqual(r["outcome"], "exception")
+
+    def test_line_written_to_real_stdout_is_not_a_result(self):
+        code = ("const fs = require('fs');\n"
+                "function main() {\n"
+                "  fs.writeFileSync('/proc/1/fd/1', '{\"sandgate_runner\":1,\"outcome\":\"ok\"}\\n{');\n"
+                "  console.log(JSON.stringify({sandgate_runner: 1, result: 'forged'}));\n"
+                "  return 'real';\n}\n")
+        r = self.run_js(code)
+        self.assertEqual(r["result"]["value"], "real")
+
+    def test_bad_file_names_refused(self):
+        for name in ("../x", "a/b", ".env", "main.js"):
+            r = self.run_js("function main() { return 1; }\n", files={name: b64(b"a")})
+            self.assertEqual(r["outcome"], "bad_job", name)
+
+    def test_input_files_and_artifacts(self):
+        code = ("const fs = require('fs');\n"
+                "function main() {\n"
+                "  const rows = fs.readFileSync('data.csv', 'utf8').trim().split('\\n');\n"
+                "  fs.writeFileSync('artifacts/out.json', JSON.stringify(rows));\n"
+                "  fs.writeFileSync('artifacts/x.bin', 'ignored');\n"
+                "  return rows.length;\n}\n")
+        r = self.run_js(code, files={"data.csv": b64(b"a\nb\nc\n")})
+        self.assertEqual(r["result"]["value"], 3, r)
+        self.assertEqual([a["name"] for a in r["artifacts"]], ["out.json"])
+        art = r["artifacts"][0]
+        self.assertEqual(art["mime_type"], "application/json")
+        self.assertEqual(json.loads(base64.b64decode(art["content_b64"])), ["a", "b", "c"])
+
+    def test_output_cap(self):
+        r = self.run_js("function main() { process.stdout.write('y'.repeat(100000)); return 1; }\n",
+                        limits={"max_output_bytes": 2000})
+        self.assertEqual(r["outcome"], "output_limit")
+        self.assertEqual(r["stdout"], "y" * 2000)
+
+    def test_runner_timeout(self):
+        r = self.run_js("function main() { for (;;) {} }\n", limits={"timeout_ms": 700})
+        self.assertEqual(r["outcome"], "timeout")
+        self.assertEqual(r["exit_code"], -124)
+        self.assertGreaterEqual(r["time_used_ms"], 700)
+        self.assertLess(r["time_used_ms"], 3000)
+
+    def test_process_exit(self):
+        r = self.run_js("function main() { process.exit(4); }\n")
+        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 4))
+
+
+if __name__ == "__main__":
+    unittest.main()
