@@ -35,6 +35,8 @@ ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/analyze.c $(ANALYZER_LANG_SRCS)
 ANALYZE_LANG_DEFS := $(if $(filter analyzers/python.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_PYTHON_ANALYZER) \
                      $(if $(filter analyzers/javascript.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_JAVASCRIPT_ANALYZER)
+# The JavaScript analyzer's modules and the shared tree-sitter helpers it uses.
+ANALYZER_SRCS += $(wildcard analyzers/js_*.c analyzers/ts_util.c)
 $(BUILD)/obj/analyzers/analyze.o: ALL_CFLAGS += $(ANALYZE_LANG_DEFS)
 $(BUILD)/obj/analyzers/analyze.o: $(ANALYZER_LANG_SRCS) analyzers/build.mk
 

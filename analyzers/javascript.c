@@ -1,0 +1,230 @@
+/* javascript.c - the JavaScript (Node.js, CommonJS) analyzer: parse with
+ * tree-sitter-javascript, fail closed on anything the parser and V8 could
+ * read differently, enforce the structural limits, then walk the tree once
+ * applying the rules of js_rules.c (and a second time only when the program
+ * aliases an object that has forbidden members).
+ *
+ * The parser is this thread's cached one (ts_util.h). A check allocates
+ * nothing per node: the tree, one cursor, one context (with the walk's
+ * path) and the violations are all it allocates.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "js_rules.h"
+#include "js_syms.h"
+#include "lang.h"
+#include "rules.h"
+#include "ts_util.h"
+
+#define JS_PATH_MAX (SG_LIMIT_DEPTH_MAX + 1) /* deepest walk any policy allows */
+
+/* ---- fail closed on parse errors ---------------------------------------- */
+
+static void report_syntax_error(struct js_ctx *c, TSNode root)
+{
+    TSNode e = sg_ts_first_error(root);
+    if (ts_node_is_missing(e))
+        js_report(c, e, SG_RULE_SYNTAX_ERROR, "syntax error: missing '%s'", ts_node_type(e));
+    else
+        js_report(c, e, SG_RULE_SYNTAX_ERROR, "syntax error (the source does not parse as JavaScript)");
+}
+
+/* V8 reads `<!--` anywhere, and `-->` at the start of a line, as the start
+ * of a comment in scripts and CommonJS modules; tree-sitter reads `<!--` as
+ * code. Rather than model the exact rules, any `<!--` or `-->` that is not
+ * inside a string, template text, regex or comment is rejected, so no text
+ * can be code for one and a comment for the other. */
+static int in_literal(const struct js_syms *sy, TSNode n)
+{
+    TSSymbol s = ts_node_symbol(n);
+    return s == sy->string || s == sy->string_fragment || s == sy->escape_sequence ||
+           s == sy->template_string || s == sy->comment || s == sy->regex ||
+           s == sy->regex_pattern || s == sy->hash_bang_line;
+}
+
+static int check_html_comments(struct js_ctx *c, TSNode root)
+{
+    static const char *const marks[] = {"<!--", "-->"};
+    for (size_t m = 0; m < 2; m++) {
+        size_t mlen = strlen(marks[m]), off = 0;
+        const char *hit;
+        while (off < c->len && (hit = memmem(c->src + off, c->len - off, marks[m], mlen))) {
+            uint32_t at = (uint32_t)(hit - c->src);
+            TSNode n = ts_node_descendant_for_byte_range(root, at, at + (uint32_t)mlen);
+            if (!in_literal(c->sy, n)) {
+                int r = sg_violations_add_at(
+                    c->out, SG_RULE_SYNTAX_ERROR, c->src, c->len, at, at + mlen,
+                    "'%s' outside a string or comment is forbidden (Node may read it as an "
+                    "HTML-like comment; write 'x-- > y' for a comparison)",
+                    marks[m]);
+                if (r < 0 && !c->err)
+                    c->err = r;
+                return 1;
+            }
+            /* skip the rest of this literal (one lookup per literal), but not
+             * of a whole template: its substitutions are code */
+            off = at + mlen;
+            if (ts_node_symbol(n) != c->sy->template_string && ts_node_end_byte(n) > off)
+                off = ts_node_end_byte(n);
+        }
+    }
+    return 0;
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+/* JSX parses with this grammar but is not JavaScript Node runs; rejecting
+ * it keeps the analyzer's view and Node's the same program. */
+static int is_unsupported_syntax(const struct js_syms *sy, TSSymbol s)
+{
+    return s == sy->jsx_element || s == sy->jsx_self_closing_element ||
+           s == sy->jsx_opening_element || s == sy->jsx_closing_element || s == sy->html_comment;
+}
+
+/* Limits and syntax that stop the walk; 1 when one fired. */
+static int check_node_limits(struct js_ctx *c, TSNode n, size_t depth, size_t nodes)
+{
+    const struct sg_lang_policy *lp = c->lp;
+    if (nodes > lp->max_nodes) {
+        js_report(c, n, SG_RULE_NODES, "the program has more than %zu syntax nodes", lp->max_nodes);
+        return 1;
+    }
+    if (depth > lp->max_depth || depth >= c->path_len) {
+        js_report(c, n, SG_RULE_DEPTH, "the program nests deeper than %zu syntax nodes",
+                  lp->max_depth);
+        return 1;
+    }
+    if (is_unsupported_syntax(c->sy, ts_node_symbol(n))) {
+        js_report(c, n, SG_RULE_SYNTAX_ERROR,
+                  ts_node_symbol(n) == c->sy->html_comment
+                      ? "HTML-like comments ('-->') are forbidden"
+                      : "JSX is not JavaScript that Node runs");
+        return 1;
+    }
+    return 0;
+}
+
+/* Depth-first, pre-order walk with one cursor; ctx->path mirrors the
+ * cursor's ancestors. Depth counts nodes from the root (depth 1). */
+static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_analysis_stats *st)
+{
+    size_t depth = 1, nodes = 0, max_depth = 0;
+    ts_tree_cursor_reset(cur, root);
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(cur);
+        nodes++;
+        if (depth > max_depth)
+            max_depth = depth;
+        if ((!c->alias_pass && check_node_limits(c, n, depth, nodes)) || depth >= c->path_len)
+            break;
+        c->depth = depth - 1;
+        c->path[c->depth] = n;
+        c->fields[c->depth] = ts_tree_cursor_current_field_id(cur);
+        js_rules_visit(c);
+        if (c->stop || c->err)
+            break;
+        if (ts_tree_cursor_goto_first_child(cur)) {
+            depth++;
+            continue;
+        }
+        while (!ts_tree_cursor_goto_next_sibling(cur)) {
+            if (!ts_tree_cursor_goto_parent(cur))
+                goto done;
+            depth--;
+        }
+    }
+done:
+    if (!c->alias_pass) {
+        st->nodes = nodes;
+        st->max_depth = max_depth;
+    }
+}
+
+/* Report in source order: the walk meets `a.b.c` at its outermost node
+ * first. Insertion sort, stable; at most SG_VIOLATIONS_MAX items. */
+static void sort_violations(struct sg_violations *vs, size_t from)
+{
+    for (size_t i = from + 1; i < vs->count; i++) {
+        struct sg_violation v = vs->items[i];
+        size_t j = i;
+        while (j > from && (vs->items[j - 1].line > v.line ||
+                            (vs->items[j - 1].line == v.line && vs->items[j - 1].column > v.column))) {
+            vs->items[j] = vs->items[j - 1];
+            j--;
+        }
+        vs->items[j] = v;
+    }
+}
+
+static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stats *st)
+{
+    TSNode root = ts_tree_root_node(tree);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    size_t first = c->out->count, before = c->out->count + c->out->dropped;
+    if (ts_node_has_error(root))
+        report_syntax_error(c, root);
+    else if (!check_html_comments(c, root)) {
+        walk(c, &cur, root, st);
+        /* aliases matter only for a program not rejected already */
+        if (c->n_aliases && !c->err && c->out->count + c->out->dropped == before) {
+            c->alias_pass = 1;
+            walk(c, &cur, root, st);
+        }
+    }
+    ts_tree_cursor_delete(&cur);
+    sort_violations(c->out, first);
+}
+
+/* One allocation per check: the context and the walk's path, sized by the
+ * policy's depth limit. */
+static struct js_ctx *ctx_new(const struct sg_lang_policy *lp, const char *src, size_t len,
+                              struct sg_violations *out)
+{
+    size_t path_len = (lp->max_depth < JS_PATH_MAX ? lp->max_depth : JS_PATH_MAX) + 1;
+    struct js_ctx *c = calloc(1, sizeof(*c) + path_len * (sizeof(TSNode) + sizeof(TSFieldId)));
+    if (!c)
+        return NULL;
+    c->path = (TSNode *)(c + 1);
+    c->fields = (TSFieldId *)(c->path + path_len);
+    c->path_len = path_len;
+    c->lp = lp;
+    c->sy = js_syms_get();
+    c->src = src;
+    c->len = len;
+    c->out = out;
+    return c;
+}
+
+int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t len,
+                        struct sg_violations *out, struct sg_analysis_stats *stats,
+                        struct sg_error *err)
+{
+    TSTree *tree = NULL;
+    uint64_t t0 = sg_monotonic_us();
+    int r = sg_ts_parse(tree_sitter_javascript(), src, len, &tree);
+    uint64_t t1 = sg_monotonic_us();
+    stats->parse_us = t1 - t0;
+    if (r == -ETIMEDOUT) {
+        r = sg_violations_add_at(out, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
+                                 "the source could not be parsed within %u ms",
+                                 SG_TS_PARSE_TIMEOUT_US / 1000);
+        return r < 0 ? sg_error_set(err, r, "javascript: out of memory") : 0;
+    }
+    if (r < 0)
+        return sg_error_set(err, r, "javascript: parser unavailable (%s)",
+                            r == -E2BIG ? "source too large" : "out of memory");
+    struct js_ctx *c = ctx_new(lp, src, len, out);
+    if (!c) {
+        ts_tree_delete(tree);
+        return sg_error_set(err, -ENOMEM, "javascript: out of memory");
+    }
+    analyze_tree(c, tree, stats);
+    r = c->err;
+    free(c);
+    ts_tree_delete(tree);
+    stats->eval_us = sg_monotonic_us() - t1;
+    return r < 0 ? sg_error_set(err, r, "javascript: out of memory") : 0;
+}

@@ -1,0 +1,595 @@
+/* js_rules.c - the JavaScript analysis rules (js_rules.h).
+ *
+ * What the rules rely on (the contract with javascript.c): the tree has no
+ * ERROR or MISSING node, and ctx->path holds every ancestor of the node
+ * being visited.
+ *
+ * Shadowing is not tracked: a local binding named like a forbidden global
+ * (`function f(process) {}`) is rejected like the global itself. Tracking
+ * scopes correctly (var hoisting, sloppy-mode functions in blocks, `with`,
+ * direct eval) is where analyzers go wrong; a rename is cheap.
+ */
+#include "js_rules.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "js_fold.h"
+#include "rules.h"
+
+#define SHOWN "%.80s" /* names in messages are cut, the snippet has the rest */
+
+void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, ...)
+{
+    char msg[SG_VIOLATION_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    int r = sg_violations_add_at(ctx->out, rule, ctx->src, ctx->len, ts_node_start_byte(n),
+                                 ts_node_end_byte(n), "%s", msg);
+    if (r < 0 && !ctx->err)
+        ctx->err = r;
+}
+
+static TSNode cur(const struct js_ctx *c)
+{
+    return c->path[c->depth];
+}
+
+/* The ancestor `up` levels above the current node (a null node past the root). */
+static TSNode up(const struct js_ctx *c, size_t levels)
+{
+    return levels <= c->depth ? c->path[c->depth - levels] : (TSNode){0};
+}
+
+void js_node_name(const struct js_ctx *c, TSNode n, struct js_str *ret)
+{
+    uint32_t s = ts_node_start_byte(n);
+    js_decode_identifier(c->src + s, ts_node_end_byte(n) - s, ret);
+}
+
+static TSNode field(const struct js_ctx *c, TSNode n, TSFieldId f)
+{
+    (void)c;
+    return ts_node_child_by_field_id(n, f);
+}
+
+TSNode js_first_arg(const struct js_ctx *c, TSNode args)
+{
+    uint32_t nc = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode a = ts_node_named_child(args, i);
+        if (!js_is(a, c->sy->comment) && !js_is(a, c->sy->html_comment))
+            return a;
+    }
+    return (TSNode){0};
+}
+
+/* ---- property names ------------------------------------------------- */
+
+static const char *why_forbidden(const struct js_str *name)
+{
+    static const char *const why[][2] = {
+        {"constructor", " (reaches the Function constructor)"},
+        {"__proto__", " (reaches the prototype chain)"},
+        {"caller", " (reaches the calling function)"},
+        {"callee", " (reaches the running function)"},
+        {"prepareStackTrace", " (exposes stack frames and their functions)"},
+        {"mainModule", " (reaches the module loader)"},
+    };
+    for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+        if (js_name_is(name, why[i][0]))
+            return why[i][1];
+    return "";
+}
+
+/* A property read (or destructured) by this name, on any object. */
+static void check_property(struct js_ctx *c, TSNode at, const struct js_str *name)
+{
+    const struct sg_lang_policy *lp = c->lp;
+    if (name->truncated)
+        return; /* longer than any policy entry */
+    if (sg_strset_has(&lp->forbidden_attributes, name->buf))
+        js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to property '" SHOWN "' is forbidden%s",
+                  name->buf, why_forbidden(name));
+    else if (lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
+             !sg_strset_has(&lp->allowed_dunders, name->buf))
+        js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder property '" SHOWN "' is forbidden",
+                  name->buf);
+}
+
+/* ---- resolved names (forbidden_calls) ---------------------------------- */
+
+/* Split a member chain a.b["c"].d into its root identifier and ".b.c.d".
+ * Returns -1 when the chain has a computed part or no identifier root. */
+static int chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str *ret_suffix)
+{
+    TSNode links[JS_CHAIN_MAX];
+    size_t count = 0;
+    struct js_str part;
+    while (js_is(n, c->sy->member_expression) || js_is(n, c->sy->subscript_expression)) {
+        if (count == JS_CHAIN_MAX)
+            return -1;
+        links[count++] = n;
+        n = field(c, n, c->sy->f_object);
+    }
+    if (!js_is(n, c->sy->identifier))
+        return -1;
+    *ret_root = n;
+    js_str_clear(ret_suffix);
+    while (count-- > 0) {
+        TSNode l = links[count];
+        if (js_is(l, c->sy->member_expression)) {
+            TSNode p = field(c, l, c->sy->f_property);
+            if (!js_is(p, c->sy->property_identifier))
+                return -1;
+            js_node_name(c, p, &part);
+        } else if (js_fold(c->sy, c->src, field(c, l, c->sy->f_index), &part) != JS_FOLD_STRING) {
+            return -1;
+        }
+        js_str_append(ret_suffix, ".", 1);
+        js_str_append(ret_suffix, part.buf, part.len);
+    }
+    return 0;
+}
+
+/* Report `root + suffix` when it is a forbidden call; 1 when reported. */
+static int check_resolved(struct js_ctx *c, TSNode at, const char *root, const struct js_str *suffix)
+{
+    struct js_str full;
+    js_str_clear(&full);
+    js_str_append(&full, root, strlen(root));
+    js_str_append(&full, suffix->buf, suffix->len);
+    if (full.truncated || !sg_strset_has(&c->lp->forbidden_calls, full.buf))
+        return 0;
+    js_report(c, at, SG_RULE_CALL_FORBIDDEN, "use of '" SHOWN "' is forbidden", full.buf);
+    return 1;
+}
+
+static int alias_matches(const struct js_alias *a, const struct js_str *name)
+{
+    if (a->name_truncated)
+        return strncmp(a->name, name->buf, JS_ALIAS_NAME_MAX) == 0;
+    return !name->truncated && strcmp(a->name, name->buf) == 0;
+}
+
+/* Check the name `root_node + suffix` against forbidden_calls: the root as
+ * written in the first walk, each alias of it in the alias walk (so a use
+ * is reported once, and uses before the alias's declaration are seen). */
+static void check_chain_name(struct js_ctx *c, TSNode at, TSNode root_node,
+                             const struct js_str *suffix)
+{
+    struct js_str root;
+    js_node_name(c, root_node, &root);
+    if (js_name_is(&root, "require") || js_name_is(&root, "module"))
+        return; /* every use but require("m") / module.exports is reported already */
+    if (!c->alias_pass) {
+        check_resolved(c, at, root.buf, suffix);
+        return;
+    }
+    for (size_t i = 0; i < c->n_aliases; i++)
+        if (alias_matches(&c->aliases[i], &root) &&
+            check_resolved(c, at, c->aliases[i].target, suffix))
+            return;
+}
+
+static void check_chain(struct js_ctx *c, TSNode n)
+{
+    TSNode root;
+    struct js_str suffix;
+    if (c->lp->forbidden_calls.count && chain_of(c, n, &root, &suffix) == 0)
+        check_chain_name(c, n, root, &suffix);
+}
+
+
+/* ---- aliases ------------------------------------------------------------ */
+
+/* 1 when some forbidden call starts with `target.` (the set is sorted, so
+ * the candidates are one contiguous run found by binary search). */
+static int leads_to_forbidden_call(const struct sg_strset *calls, const char *target)
+{
+    char key[JS_ALIAS_NAME_MAX + 2];
+    int n = snprintf(key, sizeof(key), "%s.", target);
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return 0; /* longer than any entry */
+    size_t lo = 0, hi = calls->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(calls->items[mid], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < calls->count && strncmp(calls->items[lo], key, (size_t)n) == 0;
+}
+
+static void add_alias(struct js_ctx *c, TSNode at, const struct js_str *name, const char *target)
+{
+    if (!leads_to_forbidden_call(&c->lp->forbidden_calls, target))
+        return;
+    if (c->n_aliases == JS_ALIAS_MAX) {
+        /* fail closed: an alias we cannot track could hide a forbidden call */
+        js_report(c, at, SG_RULE_CALL_FORBIDDEN,
+                  "too many aliases of '" SHOWN "' to check (at most %d)", target, JS_ALIAS_MAX);
+        return;
+    }
+    struct js_alias *a = &c->aliases[c->n_aliases++];
+    size_t n = name->len < JS_ALIAS_NAME_MAX ? name->len : JS_ALIAS_NAME_MAX;
+    memcpy(a->name, name->buf, n);
+    a->name[n] = '\0';
+    a->name_truncated = name->truncated || name->len > JS_ALIAS_NAME_MAX;
+    n = strnlen(target, JS_ALIAS_NAME_MAX);
+    memcpy(a->target, target, n);
+    a->target[n] = '\0';
+}
+
+/* `const x = <value>` or `x = <value>`: remember x when value names an
+ * object with forbidden members (`Object`, `process`, an alias of one). */
+static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
+{
+    TSNode root;
+    struct js_str name, suffix, rootname, target;
+    if (!js_is(name_node, c->sy->identifier) || !c->lp->forbidden_calls.count ||
+        chain_of(c, value, &root, &suffix) < 0)
+        return;
+    js_node_name(c, name_node, &name);
+    js_node_name(c, root, &rootname);
+    js_str_clear(&target);
+    js_str_append(&target, rootname.buf, rootname.len);
+    js_str_append(&target, suffix.buf, suffix.len);
+    if (!target.truncated)
+        add_alias(c, value, &name, target.buf);
+    for (size_t i = 0, n = c->n_aliases; i < n; i++) {
+        if (!alias_matches(&c->aliases[i], &rootname))
+            continue;
+        js_str_clear(&target);
+        js_str_append(&target, c->aliases[i].target, strlen(c->aliases[i].target));
+        js_str_append(&target, suffix.buf, suffix.len);
+        if (!target.truncated)
+            add_alias(c, value, &name, target.buf);
+    }
+}
+
+/* ---- plain names -------------------------------------------------------- */
+
+/* `module` is allowed only as module.exports / module["exports"]. */
+static int is_module_exports(struct js_ctx *c, TSNode parent, TSFieldId f)
+{
+    struct js_str prop;
+    if (f != c->sy->f_object)
+        return 0;
+    if (js_is(parent, c->sy->member_expression)) {
+        TSNode p = field(c, parent, c->sy->f_property);
+        js_node_name(c, p, &prop);
+        return js_is(p, c->sy->property_identifier) && js_name_is(&prop, "exports");
+    }
+    return js_is(parent, c->sy->subscript_expression) &&
+           js_fold(c->sy, c->src, field(c, parent, c->sy->f_index), &prop) == JS_FOLD_STRING &&
+           js_name_is(&prop, "exports");
+}
+
+/* A name used as a variable. Bare names resolve on the global object when
+ * nothing declares them, and the global object inherits from
+ * Object.prototype: a plain `constructor` is Object, whose constructor is
+ * Function. So forbidden attribute names are forbidden as plain names too. */
+static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *name)
+{
+    const struct sg_lang_policy *lp = c->lp;
+    if (name->truncated)
+        return;
+    if (sg_strset_has(&lp->forbidden_names, name->buf))
+        js_report(c, n, SG_RULE_NAME_FORBIDDEN, "use of '" SHOWN "' is forbidden", name->buf);
+    else if (sg_strset_has(&lp->forbidden_attributes, name->buf) ||
+             (lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
+              !sg_strset_has(&lp->allowed_dunders, name->buf)))
+        js_report(c, n,
+                  sg_strset_has(&lp->forbidden_attributes, name->buf) ? SG_RULE_ATTRIBUTE_FORBIDDEN
+                                                                      : SG_RULE_ATTRIBUTE_DUNDER,
+                  "name '" SHOWN "' is forbidden (a plain name reads the global object's "
+                  "property of that name)", name->buf);
+}
+
+static void check_identifier(struct js_ctx *c)
+{
+    struct js_str name;
+    TSNode n = cur(c), parent = up(c, 1);
+    TSFieldId f = c->fields[c->depth];
+    js_node_name(c, n, &name);
+    if (js_name_is(&name, "require")) {
+        if (!(js_is(parent, c->sy->call_expression) && f == c->sy->f_function))
+            js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+                      "'require' may only be called directly, with a constant module name");
+        return;
+    }
+    if (js_name_is(&name, "module")) {
+        if (!is_module_exports(c, parent, f))
+            js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+                      "only 'module.exports' may be used; 'module' itself reaches the module loader");
+        return;
+    }
+    check_plain_name(c, n, &name);
+}
+
+/* ---- member access ------------------------------------------------------ */
+
+static void check_member(struct js_ctx *c)
+{
+    struct js_str name;
+    TSNode n = cur(c);
+    TSNode p = field(c, n, c->sy->f_property);
+    if (js_is(p, c->sy->property_identifier)) {
+        js_node_name(c, p, &name);
+        check_property(c, p, &name);
+    }
+    check_chain(c, n);
+}
+
+/* A key expression whose value is always a number: arr[i + 1] cannot
+ * spell a name however i was computed... unless `+` meets a string, so `+`
+ * counts only between numeric operands. */
+static int numeric_expr(const struct js_ctx *c, TSNode n, int budget)
+{
+    const struct js_syms *sy = c->sy;
+    if (budget <= 0)
+        return 0;
+    if (js_is(n, sy->number) || js_is(n, sy->update_expression))
+        return 1;
+    if (js_is(n, sy->parenthesized_expression))
+        return ts_node_named_child_count(n) == 1 &&
+               numeric_expr(c, ts_node_named_child(n, 0), budget - 1);
+    TSNode op = field(c, n, sy->f_operator);
+    if (js_is(n, sy->unary_expression))
+        return js_is(op, sy->minus) || js_is(op, sy->plus) || js_is(op, sy->tilde);
+    if (!js_is(n, sy->binary_expression))
+        return 0;
+    if (js_is(op, sy->plus))
+        return numeric_expr(c, field(c, n, sy->f_left), budget - 1) &&
+               numeric_expr(c, field(c, n, sy->f_right), budget - 1);
+    for (int i = 0; i < JS_NUMERIC_OPS; i++)
+        if (js_is(op, sy->numeric_ops[i]))
+            return 1;
+    return 0;
+}
+
+/* In sloppy code `this` inside a plain function called without a receiver
+ * is the global object. It is not inside a method (the object), inside a
+ * class (class code is strict: undefined) or at the top level
+ * (module.exports). Arrow functions take `this` from outside. */
+static int this_may_be_global(const struct js_ctx *c)
+{
+    const struct js_syms *sy = c->sy;
+    int in_function = 0;
+    for (size_t lv = 1; lv <= c->depth; lv++) {
+        TSNode a = up(c, lv);
+        if (js_is(a, sy->class_body))
+            return 0;
+        if (!in_function && js_is(a, sy->method_definition))
+            return 0;
+        in_function |= js_is(a, sy->function_declaration) || js_is(a, sy->function_expression) ||
+                       js_is(a, sy->generator_function) ||
+                       js_is(a, sy->generator_function_declaration);
+    }
+    return in_function;
+}
+
+/* Objects on which a computed name is never accepted, whatever the policy:
+ * they hold the runtime's internals under names we cannot see. */
+static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
+{
+    static const char *const globals[] = {"globalThis", "global", "process", "Reflect"};
+    struct js_str name;
+    while (js_is(obj, c->sy->parenthesized_expression) && ts_node_named_child_count(obj) == 1)
+        obj = ts_node_named_child(obj, 0);
+    if (js_is(obj, c->sy->this_))
+        return this_may_be_global(c) ? "this" : NULL;
+    if (!js_is(obj, c->sy->identifier))
+        return NULL;
+    js_node_name(c, obj, &name);
+    for (size_t i = 0; i < sizeof(globals) / sizeof(globals[0]); i++)
+        if (js_name_is(&name, globals[i]))
+            return globals[i];
+    return NULL;
+}
+
+/* A property name computed by `key` (a subscript index or a computed key
+ * of a destructuring pattern) on obj (null for patterns). */
+static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
+{
+    struct js_str v;
+    enum js_fold_kind k = js_fold(c->sy, c->src, key, &v);
+    if (k == JS_FOLD_STRING || k == JS_FOLD_OTHER) {
+        check_property(c, key, &v);
+        return;
+    }
+    if (k == JS_FOLD_NUMBER || k == JS_FOLD_NUMBER_INEXACT)
+        return;
+    const char *sensitive = ts_node_is_null(obj) ? NULL : sensitive_object(c, obj);
+    if (k == JS_FOLD_COMPLEX)
+        js_report(c, key, SG_RULE_REFLECTION_DYNAMIC,
+                  "computed property name is too complex to check");
+    else if (sensitive)
+        js_report(c, key, SG_RULE_REFLECTION_DYNAMIC,
+                  "computed property of '%s' is forbidden (it may reach the runtime's internals)",
+                  sensitive);
+    else if (c->lp->deny_dynamic_attributes && !numeric_expr(c, key, JS_FOLD_DEPTH_MAX))
+        js_report(c, key, SG_RULE_REFLECTION_DYNAMIC,
+                  "property name computed at run time is forbidden by this policy "
+                  "(use a constant name, a numeric index or a Map)");
+}
+
+static void check_subscript(struct js_ctx *c)
+{
+    TSNode n = cur(c);
+    check_computed_key(c, field(c, n, c->sy->f_index), field(c, n, c->sy->f_object));
+    check_chain(c, n);
+}
+
+/* Reflective reads and writes by name, `Reflect.get(o, "constructor")`,
+ * `Object.getOwnPropertyDescriptor(o, k)`: the name argument is checked as
+ * the key of `o[name]` would be. */
+static void check_reflective_call(struct js_ctx *c, TSNode call)
+{
+    static const char *const by_name[] = {
+        "Reflect.get", "Reflect.set", "Reflect.has", "Reflect.getOwnPropertyDescriptor",
+        "Reflect.defineProperty", "Reflect.deleteProperty", "Object.getOwnPropertyDescriptor",
+        "Object.defineProperty"};
+    TSNode root, args = field(c, call, c->sy->f_arguments);
+    struct js_str suffix, rootname;
+    if (chain_of(c, field(c, call, c->sy->f_function), &root, &suffix) < 0 ||
+        !js_is(args, c->sy->arguments))
+        return;
+    js_node_name(c, root, &rootname);
+    js_str_append(&rootname, suffix.buf, suffix.len);
+    size_t i = 0, n = sizeof(by_name) / sizeof(by_name[0]);
+    while (i < n && !js_name_is(&rootname, by_name[i]))
+        i++;
+    if (i == n)
+        return;
+    /* arguments: (target, name, ...) */
+    TSNode target = js_first_arg(c, args), key = {0};
+    for (uint32_t k = 0, seen = 0, nc = ts_node_named_child_count(args); k < nc; k++) {
+        TSNode a = ts_node_named_child(args, k);
+        if (js_is(a, c->sy->comment) || js_is(a, c->sy->html_comment))
+            continue;
+        if (seen++ == 1) {
+            key = a;
+            break;
+        }
+    }
+    if (!ts_node_is_null(key))
+        check_computed_key(c, key, target);
+}
+
+/* ---- destructuring ------------------------------------------------------ */
+
+/* The value a pattern property destructures: `const {k} = V` / `({k} = V)`
+ * where the pattern is `levels` above the current node; null otherwise
+ * (parameters, nested patterns, loops). */
+static TSNode pattern_source(const struct js_ctx *c, size_t levels)
+{
+    TSNode pat = up(c, levels), holder = up(c, levels + 1);
+    TSFieldId f = levels <= c->depth ? c->fields[c->depth - levels] : 0;
+    if (!js_is(pat, c->sy->object_pattern))
+        return (TSNode){0};
+    if (js_is(holder, c->sy->variable_declarator))
+        return field(c, holder, c->sy->f_value);
+    if (js_is(holder, c->sy->assignment_expression) && f == c->sy->f_left)
+        return field(c, holder, c->sy->f_right);
+    return (TSNode){0};
+}
+
+/* `const {getPrototypeOf: g} = Object` reads Object.getPrototypeOf. */
+static void check_pattern_chain(struct js_ctx *c, TSNode at, TSNode source,
+                                const struct js_str *key)
+{
+    TSNode root;
+    struct js_str suffix;
+    if (ts_node_is_null(source) || !c->lp->forbidden_calls.count ||
+        chain_of(c, source, &root, &suffix) < 0)
+        return;
+    js_str_append(&suffix, ".", 1);
+    js_str_append(&suffix, key->buf, key->len);
+    check_chain_name(c, at, root, &suffix);
+}
+
+/* `{key: target}` in a pattern: reads property `key` of the source. */
+static void check_pair_pattern(struct js_ctx *c)
+{
+    struct js_str name;
+    TSNode key = field(c, cur(c), c->sy->f_key);
+    if (js_is(key, c->sy->computed_property_name)) {
+        if (!c->alias_pass && ts_node_named_child_count(key) >= 1)
+            check_computed_key(c, ts_node_named_child(key, 0), (TSNode){0});
+        return;
+    }
+    if (js_is(key, c->sy->property_identifier))
+        js_node_name(c, key, &name);
+    else if (js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
+        return; /* a number key */
+    if (!c->alias_pass)
+        check_property(c, key, &name);
+    check_pattern_chain(c, key, pattern_source(c, 1), &name);
+}
+
+/* `{key}` / `{key = dflt}` in a pattern: reads `key` and binds it. */
+static void check_shorthand_pattern(struct js_ctx *c)
+{
+    struct js_str name;
+    TSNode n = cur(c);
+    size_t levels = js_is(up(c, 1), c->sy->object_assignment_pattern) ? 2 : 1;
+    js_node_name(c, n, &name);
+    if (!c->alias_pass) {
+        check_property(c, n, &name);
+        check_plain_name(c, n, &name);
+    }
+    check_pattern_chain(c, n, pattern_source(c, levels), &name);
+}
+
+/* `{__proto__: x}` in an object literal sets the prototype; other keys are
+ * definitions, not reads, and stay allowed (`{constructor: 1}`). */
+static void check_pair(struct js_ctx *c)
+{
+    struct js_str name;
+    TSNode key = field(c, cur(c), c->sy->f_key);
+    if (js_is(key, c->sy->property_identifier))
+        js_node_name(c, key, &name);
+    else if (!js_is(key, c->sy->string) || js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
+        return;
+    if (js_name_is(&name, "__proto__"))
+        check_property(c, key, &name);
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static void visit_aliases(struct js_ctx *c)
+{
+    const struct js_syms *sy = c->sy;
+    TSNode n = cur(c);
+    TSSymbol s = ts_node_symbol(n);
+    if (s == sy->member_expression || s == sy->subscript_expression)
+        check_chain(c, n);
+    else if (s == sy->pair_pattern)
+        check_pair_pattern(c);
+    else if (s == sy->shorthand_property_identifier_pattern)
+        check_shorthand_pattern(c);
+}
+
+void js_rules_visit(struct js_ctx *c)
+{
+    const struct js_syms *sy = c->sy;
+    TSNode n = cur(c);
+    TSSymbol s = ts_node_symbol(n);
+    if (c->alias_pass) {
+        visit_aliases(c);
+        return;
+    }
+    if (s == sy->identifier || s == sy->shorthand_property_identifier)
+        check_identifier(c);
+    else if (s == sy->member_expression)
+        check_member(c);
+    else if (s == sy->subscript_expression)
+        check_subscript(c);
+    else if (s == sy->call_expression) {
+        js_check_call(c, n);
+        check_reflective_call(c, n);
+    }
+    else if (s == sy->pair_pattern)
+        check_pair_pattern(c);
+    else if (s == sy->shorthand_property_identifier_pattern)
+        check_shorthand_pattern(c);
+    else if (s == sy->pair)
+        check_pair(c);
+    else if (s == sy->import_statement || s == sy->export_statement)
+        js_check_module_source(c, n);
+    else if (s == sy->variable_declarator)
+        record_alias(c, field(c, n, sy->f_name), field(c, n, sy->f_value));
+    else if (s == sy->assignment_expression)
+        record_alias(c, field(c, n, sy->f_left), field(c, n, sy->f_right));
+    else if (s == sy->with_statement)
+        js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+                  "the 'with' statement is forbidden (it turns an object's properties, such as "
+                  "'constructor', into plain names)");
+}

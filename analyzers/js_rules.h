@@ -1,0 +1,79 @@
+/* js_rules.h - the JavaScript analyzer's policy rules, applied node by node
+ * during the tree walk in javascript.c. Private to the JavaScript analyzer.
+ *
+ * The walk keeps the path from the root to the current node (nodes and the
+ * field each was reached by), so a rule can look at a node's parent without
+ * ts_node_parent(), which re-walks the tree from the root.
+ */
+#ifndef SG_JS_RULES_H
+#define SG_JS_RULES_H
+
+#include <stddef.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "js_lex.h"
+#include "js_syms.h"
+#include "policy.h"
+#include "violation.h"
+
+#define JS_ALIAS_MAX 32      /* recorded aliases of objects with forbidden members */
+#define JS_ALIAS_NAME_MAX 128 /* bytes of an alias name or target (SG_POLICY_ITEM_MAX) */
+#define JS_CHAIN_MAX 16      /* member accesses in one resolved name (a.b.c...) */
+
+/* `const O = Object` makes `O.getPrototypeOf` mean `Object.getPrototypeOf`
+ * when "Object.getPrototypeOf" is a forbidden call. Only aliases whose
+ * target leads to a forbidden call are recorded. */
+struct js_alias {
+    char name[JS_ALIAS_NAME_MAX + 1];
+    int name_truncated; /* the local name was longer: prefix match */
+    char target[JS_ALIAS_NAME_MAX + 1];
+};
+
+struct js_ctx {
+    const struct sg_lang_policy *lp;
+    const struct js_syms *sy;
+    const char *src;
+    size_t len;
+    struct sg_violations *out;
+    /* the walk's path: path[0] is the root, path[depth] the current node */
+    TSNode *path;
+    TSFieldId *fields; /* fields[i]: the field path[i] has in path[i-1], or 0 */
+    size_t path_len;   /* entries of path and fields */
+    size_t depth;
+    struct js_alias aliases[JS_ALIAS_MAX];
+    size_t n_aliases;
+    int alias_pass;    /* second walk: only names rooted in an alias are checked */
+    int stop;          /* a fail-closed rule fired: end the walk */
+    int err;           /* first internal error (-ENOMEM) */
+};
+
+/* Apply every rule to ctx->path[ctx->depth]. */
+void js_rules_visit(struct js_ctx *ctx);
+
+/* Report a violation on a node (errors are kept in ctx->err). */
+void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The decoded name of an identifier-like node. */
+void js_node_name(const struct js_ctx *ctx, TSNode n, struct js_str *ret);
+
+/* The first argument of an `arguments` node (comments skipped), or a null node. */
+TSNode js_first_arg(const struct js_ctx *ctx, TSNode args);
+
+static inline int js_is(TSNode n, TSSymbol s)
+{
+    return !ts_node_is_null(n) && ts_node_symbol(n) == s;
+}
+
+static inline int js_name_is(const struct js_str *s, const char *name)
+{
+    return !s->truncated && strcmp(s->buf, name) == 0;
+}
+
+/* js_modules.c: require(...), import(...), import/export ... from, and the
+ * timer functions that evaluate a string argument. */
+void js_check_call(struct js_ctx *ctx, TSNode call);
+void js_check_module_source(struct js_ctx *ctx, TSNode stmt);
+
+#endif
