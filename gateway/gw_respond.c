@@ -54,6 +54,8 @@ static void copy_field(json_t *dst, json_t *exec, const char *key, int types, js
                    ((types & 4) && json_is_null(v)) || ((types & 8) && json_is_array(v)) ||
                    ((types & 16) && json_is_object(v)));
     json_object_set_new(dst, key, ok ? json_incref(v) : def);
+    if (ok)
+        json_decref(def); /* the default was not needed */
 }
 
 enum { T_STR = 1, T_NUM = 2, T_NULL = 4, T_ARR = 8, T_OBJ = 16 };
