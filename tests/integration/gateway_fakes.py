@@ -187,9 +187,10 @@ class Gateway:
         raise AssertionError(f"timed out waiting for {what}")
 
     def stop(self):
-        rc = self.daemon.stop() if self.daemon else 0
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return rc
+        try:
+            return self.daemon.stop() if self.daemon else 0
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def policy_with(name, **python):
