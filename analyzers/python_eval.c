@@ -1,0 +1,404 @@
+/* python_eval.c - phase 2: every recorded event against the policy. */
+#include "python_eval.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "python_fold.h"
+#include "python_resolve.h"
+#include "python_rules.h"
+#include "python_scope.h"
+#include "rules.h"
+
+/* Positional arguments of attrgetter() examined. */
+#define ATTRGETTER_ARGS_MAX 16
+/* Names of one match dotted pattern examined. */
+#define CHAIN_NAMES_MAX 32
+
+enum ns_kind { NS_NONE, NS_NAMES, NS_ATTRS, NS_MODULES };
+
+static void report_complex(struct py_ctx *c, TSNode n, const char *what)
+{
+    py_report(c, n, SG_RULE_DEPTH,
+              "cannot resolve '%s': too many possible values or too long an alias chain", what);
+}
+
+static void check_cands(struct py_ctx *c, TSNode at, const struct py_cands *k, unsigned flags,
+                        const char *root, const char *what)
+{
+    if (k->overflow)
+        report_complex(c, at, what);
+    for (uint32_t i = 0; i < k->n && !c->err; i++)
+        py_check_cand(c, at, &k->v[i], flags, py_via(&k->v[i], root));
+}
+
+static void eval_name(struct py_ctx *c, const struct py_event *ev)
+{
+    const struct sg_lang_policy *lp = c->lp;
+    const char *name = py_name(c, ev->node);
+    struct py_cands k = {0};
+    if (!name)
+        return;
+    py_resolve(c, ev->node, ev->scope, 0, &k);
+    int builtin = 0;
+    for (uint32_t i = 0; i < k.n; i++)
+        builtin |= k.v[i].kind == PC_BUILTIN;
+    /* module globals such as __loader__ or __spec__ lead to the import system */
+    if (builtin && lp->deny_dunder_attributes && py_is_dunder(name) &&
+        !sg_strset_has(&lp->allowed_dunders, name) && !sg_strset_has(&lp->forbidden_names, name))
+        py_report(c, ev->node, SG_RULE_ATTRIBUTE_DUNDER, "reference to dunder name '%s'", name);
+    check_cands(c, ev->node, &k, ev->callee ? PY_CK_CALLEE : 0, name, name);
+}
+
+/* The identifier an attribute chain starts from, or NULL. */
+static const char *chain_root(struct py_ctx *c, TSNode n)
+{
+    const struct py_fields *f = &c->L->f;
+    for (int guard = 0; guard < PY_RESOLVE_DEPTH * 4; guard++) {
+        enum py_kind k = py_kind(c, n);
+        if (k == PK_ATTRIBUTE)
+            n = ts_node_child_by_field_id(n, f->object);
+        else if (k == PK_PAREN)
+            n = py_first_expr(c, n);
+        else
+            return k == PK_IDENTIFIER ? py_name(c, n) : NULL;
+    }
+    return NULL;
+}
+
+static void eval_attr(struct py_ctx *c, const struct py_event *ev)
+{
+    TSNode an = ts_node_child_by_field_id(ev->node, c->L->f.attribute);
+    const char *name = py_name(c, an);
+    struct py_cands k = {0};
+    if (!name)
+        return;
+    py_check_attr_name(c, an, name, "");
+    py_resolve(c, ev->node, ev->scope, 0, &k);
+    check_cands(c, ev->node, &k, PY_CK_ATTR | (ev->callee ? PY_CK_CALLEE : 0),
+                chain_root(c, ev->node), name);
+}
+
+/* A match value pattern `case a.b.c:` or class pattern `case C(...)`. */
+static void eval_chain(struct py_ctx *c, const struct py_event *ev)
+{
+    const char *names[CHAIN_NAMES_MAX];
+    int k = 0;
+    TSNode root = {0};
+    uint32_t count = ts_node_named_child_count(ev->node);
+    for (uint32_t i = 0; i < count && k < CHAIN_NAMES_MAX; i++) {
+        TSNode id = ts_node_named_child(ev->node, i);
+        if (py_kind(c, id) != PK_IDENTIFIER)
+            continue;
+        if (ts_node_is_null(root)) {
+            root = id;
+            continue;
+        }
+        if (!(names[k++] = py_name(c, id)))
+            return;
+        py_check_attr_name(c, id, names[k - 1], "");
+    }
+    if (ts_node_is_null(root))
+        return;
+    struct py_cands roots = {0}, out = {0};
+    py_resolve(c, root, ev->scope, 0, &roots);
+    py_cands_extend(c, &roots, names, k, &out);
+    check_cands(c, ev->node, &out, k ? PY_CK_ATTR : 0, py_name(c, root), "pattern");
+}
+
+/* One imported name of `import p` / `from m import p`. */
+static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int check_module)
+{
+    TSNode target = py_kind(c, k) == PK_ALIASED_IMPORT ? ts_node_child_by_field_id(k, c->L->f.name) : k;
+    const char *path = py_dotted(c, target);
+    char full[PY_NAME_MAX];
+    if (!path)
+        return;
+    snprintf(full, sizeof(full), "%s%s%s", mod ? mod : "", mod ? "." : "", path);
+    if (check_module)
+        py_check_module(c, k, full);
+    struct py_cand cand = {.s = full, .len = (uint32_t)strlen(full), .kind = PC_IMPORT};
+    py_check_cand(c, k, &cand, PY_CK_IMPORT, NULL);
+}
+
+static void eval_import(struct py_ctx *c, const struct py_event *ev)
+{
+    const struct py_fields *f = &c->L->f;
+    TSNode n = ev->node, modn = ts_node_child_by_field_id(n, f->module_name);
+    int from = py_kind(c, n) == PK_IMPORT_FROM, verdict = PY_MODULE_PER_NAME;
+    const char *mod = NULL;
+    if (from && py_kind(c, modn) == PK_RELATIVE_IMPORT) {
+        char rel[PY_NAME_MAX];
+        size_t a = ts_node_start_byte(modn), b = ts_node_end_byte(modn);
+        snprintf(rel, sizeof(rel), "%.*s", (int)(b - a < 200 ? b - a : 200), c->src + a);
+        py_check_module(c, modn, rel);
+        return;
+    }
+    if (from) {
+        if (!(mod = py_dotted(c, modn)))
+            return;
+        /* `from os import a, b` is one problem, reported once */
+        verdict = py_module_verdict(c, mod);
+        if (verdict == PY_MODULE_REJECTED)
+            py_check_module(c, modn, mod);
+    }
+    TSTreeCursor *cur = py_cursor(c, n);
+    for (int more = cur && ts_tree_cursor_goto_first_child(cur); more && !c->err;
+         more = ts_tree_cursor_goto_next_sibling(cur)) {
+        TSNode k = ts_tree_cursor_current_node(cur);
+        if (py_kind(c, k) == PK_WILDCARD_IMPORT && verdict == PY_MODULE_PER_NAME)
+            py_check_module(c, k, mod);
+        else if (ts_tree_cursor_current_field_id(cur) == f->name)
+            eval_import_name(c, k, mod, verdict == PY_MODULE_PER_NAME);
+    }
+    py_cursor_done(c, cur);
+}
+
+static int cand_is(const struct py_cand *k, const char *s)
+{
+    return (k->kind == PC_BUILTIN || k->kind == PC_IMPORT) && !strcmp(k->s, s);
+}
+
+/* getattr/setattr/delattr/hasattr(obj, NAME, ...). */
+static void check_getattr(struct py_ctx *c, const struct py_event *ev, const char *fname)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, 1, NULL, &unknown);
+    struct py_sbuf name = {0};
+    char how[48];
+    snprintf(how, sizeof(how), " via %s()", fname);
+    if (ts_node_is_null(a) || !py_fold_str(c, a, ev->scope, 0, &name)) {
+        if (c->lp->deny_dynamic_attributes)
+            py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
+                      "%s() with a non-constant attribute name", fname);
+        return;
+    }
+    py_check_attr_name(c, a, name.s, how);
+    if (strcmp(fname, "getattr"))
+        return;
+    /* the result is obj.NAME: apply the call and module rules to it */
+    struct py_cands k = {0};
+    py_resolve(c, ev->node, ev->scope, 0, &k);
+    for (uint32_t i = 0; i < k.n; i++)
+        if (k.v[i].kind != PC_OPAQUE || strchr(k.v[i].s, '.'))
+            py_check_cand(c, ev->node, &k.v[i], PY_CK_ATTR | (ev->callee ? PY_CK_CALLEE : 0), NULL);
+}
+
+/* __import__ / importlib.import_module(NAME). */
+static void check_importer(struct py_ctx *c, const struct py_event *ev, const char *fname)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, 0, "name", &unknown);
+    struct py_sbuf name = {0};
+    if (!ts_node_is_null(a) && py_fold_str(c, a, ev->scope, 0, &name))
+        py_check_module(c, a, name.s);
+    else if (c->lp->deny_dynamic_imports)
+        py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_IMPORT_DYNAMIC,
+                  "%s() with a non-constant module name", fname);
+}
+
+/* operator.attrgetter("a.b", ...) / operator.methodcaller("name", ...). */
+static void check_attrgetter(struct py_ctx *c, const struct py_event *ev, int methodcaller)
+{
+    const char *fname = methodcaller ? "methodcaller" : "attrgetter";
+    char how[48];
+    snprintf(how, sizeof(how), " via %s()", fname);
+    for (uint32_t i = 0; i < (methodcaller ? 1u : ATTRGETTER_ARGS_MAX); i++) {
+        int unknown;
+        TSNode a = py_call_arg(c, ev->node, i, NULL, &unknown);
+        struct py_sbuf name = {0};
+        if (ts_node_is_null(a) && !unknown && i > 0)
+            return;
+        if (ts_node_is_null(a) || !py_fold_str(c, a, ev->scope, 0, &name)) {
+            if (c->lp->deny_dynamic_attributes)
+                py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
+                          "%s() with a non-constant attribute name", fname);
+            return;
+        }
+        for (char *p = name.s, *dot; p; p = dot ? dot + 1 : NULL) {
+            dot = strchr(p, '.');
+            if (dot)
+                *dot = '\0';
+            py_check_attr_name(c, a, p, how);
+        }
+    }
+}
+
+struct text_check {
+    TSNode at;
+    const char *how;
+};
+
+/* A name read out of a constant string (format field, expression word). */
+static void text_name(struct py_ctx *c, const char *s, size_t n, void *ud)
+{
+    const struct text_check *t = ud;
+    char name[PY_NAME_MAX];
+    if (n == 0 || n >= sizeof(name))
+        return;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    py_check_attr_name(c, t->at, name, t->how);
+}
+
+/* '{0.__class__}'.format(x): replacement fields read attributes; pandas'
+ * eval/query strings name attributes too. */
+static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn, const char *method,
+                           int str_format)
+{
+    const struct py_fields *f = &c->L->f;
+    int unknown;
+    struct py_sbuf s = {0};
+    int fmt = str_format || !strcmp(method, "format") || !strcmp(method, "format_map");
+    TSNode src = str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown)
+                 : fmt      ? ts_node_child_by_field_id(fn, f->object)
+                            : py_call_arg(c, ev->node, 0, "expr", &unknown);
+    if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s))
+        return;
+    struct text_check t = {.at = src, .how = fmt ? " in a format string" : " in an expression string"};
+    if (fmt)
+        py_format_fields(c, s.s, s.n, text_name, &t);
+    else
+        py_words(c, s.s, s.n, text_name, &t);
+}
+
+static enum ns_kind ns_of(const struct py_cand *k)
+{
+    if (k->kind == PC_NAMESPACE)
+        return NS_NAMES;
+    if (k->kind == PC_ATTRS)
+        return NS_ATTRS;
+    if (cand_is(k, "sys.modules"))
+        return NS_MODULES;
+    if (cand_is(k, "builtins.__builtins__"))
+        return NS_NAMES;
+    return NS_NONE;
+}
+
+/* globals()[KEY], vars(x)[KEY], sys.modules[KEY] and their .get(KEY). */
+static void check_key(struct py_ctx *c, TSNode key, int32_t scope, const struct py_cand *m,
+                      TSNode at)
+{
+    enum ns_kind ns = ns_of(m);
+    const struct sg_lang_policy *lp = c->lp;
+    struct py_sbuf k = {0};
+    if (ts_node_is_null(key) || !py_fold_str(c, key, scope, 0, &k)) {
+        TSNode where = ts_node_is_null(key) ? at : key;
+        if (ns == NS_MODULES && lp->deny_dynamic_imports)
+            py_report(c, where, SG_RULE_IMPORT_DYNAMIC, "sys.modules indexed by a non-constant name");
+        else if (ns != NS_MODULES && lp->deny_dynamic_attributes)
+            py_report(c, where, SG_RULE_REFLECTION_DYNAMIC,
+                      "namespace dictionary indexed by a non-constant name");
+        return;
+    }
+    if (ns == NS_MODULES) {
+        py_check_module(c, key, k.s);
+    } else if (ns == NS_ATTRS) {
+        /* vars(obj)["x"] / obj.__dict__["x"] is obj.x */
+        if (!py_check_attr_name(c, key, k.s, " via __dict__")) {
+            struct py_cands obj = {0}, out = {0};
+            const char *names[1] = {k.s};
+            py_cands_add(c, &obj, (enum py_cand_kind)m->aux, m->s, m->len, 0);
+            py_cands_extend(c, &obj, names, 1, &out);
+            for (uint32_t i = 0; i < out.n; i++)
+                py_check_cand(c, key, &out.v[i], PY_CK_ATTR, NULL);
+        }
+    } else if (sg_strset_has(&lp->forbidden_names, k.s)) {
+        py_report(c, key, SG_RULE_NAME_FORBIDDEN, "access to forbidden name '%s' through a namespace dictionary", k.s);
+    } else if (lp->deny_dunder_attributes && py_is_dunder(k.s) && !sg_strset_has(&lp->allowed_dunders, k.s)) {
+        py_report(c, key, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder name '%s' through a namespace dictionary", k.s);
+    }
+}
+
+/* Check KEY against each namespace `obj` may be (names and modules once). */
+static void check_mapping(struct py_ctx *c, TSNode obj, TSNode key, int32_t scope, TSNode at)
+{
+    struct py_cands k = {0};
+    unsigned done = 0;
+    py_resolve(c, obj, scope, 0, &k);
+    for (uint32_t i = 0; i < k.n; i++) {
+        enum ns_kind ns = ns_of(&k.v[i]);
+        if (ns != NS_NONE && (ns == NS_ATTRS || !(done & (1u << ns)))) {
+            done |= 1u << ns;
+            check_key(c, key, scope, &k.v[i], at);
+        }
+    }
+}
+
+static void eval_call(struct py_ctx *c, const struct py_event *ev)
+{
+    const struct py_fields *f = &c->L->f;
+    TSNode fn = ts_node_child_by_field_id(ev->node, f->function);
+    struct py_cands k = {0};
+    py_resolve(c, fn, ev->scope, 0, &k);
+    for (uint32_t i = 0; i < k.n && !c->err; i++) {
+        const struct py_cand *fc = &k.v[i];
+        if (cand_is(fc, "builtins.getattr") || cand_is(fc, "builtins.setattr") ||
+            cand_is(fc, "builtins.delattr") || cand_is(fc, "builtins.hasattr"))
+            check_getattr(c, ev, fc->s + 9);
+        else if (cand_is(fc, "builtins.__import__") || cand_is(fc, "importlib.__import__") ||
+                 cand_is(fc, "importlib.import_module"))
+            check_importer(c, ev, strrchr(fc->s, '.') + 1);
+        else if (cand_is(fc, "operator.attrgetter") || cand_is(fc, "operator.methodcaller"))
+            check_attrgetter(c, ev, fc->s[9] == 'm');
+        else if (cand_is(fc, "builtins.str.format"))
+            check_template(c, ev, fn, "format", 1);
+    }
+    if (py_kind(c, fn) != PK_ATTRIBUTE || c->err)
+        return;
+    const char *m = py_name(c, ts_node_child_by_field_id(fn, f->attribute));
+    if (!m)
+        return;
+    if (!strcmp(m, "format") || !strcmp(m, "format_map") || !strcmp(m, "eval") || !strcmp(m, "query"))
+        check_template(c, ev, fn, m, 0);
+    else if (!strcmp(m, "get") || !strcmp(m, "pop") || !strcmp(m, "setdefault") ||
+             !strcmp(m, "__getitem__")) {
+        int unknown;
+        check_mapping(c, ts_node_child_by_field_id(fn, f->object),
+                      py_call_arg(c, ev->node, 0, NULL, &unknown), ev->scope, ev->node);
+    }
+}
+
+static void eval_subscript(struct py_ctx *c, const struct py_event *ev)
+{
+    const struct py_fields *f = &c->L->f;
+    check_mapping(c, ts_node_child_by_field_id(ev->node, f->value),
+                  ts_node_child_by_field_id(ev->node, f->subscript), ev->scope, ev->node);
+}
+
+int py_eval(struct py_ctx *c)
+{
+    for (size_t i = 0; i < c->n_events && !c->err; i++) {
+        const struct py_event *ev = &c->events[i];
+        py_resolve_begin(c);
+        switch (ev->kind) {
+        case PE_NAME:
+            eval_name(c, ev);
+            break;
+        case PE_ATTR:
+            eval_attr(c, ev);
+            break;
+        case PE_CALL:
+            eval_call(c, ev);
+            break;
+        case PE_SUBSCRIPT:
+            eval_subscript(c, ev);
+            break;
+        case PE_IMPORT:
+            eval_import(c, ev);
+            break;
+        case PE_ATTRNAME: {
+            const char *name = py_name(c, ev->node);
+            if (name)
+                py_check_attr_name(c, ev->node, name, " in a match pattern");
+            break;
+        }
+        case PE_CHAIN:
+            eval_chain(c, ev);
+            break;
+        default:
+            break;
+        }
+    }
+    return c->err;
+}

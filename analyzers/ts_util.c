@@ -1,0 +1,210 @@
+/* ts_util.c - per-thread parsers, first error node, symbol maps. */
+#include "ts_util.h"
+
+#include "analyze.h"
+#include "rules.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Languages a thread may hold a parser for (Python, JavaScript). */
+#define TS_PARSER_SLOTS 4
+
+struct ts_parser_cache {
+    const TSLanguage *lang[TS_PARSER_SLOTS];
+    TSParser *parser[TS_PARSER_SLOTS];
+};
+
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_key_ok;
+
+static void cache_free(void *p)
+{
+    struct ts_parser_cache *c = p;
+    for (size_t i = 0; c && i < TS_PARSER_SLOTS; i++)
+        if (c->parser[i])
+            ts_parser_delete(c->parser[i]);
+    free(c);
+}
+
+static void cache_key_init(void)
+{
+    cache_key_ok = pthread_key_create(&cache_key, cache_free) == 0;
+}
+
+/* This thread's parser for lang, or NULL when out of memory. Without a
+ * thread key (never seen in practice) a parser is made per call by the
+ * caller instead. */
+static TSParser *parser_for(const TSLanguage *lang, int *ret_owned)
+{
+    *ret_owned = 0;
+    pthread_once(&cache_once, cache_key_init);
+    struct ts_parser_cache *c = cache_key_ok ? pthread_getspecific(cache_key) : NULL;
+    if (cache_key_ok && !c) {
+        c = calloc(1, sizeof(*c));
+        if (c && pthread_setspecific(cache_key, c) != 0) {
+            free(c);
+            c = NULL;
+        }
+    }
+    for (size_t i = 0; c && i < TS_PARSER_SLOTS; i++) {
+        if (c->lang[i] == lang)
+            return c->parser[i];
+        if (!c->lang[i]) {
+            TSParser *p = ts_parser_new();
+            if (!p || !ts_parser_set_language(p, lang)) {
+                if (p)
+                    ts_parser_delete(p);
+                return NULL;
+            }
+            ts_parser_set_timeout_micros(p, SG_TS_PARSE_TIMEOUT_US);
+            c->lang[i] = lang;
+            c->parser[i] = p;
+            return p;
+        }
+    }
+    TSParser *p = ts_parser_new();
+    if (p && !ts_parser_set_language(p, lang)) {
+        ts_parser_delete(p);
+        return NULL;
+    }
+    if (p)
+        ts_parser_set_timeout_micros(p, SG_TS_PARSE_TIMEOUT_US);
+    *ret_owned = 1;
+    return p;
+}
+
+int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree)
+{
+    *ret_tree = NULL;
+    if (len > UINT32_MAX)
+        return -E2BIG;
+    int owned = 0;
+    TSParser *p = parser_for(lang, &owned);
+    if (!p)
+        return -ENOMEM;
+    TSTree *t = ts_parser_parse_string(p, NULL, src, (uint32_t)len);
+    if (!t)
+        ts_parser_reset(p); /* timed out: the next parse must start afresh */
+    if (owned)
+        ts_parser_delete(p);
+    if (!t)
+        return -ETIMEDOUT;
+    *ret_tree = t;
+    return 0;
+}
+
+/* tree-sitter's ERROR symbol (ts_builtin_sym_error, not in api.h). */
+#define TS_SYM_ERROR ((TSSymbol)-1)
+
+TSNode sg_ts_first_error(TSNode root)
+{
+    TSTreeCursor c = ts_tree_cursor_new(root);
+    TSNode n = root;
+    for (;;) {
+        if (ts_node_symbol(n) == TS_SYM_ERROR || ts_node_is_missing(n))
+            break;
+        if (!ts_tree_cursor_goto_first_child(&c))
+            break; /* has_error without an erroneous child: n itself */
+        for (;;) {
+            TSNode k = ts_tree_cursor_current_node(&c);
+            if (ts_node_has_error(k)) {
+                n = k;
+                break;
+            }
+            if (!ts_tree_cursor_goto_next_sibling(&c)) {
+                ts_tree_cursor_delete(&c);
+                return n;
+            }
+        }
+    }
+    ts_tree_cursor_delete(&c);
+    return n;
+}
+
+int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names,
+                   uint8_t *map, size_t map_len)
+{
+    uint32_t count = ts_language_symbol_count(lang);
+    if (count > map_len || n_names > UINT8_MAX - 1)
+        return -E2BIG;
+    memset(map, 0, map_len);
+    for (uint32_t s = 0; s < count; s++) {
+        if (ts_language_symbol_type(lang, (TSSymbol)s) != TSSymbolTypeRegular)
+            continue;
+        const char *name = ts_language_symbol_name(lang, (TSSymbol)s);
+        for (size_t k = 0; name && k < n_names; k++) {
+            if (strcmp(name, names[k]) == 0) {
+                map[s] = (uint8_t)(k + 1);
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+int sg_ts_vreport(struct sg_violations *vs, const char *src, size_t len, TSNode n, const char *rule,
+                  const char *fmt, va_list ap)
+{
+    char msg[SG_VIOLATION_MSG_MAX];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    return sg_violations_add_at(vs, rule, src, len, ts_node_start_byte(n), ts_node_end_byte(n),
+                                "%s", msg);
+}
+
+int sg_ts_report(struct sg_violations *vs, const char *src, size_t len, TSNode n, const char *rule,
+                 const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = sg_ts_vreport(vs, src, len, n, rule, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+void sg_ts_sort_violations(struct sg_violations *vs, size_t from)
+{
+    for (size_t i = from + 1; i < vs->count; i++) {
+        struct sg_violation v = vs->items[i];
+        size_t j = i;
+        while (j > from && (vs->items[j - 1].line > v.line ||
+                            (vs->items[j - 1].line == v.line && vs->items[j - 1].column > v.column))) {
+            vs->items[j] = vs->items[j - 1];
+            j--;
+        }
+        vs->items[j] = v;
+    }
+}
+
+int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
+                        struct sg_violations *vs, uint64_t *ret_parse_us, TSTree **ret_tree)
+{
+    uint64_t t0 = sg_monotonic_us();
+    int r = sg_ts_parse(lang, src, len, ret_tree);
+    *ret_parse_us = sg_monotonic_us() - t0;
+    if (r == -ETIMEDOUT) {
+        r = sg_violations_add_at(vs, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
+                                 "source could not be parsed within %u ms",
+                                 SG_TS_PARSE_TIMEOUT_US / 1000);
+        return r < 0 ? r : 1;
+    }
+    if (r < 0)
+        return r;
+    TSNode root = ts_tree_root_node(*ret_tree);
+    if (!ts_node_has_error(root))
+        return 0;
+    TSNode e = sg_ts_first_error(root);
+    if (ts_node_is_missing(e))
+        r = sg_ts_report(vs, src, len, e, SG_RULE_SYNTAX_ERROR, "invalid syntax: missing '%s'",
+                         ts_node_type(e));
+    else
+        r = sg_ts_report(vs, src, len, e, SG_RULE_SYNTAX_ERROR, "invalid syntax");
+    ts_tree_delete(*ret_tree);
+    *ret_tree = NULL;
+    return r < 0 ? r : 1;
+}

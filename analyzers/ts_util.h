@@ -1,0 +1,62 @@
+/* ts_util.h - tree-sitter helpers shared by the language analyzers.
+ *
+ * Shared by python*.c and (if it wants them) javascript.c: a per-thread
+ * parser cache so no analysis pays for ts_parser_new(), the search for the
+ * first ERROR/MISSING node (fail closed), and a symbol -> small-integer map
+ * so walkers switch on their own enum instead of comparing strings.
+ * Note for the JavaScript analyzer: extend this module rather than copying
+ * it; keep it language-neutral.
+ */
+#ifndef SG_TS_UTIL_H
+#define SG_TS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tree_sitter/api.h>
+
+#include "violation.h"
+
+/* Wall-clock bound on one parse; tree-sitter's error recovery is the only
+ * super-linear part of an analysis. */
+#define SG_TS_PARSE_TIMEOUT_US 2000000u
+
+/* Parse src[0..len) with lang on this thread's cached parser (one per
+ * language and thread, created on first use and deleted at thread exit).
+ * Returns 0 and *ret_tree (caller frees with ts_tree_delete()), -ENOMEM, or
+ * -ETIMEDOUT when the parse ran past SG_TS_PARSE_TIMEOUT_US. */
+int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree);
+
+/* sg_ts_parse() plus the fail-closed rule: a parse that times out or a
+ * tree with ERROR/MISSING nodes adds one SG_RULE_SYNTAX_ERROR violation (at
+ * the first error node) and returns 1 with no tree. Returns 0 and an
+ * error-free *ret_tree (caller frees with ts_tree_delete()), or a negative
+ * code (-ENOMEM, -E2BIG). *ret_parse_us gets the parse time. */
+int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
+                        struct sg_violations *vs, uint64_t *ret_parse_us, TSTree **ret_tree);
+
+/* The first ERROR or MISSING node in document order under root (which
+ * must have ts_node_has_error()). Iterative: safe on any depth. */
+TSNode sg_ts_first_error(TSNode root);
+
+/* Fill map[0..map_len) so that map[symbol] = k + 1 for every named symbol
+ * whose name is names[k] (aliases and duplicates included), 0 for the rest.
+ * Returns 0, or -E2BIG when the language has more than map_len symbols. */
+int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names,
+                   uint8_t *map, size_t map_len);
+
+/* Add a violation spanning node n of src (printf-style message).
+ * Returns 0 or -ENOMEM. */
+int sg_ts_report(struct sg_violations *vs, const char *src, size_t len, TSNode n, const char *rule,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* The same with a va_list, for analyzers' own report wrappers. */
+int sg_ts_vreport(struct sg_violations *vs, const char *src, size_t len, TSNode n, const char *rule,
+                  const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+
+/* Put vs->items[from..count) in source order (line, then column; stable).
+ * A walk meets `a.b.c` at its outermost node first; readers expect the
+ * leftmost problem first. */
+void sg_ts_sort_violations(struct sg_violations *vs, size_t from);
+
+#endif
