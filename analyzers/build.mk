@@ -30,6 +30,8 @@ grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-ja
 # sources exist; analyze.c is told which ones it has (and is rebuilt when one
 # appears).
 ANALYZER_LANG_SRCS := $(wildcard analyzers/python.c analyzers/javascript.c)
+# The Python analyzer's modules (python.c is picked up above).
+ANALYZER_SRCS += $(if $(wildcard analyzers/python.c),$(wildcard analyzers/python_*.c analyzers/ts_util.c analyzers/arena.c))
 ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
                  analyzers/analyze.c $(ANALYZER_LANG_SRCS)
