@@ -85,7 +85,8 @@ static int is_unsupported_syntax(const struct js_syms *sy, TSSymbol s)
 }
 
 /* Limits and syntax that stop the walk; 1 when one fired. */
-static int check_node_limits(struct js_ctx *c, TSNode n, size_t depth, size_t nodes)
+static int check_node_limits(struct js_ctx *c, TSNode n, TSSymbol sym, size_t depth,
+                             size_t nodes)
 {
     const struct sg_lang_policy *lp = c->lp;
     if (nodes > lp->max_nodes) {
@@ -97,9 +98,9 @@ static int check_node_limits(struct js_ctx *c, TSNode n, size_t depth, size_t no
                   lp->max_depth);
         return 1;
     }
-    if (is_unsupported_syntax(c->sy, ts_node_symbol(n))) {
+    if (is_unsupported_syntax(c->sy, sym)) {
         js_report(c, n, SG_RULE_SYNTAX_ERROR,
-                  ts_node_symbol(n) == c->sy->html_comment
+                  sym == c->sy->html_comment
                       ? "HTML-like comments ('-->') are forbidden"
                       : "JSX is not JavaScript that Node runs");
         return 1;
@@ -115,14 +116,16 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
     ts_tree_cursor_reset(cur, root);
     for (;;) {
         TSNode n = ts_tree_cursor_current_node(cur);
+        TSSymbol sym = ts_node_symbol(n);
         nodes++;
         if (depth > max_depth)
             max_depth = depth;
-        if ((!c->alias_pass && check_node_limits(c, n, depth, nodes)) || depth >= c->path_len)
+        if ((!c->alias_pass && check_node_limits(c, n, sym, depth, nodes)) ||
+            depth >= c->path_len)
             break;
         c->depth = depth - 1;
         c->path[c->depth] = n;
-        c->fields[c->depth] = ts_tree_cursor_current_field_id(cur);
+        c->sym = sym;
         js_rules_visit(c);
         if (c->stop || c->err)
             break;
@@ -184,17 +187,17 @@ static struct js_ctx *ctx_new(const struct sg_lang_policy *lp, const char *src, 
                               struct sg_violations *out)
 {
     size_t path_len = (lp->max_depth < JS_PATH_MAX ? lp->max_depth : JS_PATH_MAX) + 1;
-    struct js_ctx *c = calloc(1, sizeof(*c) + path_len * (sizeof(TSNode) + sizeof(TSFieldId)));
+    struct js_ctx *c = calloc(1, sizeof(*c) + path_len * sizeof(TSNode));
     if (!c)
         return NULL;
     c->path = (TSNode *)(c + 1);
-    c->fields = (TSFieldId *)(c->path + path_len);
     c->path_len = path_len;
     c->lp = lp;
     c->sy = js_syms_get();
     c->src = src;
     c->len = len;
     c->out = out;
+    js_rules_init(c);
     return c;
 }
 

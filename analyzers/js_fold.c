@@ -217,12 +217,12 @@ static int callee_parts(struct fold *f, TSNode fn, struct callee *ret)
         return 0;
     }
     if (s == f->sy->member_expression) {
-        TSNode p = ts_node_child_by_field_id(fn, f->sy->f_property);
+        TSNode p = js_tail(fn);
         if (ts_node_symbol(p) != f->sy->property_identifier)
             return -1;
         js_decode_identifier(f->src + ts_node_start_byte(p),
                              ts_node_end_byte(p) - ts_node_start_byte(p), &ret->name);
-        ret->object = ts_node_child_by_field_id(fn, f->sy->f_object);
+        ret->object = js_head(fn);
         return 0;
     }
     if (s == f->sy->subscript_expression) {
@@ -230,7 +230,7 @@ static int callee_parts(struct fold *f, TSNode fn, struct callee *ret)
         TSNode idx = ts_node_child_by_field_id(fn, f->sy->f_index);
         if (fold_into(f, idx, &ret->name) != JS_FOLD_STRING)
             return -1;
-        ret->object = ts_node_child_by_field_id(fn, f->sy->f_object);
+        ret->object = js_head(fn);
         return 0;
     }
     return -1;
@@ -270,7 +270,7 @@ static enum js_fold_kind fold_char_codes(struct fold *f, TSNode args, int code_p
             js_str_append_cp(out, code_point ? (uint32_t)v : (uint32_t)(v & 0xFFFF));
     }
     kids_close(&k);
-    js_str_append(out, "", 0); /* pair or flush a trailing surrogate */
+    js_str_flush(out);
     return r;
 }
 
@@ -400,8 +400,7 @@ static enum js_fold_kind fold_call(struct fold *f, TSNode n, struct js_str *out)
 {
     struct callee c;
     TSNode first;
-    TSNode fn = ts_node_child_by_field_id(n, f->sy->f_function);
-    TSNode args = ts_node_child_by_field_id(n, f->sy->f_arguments);
+    TSNode fn = js_head(n), args = js_tail(n);
     if (ts_node_is_null(fn) || ts_node_is_null(args) || callee_parts(f, fn, &c) < 0)
         return JS_FOLD_DYNAMIC;
     if (ts_node_symbol(args) == f->sy->template_string) {
@@ -469,5 +468,7 @@ enum js_fold_kind js_fold(const struct js_syms *sy, const char *src, TSNode node
 {
     struct fold f = {.sy = sy, .src = src};
     js_str_clear(ret_value);
-    return fold_into(&f, node, ret_value);
+    enum js_fold_kind k = fold_into(&f, node, ret_value);
+    js_str_flush(ret_value);
+    return k;
 }

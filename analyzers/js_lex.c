@@ -82,8 +82,15 @@ void js_str_append_cp(struct js_str *s, uint32_t cp)
 
 void js_str_append(struct js_str *s, const char *p, size_t n)
 {
+    if (n == 0)
+        return; /* a surrogate pair may still be completing */
     flush_pending(s);
     put_bytes(s, p, n);
+}
+
+void js_str_flush(struct js_str *s)
+{
+    flush_pending(s);
 }
 
 static int hex_val(char c)

@@ -29,9 +29,12 @@ struct js_str {
 
 void js_str_clear(struct js_str *s);
 
-/* Append bytes / one code point (UTF-8 encoded). */
+/* Append bytes / one code point (UTF-8 encoded). A high surrogate waits
+ * for a low one to pair with (as "\uD83D" + "\uDE00" pair in V8) until
+ * other bytes arrive or js_str_flush() is called. */
 void js_str_append(struct js_str *s, const char *p, size_t n);
 void js_str_append_cp(struct js_str *s, uint32_t cp);
+void js_str_flush(struct js_str *s);
 
 /* Append the cooked value of a literal body src[0..n) (no quotes): escape
  * sequences decoded as in sloppy-mode strings (\n, \xHH, \uHHHH, \u{H+},

@@ -79,8 +79,7 @@ void js_check_call(struct js_ctx *c, TSNode call)
 {
     static const char *const timers[] = {"setTimeout", "setInterval", "setImmediate"};
     struct js_str name;
-    TSNode fn = ts_node_child_by_field_id(call, c->sy->f_function);
-    TSNode args = ts_node_child_by_field_id(call, c->sy->f_arguments);
+    TSNode fn = js_head(call), args = js_tail(call);
     if (js_is(fn, c->sy->import)) {
         check_module_arg(c, call, args, "import()");
         return;

@@ -68,6 +68,48 @@ TSNode js_first_arg(const struct js_ctx *c, TSNode args)
     return (TSNode){0};
 }
 
+/* ---- name sets ---------------------------------------------------------- */
+
+static void filter_build(struct js_name_filter *f, const struct sg_strset *set)
+{
+    memset(f, 0, sizeof(*f));
+    f->min_len = SIZE_MAX;
+    for (size_t i = 0; i < set->count; i++) {
+        unsigned char b = (unsigned char)set->items[i][0];
+        size_t n = strlen(set->items[i]);
+        f->first[b >> 6] |= 1ULL << (b & 63);
+        f->min_len = n < f->min_len ? n : f->min_len;
+        f->max_len = n > f->max_len ? n : f->max_len;
+    }
+}
+
+void js_rules_init(struct js_ctx *c)
+{
+    filter_build(&c->names_filter, &c->lp->forbidden_names);
+    filter_build(&c->attrs_filter, &c->lp->forbidden_attributes);
+}
+
+static int in_set(const struct js_name_filter *f, const struct sg_strset *set,
+                  const struct js_str *name)
+{
+    unsigned char b = (unsigned char)name->buf[0];
+    if (name->truncated || name->len < f->min_len || name->len > f->max_len ||
+        !(f->first[b >> 6] & (1ULL << (b & 63))))
+        return 0;
+    return sg_strset_has(set, name->buf);
+}
+
+static int is_forbidden_attr(const struct js_ctx *c, const struct js_str *name)
+{
+    return in_set(&c->attrs_filter, &c->lp->forbidden_attributes, name);
+}
+
+static int is_denied_dunder(const struct js_ctx *c, const struct js_str *name)
+{
+    return c->lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
+           !sg_strset_has(&c->lp->allowed_dunders, name->buf);
+}
+
 /* ---- property names ------------------------------------------------- */
 
 static const char *why_forbidden(const struct js_str *name)
@@ -89,14 +131,12 @@ static const char *why_forbidden(const struct js_str *name)
 /* A property read (or destructured) by this name, on any object. */
 static void check_property(struct js_ctx *c, TSNode at, const struct js_str *name)
 {
-    const struct sg_lang_policy *lp = c->lp;
     if (name->truncated)
         return; /* longer than any policy entry */
-    if (sg_strset_has(&lp->forbidden_attributes, name->buf))
+    if (is_forbidden_attr(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to property '" SHOWN "' is forbidden%s",
                   name->buf, why_forbidden(name));
-    else if (lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
-             !sg_strset_has(&lp->allowed_dunders, name->buf))
+    else if (is_denied_dunder(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder property '" SHOWN "' is forbidden",
                   name->buf);
 }
@@ -114,7 +154,7 @@ static int chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str 
         if (count == JS_CHAIN_MAX)
             return -1;
         links[count++] = n;
-        n = field(c, n, c->sy->f_object);
+        n = js_head(n);
     }
     if (!js_is(n, c->sy->identifier))
         return -1;
@@ -123,7 +163,7 @@ static int chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str 
     while (count-- > 0) {
         TSNode l = links[count];
         if (js_is(l, c->sy->member_expression)) {
-            TSNode p = field(c, l, c->sy->f_property);
+            TSNode p = js_tail(l);
             if (!js_is(p, c->sy->property_identifier))
                 return -1;
             js_node_name(c, p, &part);
@@ -176,14 +216,47 @@ static void check_chain_name(struct js_ctx *c, TSNode at, TSNode root_node,
             return;
 }
 
+/* The identifier a member chain starts from, or a null node. */
+static TSNode chain_root(const struct js_ctx *c, TSNode n)
+{
+    for (size_t k = 0; k <= JS_CHAIN_MAX; k++) {
+        if (js_is(n, c->sy->identifier))
+            return n;
+        if (!js_is(n, c->sy->member_expression) && !js_is(n, c->sy->subscript_expression))
+            break;
+        n = js_head(n);
+    }
+    return (TSNode){0};
+}
+
+static int leads_to_forbidden_call(const struct sg_strset *calls, const char *target);
+
+/* Cheap filter before a chain is resolved: its root must begin a forbidden
+ * call (`Object` of `Object.getPrototypeOf`) or, in the alias walk, be an
+ * alias. Most member accesses stop here. */
+static int root_may_resolve(const struct js_ctx *c, TSNode root)
+{
+    struct js_str name;
+    if (ts_node_is_null(root))
+        return 0;
+    js_node_name(c, root, &name);
+    if (c->alias_pass) {
+        for (size_t i = 0; i < c->n_aliases; i++)
+            if (alias_matches(&c->aliases[i], &name))
+                return 1;
+        return 0;
+    }
+    return !name.truncated && leads_to_forbidden_call(&c->lp->forbidden_calls, name.buf);
+}
+
 static void check_chain(struct js_ctx *c, TSNode n)
 {
     TSNode root;
     struct js_str suffix;
-    if (c->lp->forbidden_calls.count && chain_of(c, n, &root, &suffix) == 0)
+    if (c->lp->forbidden_calls.count && root_may_resolve(c, chain_root(c, n)) &&
+        chain_of(c, n, &root, &suffix) == 0)
         check_chain_name(c, n, root, &suffix);
 }
-
 
 /* ---- aliases ------------------------------------------------------------ */
 
@@ -226,6 +299,19 @@ static void add_alias(struct js_ctx *c, TSNode at, const struct js_str *name, co
     a->target[n] = '\0';
 }
 
+/* 1 when root names a recorded alias (aliases of aliases are followed). */
+static int alias_root(const struct js_ctx *c, TSNode root)
+{
+    struct js_str name;
+    if (ts_node_is_null(root) || !c->n_aliases)
+        return 0;
+    js_node_name(c, root, &name);
+    for (size_t i = 0; i < c->n_aliases; i++)
+        if (alias_matches(&c->aliases[i], &name))
+            return 1;
+    return 0;
+}
+
 /* `const x = <value>` or `x = <value>`: remember x when value names an
  * object with forbidden members (`Object`, `process`, an alias of one). */
 static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
@@ -233,6 +319,7 @@ static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
     TSNode root;
     struct js_str name, suffix, rootname, target;
     if (!js_is(name_node, c->sy->identifier) || !c->lp->forbidden_calls.count ||
+        (!root_may_resolve(c, chain_root(c, value)) && !alias_root(c, chain_root(c, value))) ||
         chain_of(c, value, &root, &suffix) < 0)
         return;
     js_node_name(c, name_node, &name);
@@ -255,14 +342,22 @@ static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
 
 /* ---- plain names -------------------------------------------------------- */
 
+/* 1 when n is the first child of parent: the callee of a call, the object
+ * of a member access, the target of a declarator or an assignment (every
+ * other child starts later). */
+static int is_head_of(TSNode n, TSNode parent)
+{
+    return !ts_node_is_null(parent) && ts_node_start_byte(n) == ts_node_start_byte(parent);
+}
+
 /* `module` is allowed only as module.exports / module["exports"]. */
-static int is_module_exports(struct js_ctx *c, TSNode parent, TSFieldId f)
+static int is_module_exports(struct js_ctx *c, TSNode n, TSNode parent)
 {
     struct js_str prop;
-    if (f != c->sy->f_object)
+    if (!is_head_of(n, parent))
         return 0;
     if (js_is(parent, c->sy->member_expression)) {
-        TSNode p = field(c, parent, c->sy->f_property);
+        TSNode p = js_tail(parent);
         js_node_name(c, p, &prop);
         return js_is(p, c->sy->property_identifier) && js_name_is(&prop, "exports");
     }
@@ -277,17 +372,13 @@ static int is_module_exports(struct js_ctx *c, TSNode parent, TSFieldId f)
  * Function. So forbidden attribute names are forbidden as plain names too. */
 static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *name)
 {
-    const struct sg_lang_policy *lp = c->lp;
     if (name->truncated)
         return;
-    if (sg_strset_has(&lp->forbidden_names, name->buf))
+    if (in_set(&c->names_filter, &c->lp->forbidden_names, name))
         js_report(c, n, SG_RULE_NAME_FORBIDDEN, "use of '" SHOWN "' is forbidden", name->buf);
-    else if (sg_strset_has(&lp->forbidden_attributes, name->buf) ||
-             (lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
-              !sg_strset_has(&lp->allowed_dunders, name->buf)))
-        js_report(c, n,
-                  sg_strset_has(&lp->forbidden_attributes, name->buf) ? SG_RULE_ATTRIBUTE_FORBIDDEN
-                                                                      : SG_RULE_ATTRIBUTE_DUNDER,
+    else if (is_forbidden_attr(c, name) || is_denied_dunder(c, name))
+        js_report(c, n, is_forbidden_attr(c, name) ? SG_RULE_ATTRIBUTE_FORBIDDEN
+                                                   : SG_RULE_ATTRIBUTE_DUNDER,
                   "name '" SHOWN "' is forbidden (a plain name reads the global object's "
                   "property of that name)", name->buf);
 }
@@ -296,16 +387,15 @@ static void check_identifier(struct js_ctx *c)
 {
     struct js_str name;
     TSNode n = cur(c), parent = up(c, 1);
-    TSFieldId f = c->fields[c->depth];
     js_node_name(c, n, &name);
     if (js_name_is(&name, "require")) {
-        if (!(js_is(parent, c->sy->call_expression) && f == c->sy->f_function))
+        if (!(js_is(parent, c->sy->call_expression) && is_head_of(n, parent)))
             js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                       "'require' may only be called directly, with a constant module name");
         return;
     }
     if (js_name_is(&name, "module")) {
-        if (!is_module_exports(c, parent, f))
+        if (!is_module_exports(c, n, parent))
             js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                       "only 'module.exports' may be used; 'module' itself reaches the module loader");
         return;
@@ -319,7 +409,7 @@ static void check_member(struct js_ctx *c)
 {
     struct js_str name;
     TSNode n = cur(c);
-    TSNode p = field(c, n, c->sy->f_property);
+    TSNode p = js_tail(n);
     if (js_is(p, c->sy->property_identifier)) {
         js_node_name(c, p, &name);
         check_property(c, p, &name);
@@ -423,7 +513,7 @@ static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
 static void check_subscript(struct js_ctx *c)
 {
     TSNode n = cur(c);
-    check_computed_key(c, field(c, n, c->sy->f_index), field(c, n, c->sy->f_object));
+    check_computed_key(c, field(c, n, c->sy->f_index), js_head(n));
     check_chain(c, n);
 }
 
@@ -436,12 +526,17 @@ static void check_reflective_call(struct js_ctx *c, TSNode call)
         "Reflect.get", "Reflect.set", "Reflect.has", "Reflect.getOwnPropertyDescriptor",
         "Reflect.defineProperty", "Reflect.deleteProperty", "Object.getOwnPropertyDescriptor",
         "Object.defineProperty"};
-    TSNode root, args = field(c, call, c->sy->f_arguments);
+    TSNode fn = js_head(call), args = js_tail(call), obj = js_head(fn), root;
     struct js_str suffix, rootname;
-    if (chain_of(c, field(c, call, c->sy->f_function), &root, &suffix) < 0 ||
+    /* cheap test first: only Reflect.x / Object.x calls qualify */
+    if (!js_is(fn, c->sy->member_expression) || !js_is(obj, c->sy->identifier) ||
         !js_is(args, c->sy->arguments))
         return;
-    js_node_name(c, root, &rootname);
+    js_node_name(c, obj, &rootname);
+    if (!js_name_is(&rootname, "Reflect") && !js_name_is(&rootname, "Object"))
+        return;
+    if (chain_of(c, fn, &root, &suffix) < 0)
+        return;
     js_str_append(&rootname, suffix.buf, suffix.len);
     size_t i = 0, n = sizeof(by_name) / sizeof(by_name[0]);
     while (i < n && !js_name_is(&rootname, by_name[i]))
@@ -471,12 +566,11 @@ static void check_reflective_call(struct js_ctx *c, TSNode call)
 static TSNode pattern_source(const struct js_ctx *c, size_t levels)
 {
     TSNode pat = up(c, levels), holder = up(c, levels + 1);
-    TSFieldId f = levels <= c->depth ? c->fields[c->depth - levels] : 0;
-    if (!js_is(pat, c->sy->object_pattern))
+    if (!js_is(pat, c->sy->object_pattern) || !is_head_of(pat, holder))
         return (TSNode){0};
     if (js_is(holder, c->sy->variable_declarator))
         return field(c, holder, c->sy->f_value);
-    if (js_is(holder, c->sy->assignment_expression) && f == c->sy->f_left)
+    if (js_is(holder, c->sy->assignment_expression))
         return field(c, holder, c->sy->f_right);
     return (TSNode){0};
 }
@@ -548,7 +642,7 @@ static void visit_aliases(struct js_ctx *c)
 {
     const struct js_syms *sy = c->sy;
     TSNode n = cur(c);
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = c->sym;
     if (s == sy->member_expression || s == sy->subscript_expression)
         check_chain(c, n);
     else if (s == sy->pair_pattern)
@@ -561,7 +655,7 @@ void js_rules_visit(struct js_ctx *c)
 {
     const struct js_syms *sy = c->sy;
     TSNode n = cur(c);
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = c->sym;
     if (c->alias_pass) {
         visit_aliases(c);
         return;

@@ -1,14 +1,15 @@
 /* js_rules.h - the JavaScript analyzer's policy rules, applied node by node
  * during the tree walk in javascript.c. Private to the JavaScript analyzer.
  *
- * The walk keeps the path from the root to the current node (nodes and the
- * field each was reached by), so a rule can look at a node's parent without
- * ts_node_parent(), which re-walks the tree from the root.
+ * The walk keeps the path from the root to the current node, so a rule can
+ * look at a node's ancestors without ts_node_parent(), which re-walks the
+ * tree from the root.
  */
 #ifndef SG_JS_RULES_H
 #define SG_JS_RULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <tree_sitter/api.h>
 
@@ -30,6 +31,14 @@ struct js_alias {
     char target[JS_ALIAS_NAME_MAX + 1];
 };
 
+/* A quick pre-test for a set of names: most identifiers of a program share
+ * no first byte or length with any forbidden name, and skip the binary
+ * search. Built per check from the policy's set. */
+struct js_name_filter {
+    uint64_t first[4]; /* bit per first byte */
+    size_t min_len, max_len;
+};
+
 struct js_ctx {
     const struct sg_lang_policy *lp;
     const struct js_syms *sy;
@@ -38,15 +47,19 @@ struct js_ctx {
     struct sg_violations *out;
     /* the walk's path: path[0] is the root, path[depth] the current node */
     TSNode *path;
-    TSFieldId *fields; /* fields[i]: the field path[i] has in path[i-1], or 0 */
-    size_t path_len;   /* entries of path and fields */
+    size_t path_len; /* entries of path */
     size_t depth;
+    TSSymbol sym;    /* ts_node_symbol(path[depth]) */
+    struct js_name_filter names_filter, attrs_filter; /* forbidden_names, _attributes */
     struct js_alias aliases[JS_ALIAS_MAX];
     size_t n_aliases;
     int alias_pass;    /* second walk: only names rooted in an alias are checked */
     int stop;          /* a fail-closed rule fired: end the walk */
     int err;           /* first internal error (-ENOMEM) */
 };
+
+/* Build the filters from ctx->lp (once per check). */
+void js_rules_init(struct js_ctx *ctx);
 
 /* Apply every rule to ctx->path[ctx->depth]. */
 void js_rules_visit(struct js_ctx *ctx);

@@ -36,6 +36,22 @@ struct js_syms {
         f_operator, f_left, f_right, f_constructor, f_argument, f_name;
 };
 
+/* Structural shortcuts, cheaper than field lookups: the object of a member
+ * or subscript access and the callee of a call are the node's first child
+ * (js_head); the property of a member access and the arguments of a call
+ * are its last (js_tail): comments can sit between children, never after
+ * a node's last token. */
+static inline TSNode js_head(TSNode n)
+{
+    return ts_node_child(n, 0);
+}
+
+static inline TSNode js_tail(TSNode n)
+{
+    uint32_t k = ts_node_child_count(n);
+    return k ? ts_node_child(n, k - 1) : (TSNode){0};
+}
+
 /* The table for tree_sitter_javascript(), built on first use (thread-safe).
  * Borrowed, valid for the life of the process. */
 const struct js_syms *js_syms_get(void);
