@@ -32,18 +32,21 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, double p)
     return sorted[i < n ? i : n - 1];
 }
 
+/* One timed analysis; *ret_t gets {total, parse, eval} in microseconds. */
 static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const char *src,
-                        size_t len, uint64_t *ret_us, struct sg_analysis *keep)
+                        size_t len, uint64_t ret_t[3], struct sg_analysis *keep)
 {
     struct sg_analysis a;
     struct sg_error err = {0};
     uint64_t t0 = sg_monotonic_us();
     int r = sg_analyze(pol, lang, src, len, &a, &err);
-    *ret_us = sg_monotonic_us() - t0;
+    ret_t[0] = sg_monotonic_us() - t0;
     if (r < 0) {
         fprintf(stderr, "bench_analyze: analysis failed: %s\n", err.msg);
         return r;
     }
+    ret_t[1] = a.stats.parse_us;
+    ret_t[2] = a.stats.eval_us;
     if (keep)
         *keep = a;
     else
@@ -51,33 +54,42 @@ static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const ch
     return 0;
 }
 
+static void report(const struct sg_analysis *first, size_t len, size_t runs, uint64_t *t[3])
+{
+    for (int k = 0; k < 3; k++)
+        qsort(t[k], runs, sizeof(uint64_t), cmp_u64);
+    uint64_t med = percentile(t[0], runs, 0.5);
+    printf("bytes=%zu runs=%zu verdict=%s violations=%zu median_us=%llu p50_us=%llu "
+           "p99_us=%llu min_us=%llu parse_median_us=%llu eval_median_us=%llu mbps=%.1f\n",
+           len, runs, first->accepted ? "accept" : "reject",
+           first->violations.count + first->violations.dropped, (unsigned long long)med,
+           (unsigned long long)med, (unsigned long long)percentile(t[0], runs, 0.99),
+           (unsigned long long)t[0][0], (unsigned long long)percentile(t[1], runs, 0.5),
+           (unsigned long long)percentile(t[2], runs, 0.5), med ? (double)len / (double)med : 0.0);
+    for (size_t i = 0; i < first->violations.count && i < 5; i++)
+        fprintf(stderr, "bench_analyze: violation %u:%u %s %s\n", first->violations.items[i].line,
+                first->violations.items[i].column, first->violations.items[i].rule,
+                first->violations.items[i].message);
+}
+
 static int bench(const struct sg_policy *pol, enum sg_lang lang, const char *src, size_t len,
                  size_t runs)
 {
-    uint64_t *t = calloc(runs, sizeof(*t)), warm;
-    struct sg_analysis first;
-    int r = t ? analyze_once(pol, lang, src, len, &warm, &first) : -ENOMEM;
-    if (r < 0)
-        goto out;
-    for (size_t i = 0; i < runs && r == 0; i++)
-        r = analyze_once(pol, lang, src, len, &t[i], NULL);
-    if (r == 0) {
-        qsort(t, runs, sizeof(*t), cmp_u64);
-        uint64_t med = percentile(t, runs, 0.5);
-        printf("bytes=%zu runs=%zu verdict=%s violations=%zu median_us=%llu p50_us=%llu "
-               "p99_us=%llu min_us=%llu mbps=%.1f\n",
-               len, runs, first.accepted ? "accept" : "reject",
-               first.violations.count + first.violations.dropped, (unsigned long long)med,
-               (unsigned long long)med, (unsigned long long)percentile(t, runs, 0.99),
-               (unsigned long long)t[0], med ? (double)len / (double)med : 0.0);
-        for (size_t i = 0; i < first.violations.count && i < 5; i++)
-            fprintf(stderr, "bench_analyze: violation %u:%u %s %s\n", first.violations.items[i].line,
-                    first.violations.items[i].column, first.violations.items[i].rule,
-                    first.violations.items[i].message);
+    uint64_t *t[3] = {calloc(runs, sizeof(uint64_t)), calloc(runs, sizeof(uint64_t)),
+                      calloc(runs, sizeof(uint64_t))};
+    uint64_t one[3];
+    struct sg_analysis first = {0};
+    int r = t[0] && t[1] && t[2] ? analyze_once(pol, lang, src, len, one, &first) : -ENOMEM;
+    for (size_t i = 0; i < runs && r == 0; i++) {
+        r = analyze_once(pol, lang, src, len, one, NULL);
+        for (int k = 0; k < 3; k++)
+            t[k][i] = one[k];
     }
+    if (r == 0)
+        report(&first, len, runs, t);
     sg_analysis_free(&first);
-out:
-    free(t);
+    for (int k = 0; k < 3; k++)
+        free(t[k]);
     return r;
 }
 

@@ -123,9 +123,12 @@ PY
 sg_us=$(field median_us "$big_line")
 echo "sandgate 100KB:  $big_line"
 echo "sandgate 2KB:    $small_line"
-printf 'throughput: %s MB/s (median %s us per 100 KB analysis, verdict %s)\n' \
-    "$(field mbps "$big_line")" "$sg_us" "$(field verdict "$big_line")"
+printf 'throughput: %s MB/s (median %s us per 100 KB analysis: parse %s us, evaluation %s us; verdict %s)\n' \
+    "$(field mbps "$big_line")" "$sg_us" "$(field parse_median_us "$big_line")" \
+    "$(field eval_median_us "$big_line")" "$(field verdict "$big_line")"
 printf 'cpython ast.parse+walk: median %s us -> sandgate is %.1fx faster (target >= 3x)\n' \
     "$cpy_us" "$(awk -v a="$cpy_us" -v b="$sg_us" 'BEGIN { print (b > 0 ? a / b : 0) }')"
-printf 'per-job latency (2 KB): p50 %s us, p99 %s us (target p50 <= 100 us), verdict %s\n' \
-    "$(field p50_us "$small_line")" "$(field p99_us "$small_line")" "$(field verdict "$small_line")"
+printf 'per-job latency (2 KB): p50 %s us, p99 %s us (target p50 <= 100 us; parse %s us, evaluation %s us), verdict %s\n' \
+    "$(field p50_us "$small_line")" "$(field p99_us "$small_line")" \
+    "$(field parse_median_us "$small_line")" "$(field eval_median_us "$small_line")" \
+    "$(field verdict "$small_line")"
