@@ -290,12 +290,9 @@ class TestAuth(GatewayCase):
         self.secret = os.path.join(sgtest.ROOT, "build", f"exec-secret-{os.getpid()}")
         with open(self.secret, "w") as f:
             f.write("executor-shared-secret\n")
+        self.addCleanup(os.unlink, self.secret)
         self.gw_config = {"executor_token_file": self.secret}
         super().setUp()
-
-    def tearDown(self):
-        super().tearDown()
-        os.unlink(self.secret)
 
     def test_tokens_required_and_both_headers_accepted(self):
         self.assert_error(self.run_ragflow(OK_PY), 401, "unauthorized", "missing token")
