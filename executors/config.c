@@ -1,0 +1,468 @@
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum opt_kind {
+    OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_SIZE_MB, OPT_CPUS, OPT_LISTEN,
+    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_HELP,
+};
+
+struct opt {
+    const char *flag; /* long option name without "--" */
+    const char *env;  /* environment variable, NULL if none */
+    enum opt_kind kind;
+    size_t off;       /* field offset in struct exec_config */
+    size_t size;      /* field size (strings) */
+    unsigned long min, max;
+};
+
+#define F(field) offsetof(struct exec_config, field), sizeof(((struct exec_config *)0)->field)
+
+/* Flags and the environment variables that set the same thing. Order matters
+ * for --help only. */
+static const struct opt opts[] = {
+    {"language", "SANDGATE_LANGUAGE", OPT_LANG, F(language), 0, 0},
+    {"image", "SANDGATE_IMAGE", OPT_STR, F(image), 1, 0},
+    {"listen", "SANDGATE_LISTEN", OPT_LISTEN, F(listen_addr), 0, 0},
+    {"pool-size", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE", OPT_UINT, F(pool_size), 1,
+     EXEC_POOL_SIZE_MAX},
+    {"pool-wait-ms", "SANDGATE_POOL_WAIT_MS", OPT_UINT, F(pool_wait_ms), 0, EXEC_POOL_WAIT_MS_MAX},
+    {"create-parallel", "SANDGATE_CREATE_PARALLEL", OPT_UINT, F(create_parallel), 1,
+     EXEC_CREATE_PARALLEL_MAX},
+    {"runtime", "SANDGATE_RUNTIME", OPT_STR, F(runtime), 1, 0},
+    {"insecure-runtime", NULL, OPT_INSECURE, F(runtime), 1, 0},
+    {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), EXEC_MEMORY_MB_MIN,
+     EXEC_MEMORY_MB_MAX},
+    {"cpus", "SANDGATE_CPUS", OPT_CPUS, F(nano_cpus), 0, 0},
+    {"pids-limit", "SANDGATE_PIDS_LIMIT", OPT_UINT, F(pids_limit), EXEC_PIDS_MIN, EXEC_PIDS_MAX},
+    {"timeout-ms", "SANDBOX_TIMEOUT", OPT_DURATION, F(timeout_ms), EXEC_TIMEOUT_MS_MIN,
+     EXEC_TIMEOUT_MS_MAX},
+    {"max-timeout-ms", "SANDGATE_MAX_TIMEOUT_MS", OPT_UINT, F(max_timeout_ms),
+     EXEC_TIMEOUT_MS_MIN, EXEC_TIMEOUT_MS_MAX},
+    {"max-output-bytes", "SANDGATE_MAX_OUTPUT_BYTES", OPT_SIZE_T, F(max_output_bytes),
+     EXEC_OUTPUT_MIN, EXEC_OUTPUT_MAX},
+    {"tmpfs-mb", "SANDGATE_TMPFS_MB", OPT_UINT, F(tmpfs_mb), EXEC_TMPFS_MB_MIN, EXEC_TMPFS_MB_MAX},
+    {"nofile", "SANDGATE_NOFILE", OPT_UINT, F(nofile), 16, 65536},
+    {"fsize-mb", "SANDGATE_FSIZE_MB", OPT_UINT, F(fsize_mb), 1, EXEC_TMPFS_MB_MAX},
+    {"max-body", "SANDGATE_MAX_BODY", OPT_SIZE_T, F(max_body), EXEC_MAX_BODY_MIN,
+     EXEC_MAX_BODY_MAX},
+    {"max-jobs", "SANDGATE_MAX_JOBS", OPT_UINT, F(max_jobs), 1, EXEC_MAX_JOBS_MAX},
+    {"enable-seccomp", "SANDBOX_ENABLE_SECCOMP", OPT_SECCOMP_ENABLE, F(seccomp_path), 0, 0},
+    {"seccomp", NULL, OPT_STR, F(seccomp_path), 0, 0},
+    {"token-file", "SANDGATE_EXECUTOR_TOKEN_FILE", OPT_STR, F(token_file), 0, 0},
+    {"instance", "SANDGATE_INSTANCE", OPT_STR, F(instance), 1, 0},
+    {"docker-socket", "SANDGATE_DOCKER_SOCKET", OPT_STR, F(docker_socket), 1, 0},
+    {"log-level", "SANDGATE_LOG_LEVEL", OPT_LOGLEVEL, F(log_level), 0, 0},
+    {"help", NULL, OPT_HELP, 0, 0, 0, 0},
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const char usage_text[] =
+    "usage: sandgate-executor --language python|nodejs [options]\n"
+    "\n"
+    "Runs accepted jobs in single-use gVisor containers from a warm pool, over the\n"
+    "Docker Engine API. Flags override environment variables, which override the\n"
+    "defaults. Internal API: POST /v1/exec, GET /healthz, GET /metrics.\n"
+    "\n"
+    "  --language L          python | nodejs (required)            env SANDGATE_LANGUAGE\n"
+    "  --image REF           sandbox image (sandgate/sandbox-L:latest)\n"
+    "                        env SANDGATE_IMAGE, SANDBOX_BASE_PYTHON_IMAGE, SANDBOX_BASE_NODEJS_IMAGE\n"
+    "  --listen ADDR:PORT    HTTP listen address (127.0.0.1:9401 python, :9402 nodejs)\n"
+    "                        env SANDGATE_LISTEN\n"
+    "  --pool-size N         warm containers kept ready (2, 1..64)\n"
+    "                        env SANDBOX_EXECUTOR_MANAGER_POOL_SIZE\n"
+    "  --pool-wait-ms MS     how long a job waits for a free container before the\n"
+    "                        pool_busy answer (3000)                 env SANDGATE_POOL_WAIT_MS\n"
+    "  --create-parallel N   containers created at once by the refill (2)\n"
+    "                        env SANDGATE_CREATE_PARALLEL\n"
+    "  --runtime NAME        OCI runtime registered with dockerd (runsc) env SANDGATE_RUNTIME\n"
+    "  --insecure-runtime NAME  run under a non-gVisor runtime (e.g. runc); logs a\n"
+    "                        warning on every job. For development only.\n"
+    "  --memory-mb N         memory limit, swap equal to memory (256)\n"
+    "                        env SANDBOX_MAX_MEMORY (256m, 1g, or MiB)\n"
+    "  --cpus X              CPU quota in cores (1.0)                env SANDGATE_CPUS\n"
+    "  --pids-limit N        pids limit (128, at least 64: runsc's own threads count)\n"
+    "                        env SANDGATE_PIDS_LIMIT\n"
+    "  --timeout-ms MS       default wall-clock limit per job (10000)\n"
+    "                        env SANDBOX_TIMEOUT (10s, 10, 1500ms)\n"
+    "  --max-timeout-ms MS   highest timeout a request may ask (max(60000, timeout))\n"
+    "                        env SANDGATE_MAX_TIMEOUT_MS\n"
+    "  --max-output-bytes N  stdout/stderr cap each, default and maximum (1048576)\n"
+    "                        env SANDGATE_MAX_OUTPUT_BYTES\n"
+    "  --tmpfs-mb N          size of /tmp and of /workspace each (64) env SANDGATE_TMPFS_MB\n"
+    "  --nofile N            open files limit in the sandbox (256)  env SANDGATE_NOFILE\n"
+    "  --fsize-mb N          largest file the sandbox may write (64) env SANDGATE_FSIZE_MB\n"
+    "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
+    "  --max-jobs N          concurrent HTTP connections (64)       env SANDGATE_MAX_JOBS\n"
+    "  --seccomp FILE        seccomp profile (Docker JSON) applied to every container;\n"
+    "                        verified at start by a probe (default: none)\n"
+    "  --enable-seccomp B    true: use the profile in env SANDGATE_SECCOMP_PROFILE, else\n"
+    "                        " EXEC_DEFAULT_SECCOMP "; false: none\n"
+    "                        env SANDBOX_ENABLE_SECCOMP\n"
+    "  --token-file FILE     require 'Authorization: Bearer <token>' (first line of FILE)\n"
+    "                        env SANDGATE_EXECUTOR_TOKEN_FILE\n"
+    "  --instance NAME       label value marking this executor's containers; orphans\n"
+    "                        with it are removed at start (sandgate-L) env SANDGATE_INSTANCE\n"
+    "  --docker-socket PATH  Docker Engine API socket (/var/run/docker.sock)\n"
+    "                        env SANDGATE_DOCKER_SOCKET\n"
+    "  --log-level L         debug | info | warn | error (info)     env SANDGATE_LOG_LEVEL\n"
+    "  --help                this text\n";
+
+const char *exec_config_usage(void)
+{
+    return usage_text;
+}
+
+const char *exec_language_name(enum exec_language lang)
+{
+    return lang == EXEC_LANG_NODEJS ? "nodejs" : "python";
+}
+
+int exec_language_parse(const char *s, enum exec_language *ret)
+{
+    if (strcmp(s, "python") == 0)
+        *ret = EXEC_LANG_PYTHON;
+    else if (strcmp(s, "nodejs") == 0 || strcmp(s, "javascript") == 0)
+        *ret = EXEC_LANG_NODEJS;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+/* Strict unsigned decimal: digits only, no sign, no overflow. */
+static int parse_ulong(const char *s, unsigned long *ret, const char **ret_end)
+{
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    unsigned long v = 0;
+    while (*s >= '0' && *s <= '9') {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (ULONG_MAX - d) / 10)
+            return -ERANGE;
+        v = v * 10 + d;
+        s++;
+    }
+    *ret = v;
+    *ret_end = s;
+    return 0;
+}
+
+int exec_parse_duration_ms(const char *s, unsigned *ret_ms)
+{
+    unsigned long v;
+    const char *end;
+    if (parse_ulong(s, &v, &end) < 0)
+        return -EINVAL;
+    unsigned long mult;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else
+        return -EINVAL;
+    if (v > UINT_MAX / mult)
+        return -EINVAL;
+    *ret_ms = (unsigned)(v * mult);
+    return 0;
+}
+
+int exec_parse_size_mb(const char *s, unsigned *ret_mb)
+{
+    unsigned long v;
+    const char *end;
+    if (parse_ulong(s, &v, &end) < 0)
+        return -EINVAL;
+    unsigned long mb;
+    if (*end == '\0' || strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0)
+        mb = v;
+    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0)
+        mb = v > UINT_MAX / 1024 ? ULONG_MAX : v * 1024;
+    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0)
+        mb = v / 1024;
+    else
+        return -EINVAL;
+    if (mb > UINT_MAX)
+        return -EINVAL;
+    *ret_mb = (unsigned)mb;
+    return 0;
+}
+
+static int parse_listen(const char *s, struct exec_config *c)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return -EINVAL;
+    size_t hl = (size_t)(colon - s);
+    if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') { /* [::1]:9401 */
+        s++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= sizeof(c->listen_addr))
+        return -EINVAL;
+    unsigned long port;
+    const char *end;
+    if (parse_ulong(colon + 1, &port, &end) < 0 || *end || port > 65535)
+        return -EINVAL;
+    memcpy(c->listen_addr, s, hl);
+    c->listen_addr[hl] = '\0';
+    c->listen_port = (uint16_t)port;
+    return 0;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off", ""};
+    for (size_t i = 0; i < 4; i++)
+        if (strcasecmp(s, yes[i]) == 0)
+            return *ret = true, 0;
+    for (size_t i = 0; i < 5; i++)
+        if (strcasecmp(s, no[i]) == 0)
+            return *ret = false, 0;
+    return -EINVAL;
+}
+
+static int apply_number(const struct opt *o, const char *v, void *field)
+{
+    unsigned long n;
+    const char *end;
+    unsigned u;
+    switch (o->kind) {
+    case OPT_DURATION:
+        if (exec_parse_duration_ms(v, &u) < 0)
+            return -EINVAL;
+        n = u;
+        break;
+    case OPT_SIZE_MB:
+        if (exec_parse_size_mb(v, &u) < 0)
+            return -EINVAL;
+        n = u;
+        break;
+    default:
+        if (parse_ulong(v, &n, &end) < 0 || *end)
+            return -EINVAL;
+    }
+    if (n < o->min || n > o->max)
+        return -ERANGE;
+    if (o->kind == OPT_SIZE_T)
+        *(size_t *)field = n;
+    else
+        *(unsigned *)field = (unsigned)n;
+    return 0;
+}
+
+static int apply_cpus(const char *v, int64_t *field)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(d) || d < 0.01 || d > 256.0)
+        return -EINVAL;
+    *field = (int64_t)(d * 1e9);
+    return 0;
+}
+
+static int apply_str(const struct opt *o, const char *v, char *field)
+{
+    size_t n = strlen(v);
+    if (n >= o->size || (o->min && n == 0))
+        return -EINVAL;
+    memcpy(field, v, n + 1);
+    return 0;
+}
+
+static int apply(const struct opt *o, const char *v, struct exec_config *c)
+{
+    void *field = (char *)c + o->off;
+    bool b;
+    switch (o->kind) {
+    case OPT_LANG:
+        return exec_language_parse(v, field);
+    case OPT_STR:
+        return apply_str(o, v, field);
+    case OPT_INSECURE:
+        c->insecure_runtime = true;
+        return apply_str(o, v, field);
+    case OPT_LISTEN:
+        return parse_listen(v, c);
+    case OPT_LOGLEVEL:
+        return sg_log_parse_level(v, field);
+    case OPT_CPUS:
+        return apply_cpus(v, field);
+    case OPT_SECCOMP_ENABLE:
+        if (parse_bool(v, &b) < 0)
+            return -EINVAL;
+        c->seccomp_path[0] = '\0';
+        if (b) {
+            /* RAGFlow's switch: the profile named by the environment, else ours. */
+            const char *p = getenv("SANDGATE_SECCOMP_PROFILE");
+            p = p && *p ? p : EXEC_DEFAULT_SECCOMP;
+            if (strlen(p) >= sizeof(c->seccomp_path))
+                return -EINVAL;
+            memcpy(c->seccomp_path, p, strlen(p) + 1);
+        }
+        return 0;
+    case OPT_HELP:
+        return 0;
+    default:
+        return apply_number(o, v, field);
+    }
+}
+
+static void set_defaults(struct exec_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->language = (enum exec_language)-1;
+    c->pool_size = 2;
+    c->pool_wait_ms = 3000;
+    c->create_parallel = 2;
+    snprintf(c->runtime, sizeof(c->runtime), "runsc");
+    c->memory_mb = 256;
+    c->nano_cpus = 1000000000;
+    c->pids_limit = 128;
+    c->timeout_ms = 10000;
+    c->max_output_bytes = 1024 * 1024;
+    c->tmpfs_mb = 64;
+    c->nofile = 256;
+    c->fsize_mb = 64;
+    c->max_body = 16u * 1024 * 1024;
+    c->max_jobs = 64;
+    snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
+    c->log_level = SG_LOG_INFO;
+}
+
+static int apply_env(struct exec_config *c, struct sg_error *err)
+{
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const struct opt *o = &opts[i];
+        const char *v = o->env ? getenv(o->env) : NULL;
+        if (v && apply(o, v, c) < 0)
+            return sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid", o->env, v);
+    }
+    return 0;
+}
+
+static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_error *err)
+{
+    struct option lo[N_OPTS + 1];
+    for (size_t i = 0; i < N_OPTS; i++)
+        lo[i] = (struct option){opts[i].flag, opts[i].kind == OPT_HELP ? no_argument
+                                                                        : required_argument,
+                                NULL, (int)i};
+    lo[N_OPTS] = (struct option){0};
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        int idx = -1;
+        int ch = getopt_long(argc, argv, "", lo, &idx);
+        if (ch == -1)
+            break;
+        if (ch == '?' || ch < 0 || (size_t)ch >= N_OPTS) {
+            const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+            return sg_error_set(err, -EINVAL, "unknown option or missing value: %.64s", bad);
+        }
+        if (opts[ch].kind == OPT_HELP)
+            return 1;
+        if (apply(&opts[ch], optarg, c) < 0)
+            return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid or out of range",
+                                opts[ch].flag, optarg);
+    }
+    if (optind < argc)
+        return sg_error_set(err, -EINVAL, "unexpected argument '%.64s'", argv[optind]);
+    return 0;
+}
+
+static bool name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
+              ('0' <= *s && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+static int finish(struct exec_config *c, struct sg_error *err)
+{
+    if ((int)c->language < 0)
+        return sg_error_set(err, -EINVAL, "--language python|nodejs is required");
+    const char *lang = exec_language_name(c->language);
+    if (!c->image[0]) {
+        const char *e = getenv(c->language == EXEC_LANG_PYTHON ? "SANDBOX_BASE_PYTHON_IMAGE"
+                                                               : "SANDBOX_BASE_NODEJS_IMAGE");
+        if (e && *e && strlen(e) < sizeof(c->image))
+            snprintf(c->image, sizeof(c->image), "%s", e);
+        else
+            snprintf(c->image, sizeof(c->image), "sandgate/sandbox-%s:latest", lang);
+    }
+    if (!c->listen_addr[0]) {
+        snprintf(c->listen_addr, sizeof(c->listen_addr), "127.0.0.1");
+        c->listen_port = c->language == EXEC_LANG_PYTHON ? 9401 : 9402;
+    }
+    if (!c->instance[0])
+        snprintf(c->instance, sizeof(c->instance), "sandgate-%s", lang);
+    if (!name_ok(c->instance))
+        return sg_error_set(err, -EINVAL, "--instance must match [A-Za-z0-9._-]{1,63}");
+    if (!name_ok(c->runtime))
+        return sg_error_set(err, -EINVAL, "--runtime must match [A-Za-z0-9._-]+");
+    if (!c->insecure_runtime && (strcmp(c->runtime, "runc") == 0 || strstr(c->runtime, "runc.")))
+        return sg_error_set(err, -EINVAL,
+                            "runtime '%s' is not a sandbox; use --insecure-runtime %s to run "
+                            "without gVisor (development only)",
+                            c->runtime, c->runtime);
+    if (!c->max_timeout_ms)
+        c->max_timeout_ms = c->timeout_ms > 60000 ? c->timeout_ms : 60000;
+    if (c->max_timeout_ms < c->timeout_ms)
+        return sg_error_set(err, -EINVAL, "--max-timeout-ms (%u) is below --timeout-ms (%u)",
+                            c->max_timeout_ms, c->timeout_ms);
+    if (c->create_parallel > c->pool_size)
+        c->create_parallel = c->pool_size;
+    return 0;
+}
+
+int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_error *err)
+{
+    set_defaults(ret);
+    int r = apply_env(ret, err);
+    if (r < 0)
+        return r;
+    r = apply_flags(argc, argv, ret, err);
+    if (r != 0)
+        return r;
+    return finish(ret, err);
+}
+
+int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
+                           struct sg_error *err)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return sg_error_set(err, -errno, "cannot open token file %s: %s", path, strerror(errno));
+    char line[EXEC_TOKEN_MAX + 2];
+    char *got = fgets(line, sizeof(line), f);
+    fclose(f);
+    if (!got)
+        return sg_error_set(err, -EINVAL, "token file %s is empty", path);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
+                 line[n - 1] == '\t'))
+        line[--n] = '\0';
+    char *s = line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    n = strlen(s);
+    if (n == 0 || n >= EXEC_TOKEN_MAX)
+        return sg_error_set(err, -EINVAL, "token in %s must be 1..%d bytes", path,
+                            EXEC_TOKEN_MAX - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return sg_error_set(err, -EINVAL, "token in %s has non-printable bytes", path);
+    memcpy(ret_token, s, n + 1);
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* config.h - sandgate-executor configuration: defaults, environment, flags.
+ *
+ * Precedence: built-in secure defaults, then environment variables (RAGFlow's
+ * names where they mean the same thing), then command-line flags. Every value
+ * is validated against a named range; anything out of range is an error, never
+ * silently adjusted. The struct holds no heap memory.
+ */
+#ifndef SG_EXEC_CONFIG_H
+#define SG_EXEC_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "sg_error.h"
+
+enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
+
+#define EXEC_NAME_MAX 128
+#define EXEC_TOKEN_MAX 256
+
+/* Ranges every value is checked against. */
+#define EXEC_POOL_SIZE_MAX 64u
+#define EXEC_POOL_WAIT_MS_MAX 600000u
+#define EXEC_CREATE_PARALLEL_MAX 16u
+#define EXEC_MEMORY_MB_MIN 32u
+#define EXEC_MEMORY_MB_MAX 65536u
+#define EXEC_PIDS_MIN 64u /* runsc's own threads count: 32 cannot start a sandbox */
+#define EXEC_PIDS_MAX 65536u
+#define EXEC_TIMEOUT_MS_MIN 100u
+#define EXEC_TIMEOUT_MS_MAX 3600000u
+#define EXEC_OUTPUT_MIN 1024u
+#define EXEC_OUTPUT_MAX (64u * 1024u * 1024u)
+#define EXEC_TMPFS_MB_MIN 1u
+#define EXEC_TMPFS_MB_MAX 16384u
+#define EXEC_MAX_BODY_MIN 4096u
+#define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
+#define EXEC_MAX_JOBS_MAX 1024u
+
+struct exec_config {
+    enum exec_language language;
+    char image[EXEC_NAME_MAX];
+    char listen_addr[64];
+    uint16_t listen_port;
+    unsigned pool_size;
+    unsigned pool_wait_ms;
+    unsigned create_parallel; /* containers created at once by the refill */
+    char runtime[EXEC_NAME_MAX];
+    bool insecure_runtime; /* runtime chosen with --insecure-runtime (runc) */
+    unsigned memory_mb;    /* container memory (and memory+swap) limit */
+    int64_t nano_cpus;     /* CPU quota, 1e9 = one core */
+    unsigned pids_limit;
+    unsigned timeout_ms;     /* default wall-clock limit of a job */
+    unsigned max_timeout_ms; /* requests above this are clamped */
+    size_t max_output_bytes; /* default and maximum for stdout/stderr each */
+    unsigned tmpfs_mb;       /* size of /tmp and of /workspace each */
+    unsigned nofile;         /* RLIMIT_NOFILE inside the sandbox */
+    unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
+    size_t max_body;         /* /v1/exec request body cap */
+    unsigned max_jobs;       /* concurrent HTTP connections */
+    char seccomp_path[PATH_MAX]; /* empty: no profile */
+    char token_file[PATH_MAX];   /* empty: no token required */
+    char instance[64];           /* label value marking our containers */
+    char docker_socket[PATH_MAX];
+    enum sg_log_level log_level;
+};
+
+#define EXEC_DEFAULT_SECCOMP "images/seccomp/sandbox.json"
+#define EXEC_LABEL_KEY "org.sandgate.executor"
+#define EXEC_LABEL_LANG "org.sandgate.language"
+
+/* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
+ * asked for (the caller prints exec_config_usage()), or -EINVAL with a message
+ * naming the offending flag or variable. */
+int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_error *err);
+
+/* The --help text (static string). */
+const char *exec_config_usage(void);
+
+/* "python" / "nodejs". */
+const char *exec_language_name(enum exec_language lang);
+
+/* Parse "python" / "nodejs" (and the alias "javascript"); 0 or -EINVAL. */
+int exec_language_parse(const char *s, enum exec_language *ret);
+
+/* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
+ * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */
+int exec_parse_duration_ms(const char *s, unsigned *ret_ms);
+
+/* Size "256m", "1g", "512" (MiB), "1024k" -> MiB. 0 or -EINVAL. */
+int exec_parse_size_mb(const char *s, unsigned *ret_mb);
+
+/* Read a token file: first line, surrounding whitespace removed, 1..EXEC_TOKEN_MAX-1
+ * printable bytes. 0 or negative errno. */
+int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
+                           struct sg_error *err);
+
+#endif

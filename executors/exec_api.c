@@ -1,0 +1,307 @@
+#include "exec_api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "b64.h"
+
+int exec_job_id_valid(const char *id)
+{
+    size_t n = 0;
+    for (; id[n]; n++) {
+        char c = id[n];
+        if (n >= EXEC_JOB_ID_MAX || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return n > 0;
+}
+
+int exec_file_name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > EXEC_FILE_NAME_MAX || name[0] == '.' || strstr(name, ".."))
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\')
+            return 0;
+    }
+    return 1;
+}
+
+static int depth_ok(json_t *v, int depth)
+{
+    if (depth > EXEC_ARGS_DEPTH_MAX)
+        return 0;
+    size_t i;
+    const char *k;
+    json_t *c;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, c) if (!depth_ok(c, depth + 1)) return 0;
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, c) if (!depth_ok(c, depth + 1)) return 0;
+    }
+    return 1;
+}
+
+static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *a = json_object_get(root, "arguments");
+    if (!a || json_is_null(a)) {
+        r->arguments = json_object();
+        json_object_set_new(root, "arguments", r->arguments);
+        return 0;
+    }
+    if (!json_is_object(a))
+        return sg_error_set(err, -EINVAL, "arguments must be an object");
+    if (!depth_ok(a, 1))
+        return sg_error_set(err, -EINVAL, "arguments nest deeper than %d levels",
+                            EXEC_ARGS_DEPTH_MAX);
+    size_t n = json_dumpb(a, NULL, 0, JSON_COMPACT);
+    if (n > EXEC_ARGS_MAX)
+        return sg_error_set(err, -E2BIG, "arguments exceed %u bytes", EXEC_ARGS_MAX);
+    r->arguments = a;
+    return 0;
+}
+
+/* Decode each file strictly, re-encode canonically: the runner then never
+ * sees base64 its own decoder might read differently. */
+static int parse_files(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *f = json_object_get(root, "files");
+    r->files = json_object();
+    if (!f || json_is_null(f))
+        return 0;
+    if (!json_is_object(f))
+        return sg_error_set(err, -EINVAL, "files must be an object of name: base64");
+    if (json_object_size(f) > EXEC_FILES_MAX)
+        return sg_error_set(err, -E2BIG, "more than %d files", EXEC_FILES_MAX);
+    size_t total = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach(f, name, v) {
+        if (!exec_file_name_valid(name, strlen(name)))
+            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed", name);
+        if (!json_is_string(v))
+            return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
+        unsigned char *raw = NULL;
+        size_t rawlen = 0;
+        char *canon = NULL;
+        struct sg_error e;
+        if (sg_b64_decode(json_string_value(v), json_string_length(v),
+                          EXEC_FILES_BYTES_MAX - total, &raw, &rawlen, &e) < 0)
+            return sg_error_set(err, e.code == -E2BIG ? -E2BIG : -EINVAL,
+                                "file '%.64s': %s", name,
+                                e.code == -E2BIG ? "files exceed their total size cap" : e.msg);
+        total += rawlen;
+        int rr = sg_b64_encode(raw, rawlen, &canon, NULL);
+        free(raw);
+        if (rr < 0)
+            return sg_error_set(err, -ENOMEM, "out of memory");
+        json_object_set_new(r->files, name, json_string(canon));
+        free(canon);
+    }
+    return 0;
+}
+
+static int limit_value(json_t *lim, const char *key, unsigned long long max,
+                       unsigned long long *ret, struct exec_request *r, struct sg_error *err)
+{
+    json_t *v = json_object_get(lim, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return sg_error_set(err, -EINVAL, "limits.%s must be a positive integer", key);
+    unsigned long long n = (unsigned long long)json_integer_value(v);
+    if (n > max) {
+        n = max;
+        r->clamped[r->n_clamped++] = key;
+    }
+    *ret = n;
+    return 0;
+}
+
+static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec_request *r,
+                        struct sg_error *err)
+{
+    r->limits.timeout_ms = cfg->timeout_ms;
+    r->limits.memory_mb = cfg->memory_mb;
+    r->limits.max_output_bytes = cfg->max_output_bytes;
+    json_t *lim = json_object_get(root, "limits");
+    if (!lim || json_is_null(lim))
+        return 0;
+    if (!json_is_object(lim))
+        return sg_error_set(err, -EINVAL, "limits must be an object");
+    const char *k;
+    json_t *v;
+    json_object_foreach(lim, k, v) if (strcmp(k, "timeout_ms") && strcmp(k, "memory_mb") &&
+                                       strcmp(k, "max_output_bytes"))
+        return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    unsigned long long t = r->limits.timeout_ms, m = r->limits.memory_mb,
+                       o = r->limits.max_output_bytes;
+    int rr;
+    if ((rr = limit_value(lim, "timeout_ms", cfg->max_timeout_ms, &t, r, err)) < 0 ||
+        (rr = limit_value(lim, "memory_mb", cfg->memory_mb, &m, r, err)) < 0 ||
+        (rr = limit_value(lim, "max_output_bytes", cfg->max_output_bytes, &o, r, err)) < 0)
+        return rr;
+    r->limits.timeout_ms = (unsigned)t;
+    /* memory_mb: containers are created before the job with the pool's limit
+     * (runsc cannot change it later), so a lower request is not applied. */
+    r->limits.max_output_bytes = (size_t)o;
+    return 0;
+}
+
+static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_request *r,
+                     struct sg_error *err)
+{
+    json_t *id = json_object_get(root, "job_id");
+    if (id && !json_is_null(id)) {
+        if (!json_is_string(id) || !exec_job_id_valid(json_string_value(id)))
+            return sg_error_set(err, -EINVAL, "job_id must match [A-Za-z0-9._-]{1,64}");
+        snprintf(r->job_id, sizeof(r->job_id), "%s", json_string_value(id));
+    } else {
+        unsigned char rnd[8] = {0};
+        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+            return sg_error_set(err, -EIO, "no randomness for a job id");
+        for (int i = 0; i < 8; i++)
+            snprintf(r->job_id + 2 * i, 3, "%02x", rnd[i]);
+    }
+    json_t *lang = json_object_get(root, "language");
+    enum exec_language l;
+    if (lang && (!json_is_string(lang) || exec_language_parse(json_string_value(lang), &l) < 0 ||
+                 l != cfg->language))
+        return sg_error_set(err, -EINVAL, "language must be \"%s\" on this executor",
+                            exec_language_name(cfg->language));
+    json_t *code = json_object_get(root, "code");
+    if (!json_is_string(code))
+        return sg_error_set(err, -EINVAL, "code must be a string");
+    if (json_string_length(code) > EXEC_CODE_MAX)
+        return sg_error_set(err, -E2BIG, "code exceeds %u bytes", EXEC_CODE_MAX);
+    r->code = json_string_value(code);
+    r->code_len = json_string_length(code);
+    return 0;
+}
+
+int exec_request_parse(const char *body, size_t len, const struct exec_config *cfg,
+                       struct exec_request *ret, struct sg_error *err)
+{
+    memset(ret, 0, sizeof(*ret));
+    json_error_t je;
+    /* Reject NUL in strings (jansson's default) and duplicate keys: a key read
+     * twice could be checked in one spelling and used in another. */
+    ret->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!ret->root)
+        return sg_error_set(err, -EINVAL, "invalid JSON at line %d column %d: %.100s", je.line,
+                            je.column, je.text);
+    int r = -EINVAL;
+    if (!json_is_object(ret->root)) {
+        r = sg_error_set(err, -EINVAL, "body must be a JSON object");
+        goto fail;
+    }
+    if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_arguments(ret->root, ret, err)) < 0 ||
+        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0)
+        goto fail;
+    return 0;
+fail:
+    exec_request_free(ret);
+    return r;
+}
+
+void exec_request_free(struct exec_request *req)
+{
+    if (!req)
+        return;
+    json_decref(req->files);
+    json_decref(req->root);
+    req->files = req->root = NULL;
+    req->arguments = NULL;
+    req->code = NULL;
+}
+
+char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len)
+{
+    json_t *job = json_pack("{s:s,s:s%,s:O,s:O,s:{s:I,s:I}}", "nonce", nonce, "code", req->code,
+                            req->code_len,
+                            "arguments", req->arguments, "files", req->files, "limits",
+                            "timeout_ms", (json_int_t)req->limits.timeout_ms,
+                            "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
+    if (!job)
+        return NULL;
+    size_t n = json_dumpb(job, NULL, 0, JSON_COMPACT);
+    char *line = n ? malloc(n + 2) : NULL;
+    if (line && json_dumpb(job, line, n, JSON_COMPACT) == n) {
+        line[n] = '\n';
+        line[n + 1] = '\0';
+        *ret_len = n + 1;
+    } else {
+        free(line);
+        line = NULL;
+    }
+    json_decref(job);
+    return line;
+}
+
+static json_t *nullable_str(const char *s, const char *none)
+{
+    return s && *s ? json_string(s) : (none ? json_string(none) : json_null());
+}
+
+static json_t *result_json(const struct exec_outcome *o)
+{
+    json_t *res = json_pack("{s:b,s:O?,s:s}", "present", o->result != NULL, "value",
+                            o->result ? json_object_get(o->result, "value") : NULL, "type",
+                            "json");
+    return res;
+}
+
+static void add_request_fields(json_t *j, const struct exec_request *req)
+{
+    if (!req)
+        return;
+    json_object_set_new(j, "limits",
+                        json_pack("{s:I,s:I,s:I}", "timeout_ms", (json_int_t)req->limits.timeout_ms,
+                                  "memory_mb", (json_int_t)req->limits.memory_mb,
+                                  "max_output_bytes", (json_int_t)req->limits.max_output_bytes));
+    json_t *cl = json_array();
+    for (unsigned i = 0; i < req->n_clamped; i++)
+        json_array_append_new(cl, json_string(req->clamped[i]));
+    json_object_set_new(j, "clamped", cl);
+}
+
+json_t *exec_response_json(const char *job_id, const struct exec_request *req,
+                           const struct exec_outcome *o, double wait_ms, double run_ms)
+{
+    double t = o->time_used_ms >= 0 ? o->time_used_ms : run_ms;
+    json_t *j = json_pack(
+        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:n,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
+        job_id, "status", outcome_status_name(o->status), "stdout", o->out, "stderr", o->err,
+        "exit_code", o->exit_code, "detail", nullable_str(o->detail, NULL), "time_used_ms", t,
+        "memory_used_kb", o->memory_used_kb >= 0 ? json_integer(o->memory_used_kb) : json_null(),
+        "resource_limit_type", nullable_str(o->resource_limit_type, NULL),
+        "unauthorized_access_type", "runtime_error_type",
+        nullable_str(o->runtime_error_type, NULL), "result", result_json(o), "artifacts",
+        o->artifacts, "timings", "wait_ms", wait_ms, "run_ms", run_ms);
+    if (!j)
+        return NULL;
+    if (!o->out)
+        json_object_set_new(j, "stdout", json_string(""));
+    if (!o->err)
+        json_object_set_new(j, "stderr", json_string(""));
+    if (!o->artifacts)
+        json_object_set_new(j, "artifacts", json_array());
+    add_request_fields(j, req);
+    return j;
+}
+
+char *exec_response(const char *job_id, const struct exec_request *req,
+                    const struct exec_outcome *o, double wait_ms, double run_ms)
+{
+    json_t *j = exec_response_json(job_id, req, o, wait_ms, run_ms);
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    return s;
+}

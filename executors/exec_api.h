@@ -1,0 +1,72 @@
+/* exec_api.h - the POST /v1/exec request and its response (PROTOCOL.md).
+ *
+ * The request body is untrusted: every size, depth and count is capped, file
+ * names are checked, limits are clamped to the executor's maxima (and the
+ * response lists which ones were). Pure functions; fuzzed in
+ * tests/fuzz/fuzz_exec_request.c.
+ */
+#ifndef SG_EXEC_API_H
+#define SG_EXEC_API_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "outcome.h"
+#include "sg_error.h"
+
+#define EXEC_JOB_ID_MAX 64
+#define EXEC_CODE_MAX (4u * 1024u * 1024u)
+#define EXEC_ARGS_MAX (1u * 1024u * 1024u) /* arguments, serialised */
+#define EXEC_ARGS_DEPTH_MAX 32
+#define EXEC_FILES_MAX 32
+#define EXEC_FILE_NAME_MAX 128
+#define EXEC_FILES_BYTES_MAX (8u * 1024u * 1024u) /* decoded, all files */
+
+struct exec_limits {
+    unsigned timeout_ms;
+    unsigned memory_mb; /* the pool's: containers exist before the job */
+    size_t max_output_bytes;
+};
+
+struct exec_request {
+    char job_id[EXEC_JOB_ID_MAX + 1];
+    const char *code; /* borrowed from root */
+    size_t code_len;
+    json_t *root;      /* owned: the parsed body */
+    json_t *arguments; /* borrowed from root (an object) */
+    json_t *files;     /* owned: {name: canonical base64} */
+    struct exec_limits limits;
+    const char *clamped[3]; /* static names of the limits that were lowered */
+    unsigned n_clamped;
+};
+
+/* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a
+ * message fit for a 400 answer and *ret holds nothing to free. On success
+ * free with exec_request_free(). */
+int exec_request_parse(const char *body, size_t len, const struct exec_config *cfg,
+                       struct exec_request *ret, struct sg_error *err);
+void exec_request_free(struct exec_request *req);
+
+/* True when id matches [A-Za-z0-9._-]{1,64}. */
+int exec_job_id_valid(const char *id);
+
+/* A file name the runner may create in the workspace: 1..128 bytes, no '/',
+ * no "..", no NUL, no leading '.', printable. */
+int exec_file_name_valid(const char *name, size_t len);
+
+/* The one-line job for the runner with its nonce, '\n'-terminated. Caller
+ * frees with free(). */
+char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len);
+
+/* The response body for a job that ran (or was answered by the executor
+ * itself, e.g. pool_busy with req possibly NULL and job_id given). Caller
+ * frees with free(). run_ms is the executor's measured run time. */
+char *exec_response(const char *job_id, const struct exec_request *req,
+                    const struct exec_outcome *o, double wait_ms, double run_ms);
+
+/* The same as a JSON object (caller owns the reference). */
+json_t *exec_response_json(const char *job_id, const struct exec_request *req,
+                           const struct exec_outcome *o, double wait_ms, double run_ms);
+
+#endif

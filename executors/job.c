@@ -1,0 +1,219 @@
+#include "job.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "attach.h"
+
+#define JOB_READ_CHUNK 65536
+
+void job_io_init(struct job_io *io, size_t max_stdout, const char *nonce)
+{
+    memset(io, 0, sizeof(*io));
+    sg_buf_init(&io->line, max_stdout);
+    sg_buf_init(&io->diag, JOB_DIAG_MAX);
+    if (nonce)
+        snprintf(io->nonce, sizeof(io->nonce), "%s", nonce);
+}
+
+void job_io_free(struct job_io *io)
+{
+    sg_buf_free(&io->line);
+    sg_buf_free(&io->diag);
+    json_decref(io->result);
+    io->result = NULL;
+}
+
+int job_make_nonce(char out[JOB_NONCE_LEN + 1])
+{
+    unsigned char rnd[JOB_NONCE_LEN / 2];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return -EIO;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+    return 0;
+}
+
+int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+        i++;
+    /* Cheap filters first: most foreign lines are not objects or lack the nonce. */
+    if (i == len || line[i] != '{' || (nonce[0] && !memmem(line, len, nonce, strlen(nonce))))
+        return 0;
+    json_t *j = json_loadb(line + i, len - i, 0, NULL);
+    const char *n = json_string_value(json_object_get(j, "nonce"));
+    json_t *v = json_object_get(j, "sandgate_runner");
+    if (json_is_object(j) && json_is_integer(v) && json_integer_value(v) == 1 &&
+        (!nonce[0] || (n && strcmp(n, nonce) == 0))) {
+        *ret = j;
+        return 1;
+    }
+    json_decref(j);
+    return 0;
+}
+
+struct feed_ctx {
+    struct job_io *io;
+    int done;
+};
+
+#define FEED_STOP (-ECANCELED)
+
+static int on_frame(void *ctx, int stream, const char *data, size_t len)
+{
+    struct feed_ctx *f = ctx;
+    if (stream != ATTACH_STDOUT) {
+        /* Runner diagnostics: keep the head, drop the rest. */
+        size_t room = f->io->diag.cap - f->io->diag.len;
+        sg_buf_append(&f->io->diag, data, len < room ? len : room);
+        return 0;
+    }
+    struct job_io *io = f->io;
+    if (len > io->line.cap - io->stdout_total)
+        return -E2BIG;
+    io->stdout_total += len;
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) : len;
+        int r = sg_buf_append(&io->line, data, take);
+        if (r < 0)
+            return r;
+        if (!nl)
+            return 0;
+        if (job_line_is_result(io->line.data ? io->line.data : "", io->line.len, io->nonce,
+                               &io->result)) {
+            f->done = 1;
+            return FEED_STOP;
+        }
+        sg_buf_reset(&io->line);
+        data = nl + 1;
+        len -= take + 1;
+    }
+    return 0;
+}
+
+int job_feed(struct job_io *io, struct attach_parser *p, const void *data, size_t len)
+{
+    struct feed_ctx f = {.io = io};
+    int r = attach_parse(p, data, len, on_frame, &f);
+    if (f.done)
+        return 1;
+    return r;
+}
+
+size_t job_result_cap(size_t max_output, size_t max_artifacts)
+{
+    /* JSON escaping can turn one byte into six ("\u0001"). */
+    return 2 * 6 * max_output + max_artifacts / 3 * 4 + JOB_RESULT_SLACK;
+}
+
+static void read_until_result(int fd, int64_t deadline, struct job_io *io)
+{
+    static __thread char chunk[JOB_READ_CHUNK];
+    struct attach_parser p = {0};
+    for (;;) {
+        double left = (double)deadline - attach_now_ms();
+        if (left <= 0) {
+            io->end = JOB_END_TIMEOUT;
+            return;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int n = poll(&pfd, 1, (int)left + 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            continue; /* the deadline check above ends the loop */
+        ssize_t got = read(fd, chunk, sizeof(chunk));
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0) {
+            io->end = got == 0 ? JOB_END_EOF : JOB_END_IO;
+            io->io_errno = got == 0 ? 0 : errno;
+            return;
+        }
+        int r = job_feed(io, &p, chunk, (size_t)got);
+        if (r == 1) {
+            io->end = JOB_END_RESULT;
+            return;
+        }
+        if (r < 0) {
+            io->end = r == -E2BIG ? JOB_END_OVERFLOW : JOB_END_IO;
+            io->io_errno = -r;
+            return;
+        }
+    }
+}
+
+void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
+                  struct job_io *io)
+{
+    double start = attach_now_ms();
+    int64_t deadline = (int64_t)start + deadline_ms;
+    int r = attach_write_all(fd, job_line, len, deadline);
+    if (r == -ETIMEDOUT) {
+        io->end = JOB_END_TIMEOUT;
+    } else if (r < 0) {
+        /* The runner may have died before reading: its stream then tells. */
+        io->end = JOB_END_IO;
+        io->io_errno = -r;
+        read_until_result(fd, deadline, io);
+    } else {
+        read_until_result(fd, deadline, io);
+    }
+    io->run_ms = attach_now_ms() - start;
+}
+
+static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
+                         struct exec_outcome *o)
+{
+    struct docker_state st;
+    int exit_code = 0;
+    struct sg_error e = {0};
+    /* The stream closes as the sandbox goes; its final state needs a moment. */
+    if (docker_wait(dc, sb->id, JOB_DEAD_WAIT_MS, &exit_code, &e) < 0 ||
+        docker_inspect(dc, sb->id, &st, &e) < 0) {
+        outcome_runner_error(o, "sandbox ended without a result; its state is unknown: %.300s",
+                             e.msg);
+        return;
+    }
+    outcome_from_dead(&st, io->diag.data, o);
+}
+
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce,
+             const char *job_line, size_t len, unsigned timeout_ms, size_t max_output,
+             struct exec_outcome *o, double *ret_run_ms)
+{
+    struct job_io io;
+    job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX), nonce);
+    job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
+    *ret_run_ms = io.run_ms;
+    switch (io.end) {
+    case JOB_END_RESULT:
+        if (outcome_from_runner_json(io.result, o) < 0)
+            outcome_runner_error(o, "malformed result from the runner (%zu bytes)", io.line.len);
+        break;
+    case JOB_END_TIMEOUT:
+        outcome_limit(o, "time", EXEC_CODE_TIME, "time limit exceeded; sandbox killed");
+        break;
+    case JOB_END_OVERFLOW:
+        outcome_limit(o, "output", EXEC_CODE_OUTPUT, "output limit exceeded; sandbox killed");
+        break;
+    case JOB_END_IO:
+        if (io.io_errno == EPROTO) {
+            outcome_runner_error(o, "malformed attach stream from dockerd");
+            break;
+        }
+        /* a broken stream means the sandbox went away */
+        __attribute__((fallthrough));
+    case JOB_END_EOF:
+        classify_eof(dc, sb, &io, o);
+        break;
+    }
+    job_io_free(&io);
+}

@@ -1,0 +1,77 @@
+/* job.h - one job on one sandbox: send the job line over the attach stream,
+ * read until the runner's result line, enforce the wall-clock deadline and
+ * the byte cap, and classify the end.
+ */
+#ifndef SG_EXEC_JOB_H
+#define SG_EXEC_JOB_H
+
+#include <stddef.h>
+
+#include "attach.h"
+#include "buf.h"
+#include "docker.h"
+#include "outcome.h"
+#include "sandbox.h"
+
+/* The runner enforces the time limit itself and reports it; the executor's
+ * own deadline is this much later and kills the sandbox. */
+#define JOB_GRACE_MS 1500u
+#define JOB_DIAG_MAX (16u * 1024u)  /* runner diagnostics kept from stderr */
+#define JOB_RESULT_SLACK (256u * 1024u)
+#define JOB_DEAD_WAIT_MS 5000L      /* how long to wait for a dead sandbox's state */
+/* Artifact bytes a result may carry: the runners' default total (20 MiB). */
+#define JOB_ARTIFACTS_MAX (20u * 1024u * 1024u)
+#define JOB_NONCE_LEN 32
+
+enum job_end {
+    JOB_END_RESULT,   /* a complete result line arrived */
+    JOB_END_EOF,      /* the stream closed first: the sandbox died */
+    JOB_END_TIMEOUT,  /* deadline passed */
+    JOB_END_OVERFLOW, /* more bytes than the result may hold */
+    JOB_END_IO,       /* write/read failed on the stream */
+};
+
+struct job_io {
+    enum job_end end;
+    char nonce[JOB_NONCE_LEN + 1]; /* the job's nonce: only a line echoing it is a result */
+    struct sg_buf line;  /* the stdout line being read */
+    size_t stdout_total; /* all stdout bytes so far, capped like the line */
+    json_t *result;      /* the parsed result line (when end == RESULT), owned */
+    struct sg_buf diag; /* runner stderr, truncated at JOB_DIAG_MAX */
+    int io_errno;
+    double run_ms; /* from the first job byte sent to the end */
+};
+
+/* Initialise io (its buffers) with the cap on stdout bytes and the job's
+ * nonce (NULL: any line is a result, for probes); free with job_io_free(). */
+void job_io_init(struct job_io *io, size_t max_stdout, const char *nonce);
+void job_io_free(struct job_io *io);
+
+/* Pure: feed bytes from the attach stream into io. Returns 1 when the result
+ * line is complete (io->result set), 0 for more, or a negative error
+ * (-EPROTO malformed frames, -E2BIG stdout over its cap). Lines that are
+ * blank, not JSON, or lack sandgate_runner:1 and the nonce are ignored. */
+int job_feed(struct job_io *io, struct attach_parser *p, const void *data, size_t len);
+
+/* Write the job line and read until the result, EOF or deadline. */
+void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
+                  struct job_io *io);
+
+/* Cap on the result line for a job with these limits (stdout + stderr each up
+ * to max_output, JSON escaping, artifacts). */
+size_t job_result_cap(size_t max_output, size_t max_artifacts);
+
+/* Pure: whether line[0..len) is the runner's result for nonce; the parsed
+ * object goes to *ret (caller decrefs) when it is. */
+int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret);
+
+/* A fresh nonce: JOB_NONCE_LEN hex digits from the kernel CSPRNG. */
+int job_make_nonce(char out[JOB_NONCE_LEN + 1]);
+
+/* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
+ * sb stays owned by the caller (who tears it down afterwards). */
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce,
+             const char *job_line, size_t len, unsigned timeout_ms, size_t max_output,
+             struct exec_outcome *o, double *ret_run_ms);
+
+#endif

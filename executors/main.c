@@ -1,0 +1,181 @@
+/* sandgate-executor - runs accepted jobs in single-use gVisor sandboxes from a
+ * warm pool. See executors/PROTOCOL.md and `sandgate-executor --help`. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "config.h"
+#include "docker.h"
+#include "httpsrv.h"
+#include "log.h"
+#include "metrics.h"
+#include "pool.h"
+#include "sandbox.h"
+#include "seccomp.h"
+#include "server.h"
+
+#define MAIN_DRAIN_EXTRA_MS 5000
+
+static int fail(const char *event, const struct sg_error *e)
+{
+    sg_log(SG_LOG_ERROR, event, "error=\"%s\"", e->msg);
+    fprintf(stderr, "sandgate-executor: %s\n", e->msg);
+    return 1;
+}
+
+/* Everything that must hold before we serve: dockerd reachable, the runtime
+ * registered, the image present. */
+static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
+                        struct sg_error *err)
+{
+    bool found = false;
+    if (docker_ping(dc, 5000, err) < 0)
+        return sg_error_set(err, -EHOSTDOWN,
+                            "dockerd is not reachable at %s (%s). Start it (e.g. "
+                            "'images/host-setup.sh --fix') or pass --docker-socket",
+                            cfg->docker_socket, err->msg);
+    if (docker_runtime_registered(dc, cfg->runtime, &found, err) < 0)
+        return err->code;
+    if (!found)
+        return sg_error_set(
+            err, -ENOENT,
+            "runtime '%s' is not registered with dockerd. Register it in "
+            "/etc/docker/daemon.json: {\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\","
+            "\"runtimeArgs\":[\"--network=none\",\"--oci-seccomp\"]}}} then 'kill -HUP "
+            "$(pidof dockerd)' (or run 'images/host-setup.sh --fix')",
+            cfg->runtime);
+    if (docker_image_exists(dc, cfg->image, err) < 0)
+        return sg_error_set(err, -ENOENT, "sandbox image %s is not available (%s); build it "
+                                          "with 'make images'",
+                            cfg->image, err->msg);
+    return 0;
+}
+
+/* Load the profile and prove it is enforced. *ret_json stays NULL without one. */
+static int setup_seccomp(struct docker_client *dc, const struct exec_config *cfg,
+                         char **ret_json, struct sg_error *err)
+{
+    *ret_json = NULL;
+    if (!cfg->seccomp_path[0])
+        return 0;
+    char *probe = NULL;
+    int r = seccomp_load(cfg->seccomp_path, ret_json, err);
+    if (r == 0)
+        r = seccomp_probe_profile(*ret_json, &probe, err);
+    if (r == 0)
+        r = seccomp_probe(dc, cfg, probe, err);
+    free(probe);
+    if (r == 0)
+        sg_log(SG_LOG_INFO, "seccomp_enforced", "profile=%s runtime=%s", cfg->seccomp_path,
+               cfg->runtime);
+    return r;
+}
+
+static void drain(struct exec_server *srv, unsigned max_ms)
+{
+    atomic_store(&srv->draining, true);
+    double deadline = attach_now_ms() + max_ms;
+    int n;
+    while ((n = atomic_load(&srv->in_flight)) > 0 && attach_now_ms() < deadline)
+        usleep(20000);
+    sg_log(SG_LOG_INFO, "drained", "in_flight=%d", n);
+}
+
+static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
+                 const char *token, struct sg_error *err)
+{
+    struct metrics *m = metrics_new();
+    struct pool *pool = NULL;
+    struct sg_httpsrv *http = NULL;
+    struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
+    snprintf(srv.token, sizeof(srv.token), "%s", token);
+    struct pool_config pc = {dc, body, cfg->instance, cfg->pool_size, cfg->create_parallel, m};
+    struct sg_httpsrv_config hc = {cfg->listen_addr, cfg->listen_port, cfg->max_body,
+                                   cfg->max_jobs, (cfg->max_timeout_ms + 60000) / 1000};
+    int r = -ENOMEM;
+    if (!m || (r = pool_new(&pc, &pool, err)) < 0)
+        goto out;
+    srv.pool = pool;
+    if ((r = sg_httpsrv_start(&hc, exec_server_handle, &srv, &http, err)) < 0)
+        goto out;
+    sg_log(SG_LOG_INFO, "listening", "addr=%s port=%u language=%s runtime=%s pool=%u instance=%s",
+           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), exec_language_name(cfg->language),
+           cfg->runtime, cfg->pool_size, cfg->instance);
+    if (cfg->insecure_runtime)
+        sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
+               cfg->runtime);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    sg_log(SG_LOG_INFO, "stopping", "signal=%d", sig);
+    drain(&srv, cfg->max_timeout_ms + MAIN_DRAIN_EXTRA_MS);
+    r = 0;
+out:
+    sg_httpsrv_stop(http);
+    pool_free(pool); /* tears down idle sandboxes, drains the teardown queue */
+    metrics_free(m);
+    sg_log(SG_LOG_INFO, "stopped", NULL);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    struct exec_config cfg;
+    struct sg_error err = {0};
+    int r = exec_config_parse(argc, argv, &cfg, &err);
+    if (r == 1) {
+        fputs(exec_config_usage(), stdout);
+        return 0;
+    }
+    if (r < 0) {
+        fprintf(stderr, "sandgate-executor: %s\n(see --help)\n", err.msg);
+        return 2;
+    }
+    sg_log_set_level(cfg.log_level);
+    /* Signals are taken by sigwait() in serve(); every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char token[EXEC_TOKEN_MAX] = "";
+    if (cfg.token_file[0] && exec_config_read_token(cfg.token_file, token, &err) < 0)
+        return fail("token_file_invalid", &err);
+    struct docker_client *dc = NULL;
+    char *seccomp = NULL, *body = NULL;
+    int rc = 1;
+    unsigned reaped = 0;
+    if (docker_client_new(cfg.docker_socket, &dc, &err) < 0 || check_engine(dc, &cfg, &err) < 0) {
+        rc = fail("engine_check_failed", &err);
+        goto out;
+    }
+    if (pool_reap(dc, cfg.instance, false, &reaped, &err) < 0) {
+        rc = fail("reap_failed", &err);
+        goto out;
+    }
+    sg_log(SG_LOG_INFO, "reaped_orphans", "instance=%s count=%u", cfg.instance, reaped);
+    if (setup_seccomp(dc, &cfg, &seccomp, &err) < 0) {
+        rc = fail("seccomp_check_failed", &err);
+        goto out;
+    }
+    if (sandbox_create_body(&cfg, seccomp, NULL, &body, &err) < 0 ||
+        serve(&cfg, dc, body, token, &err) < 0) {
+        rc = fail("serve_failed", &err);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(body);
+    free(seccomp);
+    docker_client_free(dc);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* metrics.h - the executor's Prometheus counters and histograms.
+ *
+ * Thread-safe (one mutex; updates are a handful of adds). Rendering takes the
+ * pool gauges from the caller so this module knows nothing of the pool.
+ */
+#ifndef SG_EXEC_METRICS_H
+#define SG_EXEC_METRICS_H
+
+#include <stdbool.h>
+
+#include "outcome.h"
+
+struct metrics;
+
+struct metrics_gauges {
+    unsigned pool_target, pool_idle, pool_busy, pool_creating;
+    bool docker_up;
+};
+
+/* Caller frees with metrics_free(). */
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/* A job that ran: status, resource limit type (may be NULL), latency. */
+void metrics_job(struct metrics *m, enum exec_status st, const char *limit_type, double ms);
+/* A request answered without running: "bad_request", "unauthorized",
+ * "pool_busy", "docker_unreachable". */
+void metrics_rejected(struct metrics *m, const char *reason);
+/* One container launch (create+attach+start) and whether it worked. */
+void metrics_create(struct metrics *m, double ms, bool ok);
+
+/* Prometheus text exposition; caller frees with free(). */
+char *metrics_render(struct metrics *m, const struct metrics_gauges *g);
+
+#endif

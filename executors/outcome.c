@@ -1,0 +1,182 @@
+#include "outcome.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *status_names[EXEC_STATUS_COUNT] = {
+    "success",      "program_error", "resource_limit_exceeded", "unauthorized_access",
+    "runtime_error", "program_runner_error",
+};
+
+/* Largest exit code / signal a runner may report; anything else is malformed. */
+#define OUTCOME_EXIT_MAX 255
+#define OUTCOME_SIGNAL_MAX 64
+
+void outcome_init(struct exec_outcome *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->memory_used_kb = -1;
+    o->time_used_ms = -1;
+}
+
+void outcome_clear(struct exec_outcome *o)
+{
+    json_decref(o->out);
+    json_decref(o->err);
+    json_decref(o->result);
+    json_decref(o->artifacts);
+    o->out = o->err = o->result = o->artifacts = NULL;
+}
+
+const char *outcome_status_name(enum exec_status s)
+{
+    return (unsigned)s < EXEC_STATUS_COUNT ? status_names[s] : "program_runner_error";
+}
+
+void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, const char *detail)
+{
+    o->status = EXEC_RESOURCE_LIMIT;
+    o->resource_limit_type = type;
+    o->runtime_error_type = NULL;
+    o->exit_code = exit_code;
+    snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
+}
+
+void outcome_runner_error(struct exec_outcome *o, const char *fmt, ...)
+{
+    o->status = EXEC_RUNNER_ERROR;
+    o->exit_code = EXEC_CODE_RUNNER;
+    o->resource_limit_type = NULL;
+    o->runtime_error_type = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->detail, sizeof(o->detail), fmt, ap);
+    va_end(ap);
+}
+
+static int int_in(json_t *v, long long lo, long long hi, int *ret)
+{
+    if (!v || json_is_null(v)) {
+        *ret = 0;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return -EPROTO;
+    *ret = (int)json_integer_value(v);
+    return 0;
+}
+
+/* Structural checks of the fields the response will carry. */
+static int take_fields(json_t *j, struct exec_outcome *o, int *ret_exit, int *ret_sig)
+{
+    json_t *out = json_object_get(j, "stdout"), *err = json_object_get(j, "stderr");
+    json_t *res = json_object_get(j, "result"), *art = json_object_get(j, "artifacts");
+    json_t *mem = json_object_get(j, "memory_used_kb"), *t = json_object_get(j, "time_used_ms");
+    if (json_integer_value(json_object_get(j, "sandgate_runner")) != 1 ||
+        (out && !json_is_string(out)) || (err && !json_is_string(err)) ||
+        (art && !json_is_array(art) && !json_is_null(art)) ||
+        (res && !json_is_null(res) &&
+         (!json_is_object(res) || !json_is_boolean(json_object_get(res, "present")))) ||
+        (mem && !json_is_null(mem) && (!json_is_integer(mem) || json_integer_value(mem) < 0)) ||
+        (t && !json_is_null(t) && (!json_is_number(t) || json_number_value(t) < 0)) ||
+        int_in(json_object_get(j, "exit_code"), -OUTCOME_EXIT_MAX, OUTCOME_EXIT_MAX,
+               ret_exit) < 0 ||
+        int_in(json_object_get(j, "signal"), 0, OUTCOME_SIGNAL_MAX, ret_sig) < 0)
+        return -EPROTO;
+    o->out = json_incref(out);
+    o->err = json_incref(err);
+    if (json_is_object(res) && json_is_true(json_object_get(res, "present")))
+        o->result = json_incref(res);
+    o->artifacts = json_is_array(art) ? json_incref(art) : NULL;
+    o->memory_used_kb = json_is_integer(mem) ? json_integer_value(mem) : -1;
+    o->time_used_ms = json_is_number(t) ? json_number_value(t) : -1;
+    return 0;
+}
+
+static void program_error(struct exec_outcome *o, int exit_code, const char *msg)
+{
+    o->status = EXEC_PROGRAM_ERROR;
+    o->exit_code = exit_code ? exit_code : 1;
+    o->runtime_error_type = "nonzero_exit";
+    snprintf(o->detail, sizeof(o->detail), "%s", msg);
+}
+
+static int classify(const char *outcome, int exit_code, int sig, const char *msg,
+                    struct exec_outcome *o)
+{
+    if (strcmp(outcome, "ok") == 0) {
+        if (exit_code != 0)
+            program_error(o, exit_code, msg);
+        else
+            o->status = EXEC_SUCCESS;
+    } else if (strcmp(outcome, "exception") == 0 || strcmp(outcome, "no_main") == 0) {
+        program_error(o, exit_code, msg[0] ? msg : outcome);
+    } else if (strcmp(outcome, "output_limit") == 0) {
+        outcome_limit(o, "output", EXEC_CODE_OUTPUT, msg[0] ? msg : "output limit exceeded");
+    } else if (strcmp(outcome, "timeout") == 0) {
+        outcome_limit(o, "time", EXEC_CODE_TIME, msg[0] ? msg : "time limit exceeded");
+    } else if (strcmp(outcome, "killed") == 0) {
+        o->status = EXEC_PROGRAM_ERROR;
+        o->exit_code = sig ? -sig : (exit_code ? exit_code : -9);
+        o->runtime_error_type = sig ? "signalled" : "nonzero_exit";
+        snprintf(o->detail, sizeof(o->detail), "%s", msg[0] ? msg : "killed by a signal");
+    } else if (strcmp(outcome, "bad_job") == 0) {
+        outcome_runner_error(o, "runner rejected the job: %.400s", msg);
+    } else if (strcmp(outcome, "runner_error") == 0) {
+        outcome_runner_error(o, "sandbox unusable: %.400s", msg);
+    } else {
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int outcome_from_runner(const char *line, size_t len, struct exec_outcome *o)
+{
+    json_t *j = json_loadb(line, len, 0, NULL);
+    int r = outcome_from_runner_json(j, o);
+    json_decref(j);
+    return r;
+}
+
+int outcome_from_runner_json(json_t *j, struct exec_outcome *o)
+{
+    int exit_code = 0, sig = 0;
+    int r = -EPROTO;
+    const char *outcome = json_string_value(json_object_get(j, "outcome"));
+    json_t *m = json_object_get(j, "message");
+    if (!json_is_object(j) || !outcome || (m && !json_is_string(m) && !json_is_null(m)))
+        goto out;
+    if (take_fields(j, o, &exit_code, &sig) < 0)
+        goto out;
+    const char *msg = json_is_string(m) ? json_string_value(m) : "";
+    r = classify(outcome, exit_code, sig, msg, o);
+out:
+    if (r < 0)
+        outcome_clear(o);
+    return r;
+}
+
+void outcome_from_dead(const struct docker_state *state, const char *runner_stderr,
+                       struct exec_outcome *o)
+{
+    const char *diag = runner_stderr && *runner_stderr ? runner_stderr : "";
+    if (!state) {
+        outcome_runner_error(o, "sandbox ended without a result and its state is unknown "
+                                "(dockerd unreachable?)");
+        return;
+    }
+    if (state->oom_killed) {
+        outcome_limit(o, "memory", EXEC_CODE_MEMORY, "memory limit exceeded (OOM killed)");
+        return;
+    }
+    /* A sandbox that reaches its pids limit dies as a whole (runsc's own
+     * threads count against it), so no result comes back. */
+    char d[OUTCOME_DETAIL_MAX];
+    snprintf(d, sizeof(d),
+             "the sandbox died without a result (exit %d): process limit reached or sandbox "
+             "killed%s%.200s",
+             state->exit_code, diag[0] ? "; runner: " : "", diag);
+    outcome_limit(o, "pids", EXEC_CODE_PIDS, d);
+}

@@ -1,0 +1,72 @@
+/* outcome.h - classification of a job's end into RAGFlow's statuses and codes.
+ *
+ * Pure functions: the runner's result line (untrusted: the sandbox wrote it)
+ * and the container's final state go in, one exec_outcome comes out. The
+ * codes are fixed in executors/PROTOCOL.md.
+ */
+#ifndef SG_EXEC_OUTCOME_H
+#define SG_EXEC_OUTCOME_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "docker.h"
+
+enum exec_status {
+    EXEC_SUCCESS = 0,
+    EXEC_PROGRAM_ERROR,
+    EXEC_RESOURCE_LIMIT,
+    EXEC_UNAUTHORIZED,
+    EXEC_RUNTIME_ERROR,
+    EXEC_RUNNER_ERROR,
+    EXEC_STATUS_COUNT
+};
+
+#define EXEC_CODE_TIME (-124)
+#define EXEC_CODE_OUTPUT (-125)
+#define EXEC_CODE_PIDS (-126)
+#define EXEC_CODE_MEMORY (-137)
+#define EXEC_CODE_RUNNER (-3)
+
+#define OUTCOME_DETAIL_MAX 512
+
+struct exec_outcome {
+    enum exec_status status;
+    int exit_code;
+    const char *resource_limit_type; /* static: time | memory | output | pids, or NULL */
+    const char *runtime_error_type;  /* static: nonzero_exit | signalled, or NULL */
+    char detail[OUTCOME_DETAIL_MAX]; /* empty means null */
+    json_t *out, *err;               /* strings (owned references) or NULL for "" */
+    json_t *result;                  /* {"present", "value"} or NULL for not present */
+    json_t *artifacts;               /* array or NULL for [] */
+    long long memory_used_kb;        /* -1: unknown */
+    double time_used_ms;             /* -1: unknown (the caller uses its own clock) */
+};
+
+void outcome_init(struct exec_outcome *o);
+/* Drop the JSON references; the struct may be reused after outcome_init. */
+void outcome_clear(struct exec_outcome *o);
+const char *outcome_status_name(enum exec_status s);
+
+/* Classify the runner's result line. Returns 0, or -EPROTO when the line is
+ * not a well-formed runner result (o is then left for the caller to fill
+ * with a runner error). */
+int outcome_from_runner(const char *line, size_t len, struct exec_outcome *o);
+/* The same from an already parsed line (borrowed). */
+int outcome_from_runner_json(json_t *j, struct exec_outcome *o);
+
+/* The sandbox ended without a result line; state is its final state, or
+ * NULL when it could not be inspected. runner_stderr (may be NULL) is the
+ * runner's own diagnostics, quoted in detail. */
+void outcome_from_dead(const struct docker_state *state, const char *runner_stderr,
+                       struct exec_outcome *o);
+
+/* A resource limit enforced by the executor itself (time, output). */
+void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, const char *detail);
+
+/* An infrastructure failure: program_runner_error, exit -3, detail. */
+void outcome_runner_error(struct exec_outcome *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,418 @@
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "config.h"
+#include "log.h"
+
+struct teardown {
+    struct teardown *next;
+    struct sandbox sb;
+    int attempts;
+};
+
+struct pool {
+    struct docker_client *dc;
+    char *body;
+    char instance[64];
+    struct metrics *metrics;
+    unsigned target, parallel;
+
+    pthread_mutex_t mu;
+    pthread_cond_t avail;   /* an idle sandbox appeared, or dockerd state changed */
+    pthread_cond_t work;    /* refill threads: something to do */
+    pthread_cond_t tq_cond; /* teardown threads */
+    struct sandbox idle[EXEC_POOL_SIZE_MAX];
+    unsigned n_idle, busy, creating;
+    bool docker_up, launch_ok, stopping, tq_stopping, need_sweep;
+    unsigned fail_streak;
+    double backoff_until;
+    char last_error[256];
+    struct teardown *tq_head, *tq_tail;
+    unsigned tq_len;
+
+    pthread_t refill[EXEC_CREATE_PARALLEL_MAX];
+    pthread_t teardown[POOL_TEARDOWN_THREADS];
+    unsigned n_refill, n_teardown;
+    bool shut;
+};
+
+static void abs_deadline(double mono_ms, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(mono_ms / 1000.0);
+    ts->tv_nsec = (long)((mono_ms - (double)ts->tv_sec * 1000.0) * 1e6);
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Locked. */
+static void enqueue_teardown(struct pool *p, const struct sandbox *sb)
+{
+    struct teardown *t = calloc(1, sizeof(*t));
+    if (!t) {
+        /* Out of memory: close the stream now; the container is reaped at
+         * the next sweep or start (it carries our label). */
+        if (sb->fd >= 0)
+            close(sb->fd);
+        return;
+    }
+    t->sb = *sb;
+    if (p->tq_tail)
+        p->tq_tail->next = t;
+    else
+        p->tq_head = t;
+    p->tq_tail = t;
+    p->tq_len++;
+    pthread_cond_signal(&p->tq_cond);
+}
+
+static struct teardown *dequeue_teardown(struct pool *p)
+{
+    struct teardown *t = p->tq_head;
+    if (t) {
+        p->tq_head = t->next;
+        if (!p->tq_head)
+            p->tq_tail = NULL;
+        p->tq_len--;
+        t->next = NULL;
+    }
+    return t;
+}
+
+static void *teardown_main(void *arg)
+{
+    struct pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        struct teardown *t = dequeue_teardown(p);
+        if (!t) {
+            if (p->tq_stopping)
+                break;
+            pthread_cond_wait(&p->tq_cond, &p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        struct sg_error e = {0};
+        int r = sandbox_destroy(p->dc, &t->sb, &e);
+        pthread_mutex_lock(&p->mu);
+        if (r < 0 && ++t->attempts < POOL_TEARDOWN_ATTEMPTS && !p->tq_stopping) {
+            sg_log(SG_LOG_WARN, "teardown_retry", "container=%.12s error=\"%s\"", t->sb.id,
+                   e.msg);
+            struct timespec ts;
+            abs_deadline(attach_now_ms() + 500.0 * t->attempts, &ts);
+            pthread_cond_timedwait(&p->tq_cond, &p->mu, &ts);
+            enqueue_teardown(p, &t->sb);
+        } else if (r < 0) {
+            p->need_sweep = true; /* the next sweep (or start) removes it */
+            sg_log(SG_LOG_WARN, "teardown_failed", "container=%.12s error=\"%s\"", t->sb.id,
+                   e.msg);
+        }
+        free(t);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Locked. Mark dockerd state and wake anyone who should re-check it. */
+static void set_docker_state(struct pool *p, bool up, bool launch_ok, const char *msg)
+{
+    if (up && !p->docker_up) {
+        sg_log(SG_LOG_INFO, "docker_reachable", "instance=%s", p->instance);
+        p->need_sweep = true;
+    } else if (!up && p->docker_up) {
+        sg_log(SG_LOG_ERROR, "docker_unreachable", "instance=%s error=\"%s\"", p->instance,
+               msg ? msg : "");
+    }
+    p->docker_up = up;
+    p->launch_ok = launch_ok;
+    if (msg)
+        snprintf(p->last_error, sizeof(p->last_error), "%s", msg);
+    pthread_cond_broadcast(&p->avail);
+}
+
+/* Unlocked: one launch, then its bookkeeping under the lock. */
+static void launch_one(struct pool *p)
+{
+    struct sandbox sb;
+    struct sg_error e = {0};
+    double t0 = attach_now_ms();
+    int r = sandbox_launch(p->dc, p->body, &sb, &e);
+    double ms = attach_now_ms() - t0;
+    if (p->metrics)
+        metrics_create(p->metrics, ms, r == 0);
+    pthread_mutex_lock(&p->mu);
+    p->creating--;
+    if (r == 0) {
+        p->fail_streak = 0;
+        set_docker_state(p, true, true, NULL);
+        if (p->stopping || p->n_idle >= EXEC_POOL_SIZE_MAX)
+            enqueue_teardown(p, &sb);
+        else
+            p->idle[p->n_idle++] = sb;
+        sg_log(SG_LOG_DEBUG, "sandbox_ready", "container=%.12s launch_ms=%.1f", sb.id, ms);
+    } else {
+        unsigned shift = p->fail_streak < 5 ? p->fail_streak : 5;
+        double backoff = (double)POOL_BACKOFF_MIN_MS * (double)(1u << shift);
+        p->fail_streak++;
+        p->backoff_until =
+            attach_now_ms() + (backoff < POOL_BACKOFF_MAX_MS ? backoff : POOL_BACKOFF_MAX_MS);
+        bool down = r == -EHOSTDOWN || r == -ETIMEDOUT;
+        set_docker_state(p, !down, false, e.msg);
+        if (p->fail_streak == 1 || p->fail_streak % 20 == 0)
+            sg_log(SG_LOG_ERROR, "sandbox_launch_failed", "streak=%u error=\"%s\"",
+                   p->fail_streak, e.msg);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Locked: drop idle sandboxes whose runner is gone. */
+static void drop_stale(struct pool *p)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < p->n_idle; i++) {
+        if (sandbox_stale(&p->idle[i])) {
+            sg_log(SG_LOG_WARN, "sandbox_stale", "container=%.12s", p->idle[i].id);
+            enqueue_teardown(p, &p->idle[i]);
+        } else {
+            p->idle[k++] = p->idle[i];
+        }
+    }
+    p->n_idle = k;
+}
+
+/* Unlocked housekeeping by the first refill thread: ping a dockerd we lost,
+ * sweep what an outage left behind once it is back. */
+static void housekeep(struct pool *p, bool up, bool sweep)
+{
+    struct sg_error e = {0};
+    if (!up) {
+        int r = docker_ping(p->dc, 2000, &e);
+        pthread_mutex_lock(&p->mu);
+        if (r == 0 && !p->docker_up)
+            set_docker_state(p, true, p->launch_ok, NULL);
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
+    if (sweep) {
+        unsigned n = 0;
+        if (pool_reap(p->dc, p->instance, true, &n, &e) == 0 && n)
+            sg_log(SG_LOG_INFO, "swept_dead_containers", "count=%u", n);
+        if (e.code) {
+            pthread_mutex_lock(&p->mu);
+            p->need_sweep = true;
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+}
+
+static void *refill_main(void *arg)
+{
+    struct pool *p = arg;
+    pthread_mutex_lock(&p->mu); /* pool_new holds it until refill[] is filled */
+    bool keeper = pthread_equal(pthread_self(), p->refill[0]);
+    while (!p->stopping) {
+        double now = attach_now_ms();
+        if (p->n_idle + p->creating < p->target && now >= p->backoff_until) {
+            p->creating++;
+            pthread_mutex_unlock(&p->mu);
+            launch_one(p);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
+        double until = now + POOL_HOUSEKEEP_MS;
+        if (p->backoff_until > now && p->backoff_until < until)
+            until = p->backoff_until;
+        struct timespec ts;
+        abs_deadline(until, &ts);
+        int w = pthread_cond_timedwait(&p->work, &p->mu, &ts);
+        if (w == ETIMEDOUT && keeper && !p->stopping) {
+            drop_stale(p);
+            bool up = p->docker_up, sweep = p->need_sweep && p->docker_up;
+            if (sweep)
+                p->need_sweep = false;
+            pthread_mutex_unlock(&p->mu);
+            housekeep(p, up, sweep);
+            pthread_mutex_lock(&p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static int init_sync(struct pool *p)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int r = pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->avail, &ca) ||
+            pthread_cond_init(&p->work, &ca) || pthread_cond_init(&p->tq_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return r ? -ENOMEM : 0;
+}
+
+int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *err)
+{
+    struct pool *p = calloc(1, sizeof(*p));
+    if (!p || !(p->body = strdup(cfg->create_body)) || init_sync(p) < 0) {
+        if (p)
+            free(p->body);
+        free(p);
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    }
+    p->dc = cfg->dc;
+    snprintf(p->instance, sizeof(p->instance), "%s", cfg->instance);
+    p->metrics = cfg->metrics;
+    p->target = cfg->target < EXEC_POOL_SIZE_MAX ? cfg->target : EXEC_POOL_SIZE_MAX;
+    p->parallel = cfg->parallel ? cfg->parallel : 1;
+    if (p->parallel > EXEC_CREATE_PARALLEL_MAX)
+        p->parallel = EXEC_CREATE_PARALLEL_MAX;
+    p->docker_up = true;
+    p->launch_ok = true;
+    pthread_mutex_lock(&p->mu); /* refill[0] must be set before threads compare */
+    for (unsigned i = 0; i < POOL_TEARDOWN_THREADS; i++)
+        if (pthread_create(&p->teardown[i], NULL, teardown_main, p) == 0)
+            p->n_teardown++;
+    for (unsigned i = 0; i < p->parallel; i++)
+        if (pthread_create(&p->refill[i], NULL, refill_main, p) == 0)
+            p->n_refill++;
+    pthread_mutex_unlock(&p->mu);
+    if (p->n_refill == 0 || p->n_teardown == 0) {
+        pool_free(p);
+        return sg_error_set(err, -EAGAIN, "cannot start pool threads");
+    }
+    *ret = p;
+    return 0;
+}
+
+int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct sg_error *err)
+{
+    double deadline = attach_now_ms() + wait_ms;
+    struct timespec ts;
+    abs_deadline(deadline, &ts);
+    int r = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->stopping) {
+            r = sg_error_set(err, -ESHUTDOWN, "executor is shutting down");
+            break;
+        }
+        drop_stale(p);
+        if (p->n_idle > 0) {
+            *ret = p->idle[0]; /* oldest first: its runner is surely warm */
+            memmove(&p->idle[0], &p->idle[1], (p->n_idle - 1) * sizeof(p->idle[0]));
+            p->n_idle--;
+            p->busy++;
+            pthread_cond_signal(&p->work);
+            break;
+        }
+        if (!p->docker_up) {
+            r = sg_error_set(err, -EHOSTDOWN, "docker_unreachable: %s", p->last_error);
+            break;
+        }
+        if (attach_now_ms() >= deadline ||
+            pthread_cond_timedwait(&p->avail, &p->mu, &ts) == ETIMEDOUT) {
+            if (p->n_idle > 0)
+                continue;
+            r = sg_error_set(err, -EBUSY, "pool_busy: no sandbox became free within %u ms%s%s",
+                             wait_ms, p->launch_ok ? "" : "; last launch failed: ",
+                             p->launch_ok ? "" : p->last_error);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+void pool_release(struct pool *p, struct sandbox *sb)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->busy)
+        p->busy--;
+    enqueue_teardown(p, sb);
+    pthread_mutex_unlock(&p->mu);
+    sb->fd = -1;
+}
+
+void pool_get_stats(struct pool *p, struct pool_stats *ret)
+{
+    pthread_mutex_lock(&p->mu);
+    ret->target = p->target;
+    ret->idle = p->n_idle;
+    ret->busy = p->busy;
+    ret->creating = p->creating;
+    ret->docker_up = p->docker_up;
+    ret->launch_ok = p->launch_ok;
+    snprintf(ret->last_error, sizeof(ret->last_error), "%s", p->last_error);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void pool_shutdown(struct pool *p)
+{
+    if (!p || p->shut)
+        return;
+    p->shut = true;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_cond_broadcast(&p->avail);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->n_refill; i++)
+        pthread_join(p->refill[i], NULL);
+    pthread_mutex_lock(&p->mu);
+    for (unsigned i = 0; i < p->n_idle; i++)
+        enqueue_teardown(p, &p->idle[i]);
+    p->n_idle = 0;
+    p->tq_stopping = true; /* drain what is queued, no more retries */
+    pthread_cond_broadcast(&p->tq_cond);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->n_teardown; i++)
+        pthread_join(p->teardown[i], NULL);
+}
+
+void pool_free(struct pool *p)
+{
+    if (!p)
+        return;
+    pool_shutdown(p);
+    struct teardown *t;
+    while ((t = dequeue_teardown(p))) {
+        if (t->sb.fd >= 0)
+            close(t->sb.fd);
+        free(t);
+    }
+    pthread_cond_destroy(&p->avail);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->tq_cond);
+    pthread_mutex_destroy(&p->mu);
+    free(p->body);
+    free(p);
+}
+
+int pool_reap(struct docker_client *dc, const char *instance, bool only_dead, unsigned *ret_n,
+              struct sg_error *err)
+{
+    char(*ids)[DOCKER_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    *ret_n = 0;
+    int r = docker_list_by_label(dc, EXEC_LABEL_KEY, instance, only_dead, &ids, &n, err);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        struct sg_error e = {0};
+        if (docker_remove(dc, ids[i], SANDBOX_REMOVE_TIMEOUT_MS, &e) == 0)
+            (*ret_n)++;
+        else
+            r = sg_error_set(err, e.code, "%s", e.msg);
+    }
+    free(ids);
+    return r;
+}

@@ -1,0 +1,73 @@
+/* pool.h - the warm pool of single-use sandboxes.
+ *
+ * Refill threads keep `target` sandboxes launched and idle (at most
+ * `parallel` launches at once). A job takes one with pool_acquire() (bounded
+ * wait, then -EBUSY: never an unbounded queue) and gives it back with
+ * pool_release(), which only queues the teardown: kill + remove happen on a
+ * background thread, off the request path. No sandbox serves two jobs.
+ *
+ * When dockerd is unreachable the pool says so (pool_stats().docker_up) and
+ * acquire fails at once with -EHOSTDOWN; the refill keeps retrying with a
+ * capped backoff and, when dockerd is back, sweeps dead containers left from
+ * the outage.
+ */
+#ifndef SG_EXEC_POOL_H
+#define SG_EXEC_POOL_H
+
+#include <stdbool.h>
+
+#include "docker.h"
+#include "metrics.h"
+#include "sandbox.h"
+#include "sg_error.h"
+
+#define POOL_BACKOFF_MIN_MS 100
+#define POOL_BACKOFF_MAX_MS 3000
+#define POOL_HOUSEKEEP_MS 1000 /* idle check / dockerd ping period */
+#define POOL_TEARDOWN_THREADS 2
+#define POOL_TEARDOWN_ATTEMPTS 3
+
+struct pool;
+
+struct pool_config {
+    struct docker_client *dc; /* borrowed; outlives the pool */
+    const char *create_body;  /* copied */
+    const char *instance;     /* copied: the label value of our containers */
+    unsigned target;
+    unsigned parallel;
+    struct metrics *metrics; /* borrowed, may be NULL */
+};
+
+struct pool_stats {
+    unsigned target, idle, busy, creating;
+    bool docker_up;      /* last contact with dockerd worked */
+    bool launch_ok;      /* last launch worked */
+    char last_error[256];
+};
+
+/* Create the pool and start its threads. Caller frees with pool_free(). */
+int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *err);
+
+/* Take an idle sandbox, waiting at most wait_ms. Returns 0, -EBUSY (none
+ * became free in time), -EHOSTDOWN (dockerd unreachable; err says why) or
+ * -ESHUTDOWN. */
+int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct sg_error *err);
+
+/* Hand a used sandbox back for teardown (never reused). */
+void pool_release(struct pool *p, struct sandbox *sb);
+
+void pool_get_stats(struct pool *p, struct pool_stats *ret);
+
+/* Stop refilling, tear down idle sandboxes and drain the teardown queue.
+ * Call after every acquired sandbox was released. */
+void pool_shutdown(struct pool *p);
+
+/* pool_shutdown() if needed, then free. NULL is a no-op. */
+void pool_free(struct pool *p);
+
+/* Remove every container labelled as instance's (orphans of an earlier
+ * life). *ret_n counts the removed ones. */
+int pool_reap(struct docker_client *dc, const char *instance, bool only_dead, unsigned *ret_n,
+              struct sg_error *err);
+
+#endif

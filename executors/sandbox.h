@@ -1,0 +1,47 @@
+/* sandbox.h - one single-use sandbox container: its create spec and launch.
+ *
+ * A launched sandbox is created, attached (stdin/stdout/stderr, before start
+ * so nothing is lost) and started; its main process is the language runner,
+ * blocked reading its one job from stdin.
+ */
+#ifndef SG_EXEC_SANDBOX_H
+#define SG_EXEC_SANDBOX_H
+
+#include "config.h"
+#include "docker.h"
+#include "sg_error.h"
+
+#define SANDBOX_ATTACH_TIMEOUT_MS 10000
+#define SANDBOX_REMOVE_TIMEOUT_MS 20000L
+#define SANDBOX_WORKSPACE "/workspace"
+#define SANDBOX_UID "65534"
+
+struct sandbox {
+    char id[DOCKER_ID_LEN + 1];
+    int fd;            /* the attach stream; -1 when closed */
+    double ready_ms;   /* monotonic time the container was started */
+};
+
+/* The JSON body of POST /containers/create for cfg: runtime, no network,
+ * read-only root, tmpfs /tmp and /workspace, uid 65534, no capabilities,
+ * no-new-privileges, memory = memory+swap, CPU quota, pids, nofile/fsize,
+ * labels marking the owner. seccomp_json (compact profile text) may be NULL;
+ * entrypoint (NULL-terminated argv) overrides the image's when non-NULL.
+ * *ret_body is NUL-terminated; caller frees with free(). */
+int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
+                        const char *const *entrypoint, char **ret_body, struct sg_error *err);
+
+/* Create, attach and start. On failure nothing is left behind (the container,
+ * if created, is removed). */
+int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *ret,
+                   struct sg_error *err);
+
+/* Close the stream and force-remove the container. Errors are returned so
+ * the caller can retry later; the fd is closed either way. */
+int sandbox_destroy(struct docker_client *dc, struct sandbox *sb, struct sg_error *err);
+
+/* True when the idle container's stream shows it is no longer waiting (EOF,
+ * error, or unexpected output): such a sandbox must not get a job. */
+int sandbox_stale(const struct sandbox *sb);
+
+#endif

@@ -1,0 +1,179 @@
+#include "server.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "exec_api.h"
+#include "job.h"
+#include "log.h"
+#include "outcome.h"
+#include "sha256.h"
+
+bool exec_server_token_ok(const char *header, const char *token)
+{
+    static const char prefix[] = "Bearer ";
+    if (!header || strncmp(header, prefix, sizeof(prefix) - 1) != 0)
+        return false;
+    const char *got = header + sizeof(prefix) - 1;
+    size_t gl = strlen(got), tl = strlen(token);
+    /* Compare every byte of the expected token whatever the input. */
+    unsigned char diff = (unsigned char)(gl != tl);
+    for (size_t i = 0; i < tl; i++)
+        diff |= (unsigned char)(token[i] ^ (i < gl ? got[i] : 0));
+    return diff == 0;
+}
+
+static void set_json(struct sg_http_response *resp, int status, json_t *j)
+{
+    resp->status = status;
+    resp->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    resp->body_len = 0;
+    json_decref(j);
+}
+
+/* A job the executor could not start: 503 with an error object and a
+ * program_runner_error result (PROTOCOL.md), so either reading works. */
+static void refuse_job(struct exec_server *s, struct sg_http_response *resp,
+                       const struct exec_request *req, const char *code, const char *msg,
+                       double wait_ms)
+{
+    struct exec_outcome o;
+    outcome_init(&o);
+    outcome_runner_error(&o, "%s", strcmp(code, "pool_busy") == 0 ? "pool_busy" : msg);
+    json_t *j = exec_response_json(req->job_id, req, &o, wait_ms, 0);
+    if (j)
+        json_object_set_new(j, "error", json_pack("{s:s,s:s}", "code", code, "message", msg));
+    set_json(resp, 503, j);
+    metrics_rejected(s->metrics, code);
+    sg_log(SG_LOG_WARN, "job_refused", "job_id=%s reason=%s wait_ms=%.1f", req->job_id, code,
+           wait_ms);
+}
+
+static void log_start(const struct exec_server *s, const struct exec_request *req)
+{
+    char sha[SG_SHA256_HEX_LEN + 1];
+    sg_sha256_hex(req->code, req->code_len, sha);
+    sg_log(SG_LOG_INFO, "job_start", "job_id=%s code_len=%zu code_sha256=%s timeout_ms=%u",
+           req->job_id, req->code_len, sha, req->limits.timeout_ms);
+    if (s->cfg->insecure_runtime)
+        sg_log(SG_LOG_WARN, "insecure_runtime",
+               "job_id=%s runtime=%s msg=\"job runs WITHOUT the gVisor sandbox\"", req->job_id,
+               s->cfg->runtime);
+}
+
+static void run_job(struct exec_server *s, const struct exec_request *req,
+                    struct sg_http_response *resp)
+{
+    double t0 = attach_now_ms();
+    struct sandbox sb;
+    struct sg_error e = {0};
+    int r = pool_acquire(s->pool, s->cfg->pool_wait_ms, &sb, &e);
+    double wait_ms = attach_now_ms() - t0;
+    if (r < 0) {
+        const char *code = r == -EBUSY        ? "pool_busy"
+                           : r == -EHOSTDOWN ? "docker_unreachable"
+                                             : "shutting_down";
+        refuse_job(s, resp, req, code, e.msg, wait_ms);
+        return;
+    }
+    size_t len = 0;
+    char nonce[JOB_NONCE_LEN + 1];
+    char *line = job_make_nonce(nonce) == 0 ? exec_job_line(req, nonce, &len) : NULL;
+    struct exec_outcome o;
+    outcome_init(&o);
+    double run_ms = 0;
+    if (line)
+        job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms,
+                req->limits.max_output_bytes, &o, &run_ms);
+    else
+        outcome_runner_error(&o, "cannot encode the job");
+    free(line);
+    pool_release(s->pool, &sb);
+    set_json(resp, 200, exec_response_json(req->job_id, req, &o, wait_ms, run_ms));
+    metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
+    sg_log(SG_LOG_INFO, "job_end",
+           "job_id=%s status=%s exit_code=%d limit=%s container=%.12s wait_ms=%.1f run_ms=%.1f",
+           req->job_id, outcome_status_name(o.status), o.exit_code,
+           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, wait_ms, run_ms);
+    outcome_clear(&o);
+}
+
+static void handle_exec(struct exec_server *s, const struct sg_http_request *req,
+                        struct sg_http_response *resp)
+{
+    if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token)) {
+        metrics_rejected(s->metrics, "unauthorized");
+        sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
+        return;
+    }
+    struct exec_request er;
+    struct sg_error e = {0};
+    int r = exec_request_parse(req->body, req->body_len, s->cfg, &er, &e);
+    if (r < 0) {
+        metrics_rejected(s->metrics, "bad_request");
+        sg_http_error(resp, r == -E2BIG ? 413 : 400, "bad_request", "%s", e.msg);
+        return;
+    }
+    atomic_fetch_add(&s->in_flight, 1);
+    log_start(s, &er);
+    if (atomic_load(&s->draining))
+        refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);
+    else
+        run_job(s, &er, resp);
+    atomic_fetch_sub(&s->in_flight, 1);
+    exec_request_free(&er);
+}
+
+static void gauges(struct exec_server *s, struct pool_stats *ps, struct metrics_gauges *g)
+{
+    pool_get_stats(s->pool, ps);
+    *g = (struct metrics_gauges){ps->target, ps->idle, ps->busy, ps->creating, ps->docker_up};
+}
+
+static void handle_health(struct exec_server *s, struct sg_http_response *resp)
+{
+    struct pool_stats ps;
+    struct metrics_gauges g;
+    gauges(s, &ps, &g);
+    bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
+    json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?}", "status",
+                          ok ? "ok" : "degraded", "language",
+                          exec_language_name(s->cfg->language), "pool", "target", ps.target,
+                          "idle", ps.idle, "busy", ps.busy, "creating", ps.creating, "docker",
+                          ps.docker_up ? "reachable" : "unreachable", "runtime", s->cfg->runtime,
+                          "insecure_runtime", s->cfg->insecure_runtime, "last_error",
+                          ok || !ps.last_error[0] ? NULL : ps.last_error);
+    set_json(resp, ok ? 200 : 503, j);
+}
+
+static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
+{
+    struct pool_stats ps;
+    struct metrics_gauges g;
+    gauges(s, &ps, &g);
+    resp->status = 200;
+    resp->body = metrics_render(s->metrics, &g);
+    resp->content_type = "text/plain; version=0.0.4";
+}
+
+void exec_server_handle(void *ctx, const struct sg_http_request *req,
+                        struct sg_http_response *resp)
+{
+    struct exec_server *s = ctx;
+    const char *m = req->method;
+    const char *u = req->url;
+    if (strcmp(u, "/v1/exec") == 0 && strcmp(m, "POST") == 0)
+        handle_exec(s, req, resp);
+    else if (strcmp(u, "/healthz") == 0 && strcmp(m, "GET") == 0)
+        handle_health(s, resp);
+    else if (strcmp(u, "/metrics") == 0 && strcmp(m, "GET") == 0)
+        handle_metrics(s, resp);
+    else if (!strcmp(u, "/v1/exec") || !strcmp(u, "/healthz") || !strcmp(u, "/metrics"))
+        sg_http_error(resp, 405, "method_not_allowed", "%s is not allowed on %s", m, u);
+    else
+        sg_http_error(resp, 404, "not_found", "no such endpoint");
+}

@@ -1,0 +1,32 @@
+/* server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
+ * GET /metrics (PROTOCOL.md). */
+#ifndef SG_EXEC_SERVER_H
+#define SG_EXEC_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "docker.h"
+#include "httpsrv.h"
+#include "metrics.h"
+#include "pool.h"
+
+struct exec_server {
+    const struct exec_config *cfg; /* borrowed */
+    struct pool *pool;             /* borrowed */
+    struct docker_client *dc;      /* borrowed */
+    struct metrics *metrics;       /* borrowed */
+    char token[EXEC_TOKEN_MAX];    /* empty: no token required */
+    atomic_int in_flight;          /* /v1/exec handlers running */
+    atomic_bool draining;          /* SIGTERM: new jobs get 503 */
+};
+
+/* The sg_httpsrv handler; ctx is a struct exec_server. */
+void exec_server_handle(void *ctx, const struct sg_http_request *req,
+                        struct sg_http_response *resp);
+
+/* Constant-time check of an Authorization header against "Bearer <token>". */
+bool exec_server_token_ok(const char *header, const char *token);
+
+#endif
