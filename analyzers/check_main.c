@@ -51,7 +51,8 @@ static const char usage_text[] =
     "  --lang LANG          python, javascript (aliases: python3, nodejs, node, js)\n"
     "                       or auto (default): .py is Python; .js .mjs .cjs JavaScript.\n"
     "                       Reading standard input (-) needs an explicit language.\n"
-    "  --format FMT         text (default): file:line:col: error[RULE]: message\n"
+    "  --format FMT         text (default): file:line:col: error[RULE]: message,\n"
+    "                              then the source line and a caret under the span\n"
     "                       json: [{file, language, verdict, policy{name,sha256},\n"
     "                              violations[], dropped}]\n"
     "                       sarif: SARIF 2.1.0 for code-scanning tools\n"
@@ -198,7 +199,8 @@ static int lang_for_file(const char *file, int choice, enum sg_lang *ret)
     return -EINVAL;
 }
 
-/* Analyse one input into r. Returns 0 or a negative code (reported). */
+/* Analyse one input into r (the text report is written here, while the
+ * source is at hand). Returns 0 or a negative code (reported). */
 static int check_one(const struct options *o, const struct sg_policy *policy, const char *file,
                      struct check_result *r)
 {
@@ -219,6 +221,8 @@ static int check_one(const struct options *o, const struct sg_policy *policy, co
         rc = sg_analyze(policy, r->lang, src, len, &r->analysis, &err);
     if (rc < 0)
         fprintf(stderr, "sandgate-check: %s\n", err.msg);
+    else if (o->format == CHECK_FORMAT_TEXT && check_report_text(stdout, r, src, len) < 0)
+        rc = -EIO;
     free(src);
     return rc;
 }

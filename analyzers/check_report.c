@@ -9,6 +9,7 @@
 
 #define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
 #define URI_MAX 4096
+#define CHECK_LINE_SHOWN_MAX 512 /* bytes of a source line shown in text reports */
 
 /* Every rule of rules.h, with the one-line description SARIF consumers show. */
 static const struct {
@@ -48,21 +49,53 @@ int check_format_from_name(const char *name, enum check_format *ret_format)
     return -EINVAL;
 }
 
-static int write_text(FILE *out, const struct check_result *results, size_t n)
+/* The bytes of 1-based line `line` of src (without its line break). */
+static const char *find_line(const char *src, size_t len, uint32_t line, size_t *ret_n)
 {
-    for (size_t i = 0; i < n; i++) {
-        const struct sg_violations *vs = &results[i].analysis.violations;
-        for (size_t k = 0; k < vs->count; k++) {
-            const struct sg_violation *v = &vs->items[k];
-            fprintf(out, "%s:%u:%u: %s[%s]: %s\n", results[i].file, v->line, v->column,
-                    v->severity, v->rule, v->message);
-            if (v->snippet[0])
-                fprintf(out, "    %s\n", v->snippet);
-        }
-        if (vs->dropped)
-            fprintf(out, "%s: note: %zu more violations not shown\n", results[i].file,
-                    vs->dropped);
+    const char *p = src, *end = src + len;
+    for (uint32_t l = 1; l < line && p < end; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
     }
+    const char *e = p;
+    while (e < end && *e != '\n' && *e != '\r')
+        e++;
+    *ret_n = (size_t)(e - p);
+    return p;
+}
+
+/* The source line, sanitised, and a caret line under the violation's span;
+ * tabs are repeated so the caret lines up in a terminal. */
+static void write_source_line(FILE *out, const struct sg_violation *v, const char *src, size_t len)
+{
+    char text[CHECK_LINE_SHOWN_MAX];
+    size_t n;
+    const char *line = find_line(src, len, v->line, &n);
+    sg_text_sanitize(line, n, 1, text, sizeof(text));
+    fprintf(out, "  %5u | %s\n        | ", v->line, text);
+    uint32_t col = 1, last = v->end_line == v->line && v->end_column > v->column ? v->end_column : v->column + 1;
+    for (const char *p = text; *p && col < last; p++) {
+        if (((unsigned char)*p & 0xC0) == 0x80)
+            continue; /* one mark per code point, as columns count */
+        fputc(col < v->column ? (*p == '\t' ? '\t' : ' ') : (col == v->column ? '^' : '~'), out);
+        col++;
+    }
+    if (col == v->column) /* the span starts at the end of the line */
+        fputc('^', out);
+    fputc('\n', out);
+}
+
+int check_report_text(FILE *out, const struct check_result *r, const char *src, size_t len)
+{
+    const struct sg_violations *vs = &r->analysis.violations;
+    for (size_t k = 0; k < vs->count; k++) {
+        const struct sg_violation *v = &vs->items[k];
+        fprintf(out, "%s:%u:%u: %s[%s]: %s\n", r->file, v->line, v->column, v->severity, v->rule,
+                v->message);
+        write_source_line(out, v, src, len);
+    }
+    if (vs->dropped)
+        fprintf(out, "%s: note: %zu more violations not shown\n", r->file, vs->dropped);
     return ferror(out) ? -EIO : 0;
 }
 
@@ -180,8 +213,8 @@ static json_t *build_sarif(const struct sg_policy *policy, const struct check_re
 int check_report_write(FILE *out, enum check_format format, const struct sg_policy *policy,
                        const struct check_result *results, size_t n)
 {
-    if (format == CHECK_FORMAT_TEXT)
-        return write_text(out, results, n);
+    if (format == CHECK_FORMAT_TEXT) /* streamed per file by check_report_text() */
+        return 0;
     json_t *doc = format == CHECK_FORMAT_JSON ? build_json(policy, results, n)
                                               : build_sarif(policy, results, n);
     if (!doc)

@@ -22,7 +22,13 @@ struct check_result {
 /* "text", "json", "sarif". Returns 0 or -EINVAL. */
 int check_format_from_name(const char *name, enum check_format *ret_format);
 
-/* Write the report for results[0..n) to out. Returns 0, or -ENOMEM / -EIO. */
+/* Text format, one input at a time (while its source is at hand): one
+ * "file:line:col: error[rule]: message" line per violation, followed by the
+ * source line (sanitised) and a caret line under the span. Returns 0 or -EIO. */
+int check_report_text(FILE *out, const struct check_result *r, const char *src, size_t len);
+
+/* Write the JSON or SARIF report for results[0..n) to out (nothing for the
+ * text format, which is streamed). Returns 0, or -ENOMEM / -EIO. */
 int check_report_write(FILE *out, enum check_format format, const struct sg_policy *policy,
                        const struct check_result *results, size_t n);
 

@@ -179,11 +179,15 @@ Test(check_cli, text_format_rejection_exit_1, .init = setup, .fini = teardown)
     char want[300];
     snprintf(want, sizeof(want), "%s:2:4: error[source.lone-cr]: ", bad);
     cr_assert(strstr(r.out, want), "want '%s' in:\n%s", want, r.out);
+    /* the source line (CR cut off), then a caret under column 4 */
+    cr_assert(strstr(r.out, "      2 | # a\n        |    ^\n"), "%s", r.out);
     /* stdin with an explicit language; SANDGATE_POLICY_DIR is not needed
      * because ./policies is the fallback from the repository root */
     run_check(&r, "a;\xe2\x80\xa8" "b;\n", (const char *[]){"--lang", "javascript", "-", NULL});
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "-:1:3: error[source.line-separator]: "), "%s", r.out);
+    /* the separator is never echoed raw: U+FFFD stands in for it */
+    cr_assert(strstr(r.out, "      1 | a;\xef\xbf\xbd" "b;\n        |   ^\n"), "%s", r.out);
 }
 
 Test(check_cli, json_format, .init = setup, .fini = teardown)
@@ -243,5 +247,35 @@ Test(check_cli, sarif_format, .init = setup, .fini = teardown)
     cr_assert_eq(json_integer_value(json_object_get(region, "startColumn")), 11);
     cr_assert_eq(json_integer_value(json_object_get(region, "endLine")), 1);
     cr_assert_eq(json_integer_value(json_object_get(region, "endColumn")), 18);
+    json_decref(doc);
+}
+
+#define GOOD_JS "const path = require(\"path\");\nmodule.exports = { main: () => path.join(\"a\", \"b\") };\n"
+
+Test(check_cli, accepted_exit_0_and_mixed_exit_1, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    const char *good = tmpfile_with(0, "good.mjs", GOOD_JS, strlen(GOOD_JS));
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", good, NULL});
+    cr_assert_eq(r.status, 0, "stdout %s stderr %s", r.out, r.err);
+    cr_assert_str_eq(r.out, "", "an accepted file prints nothing in text mode");
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--format", "json", good, NULL});
+    cr_assert_eq(r.status, 0);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    json_t *f = json_array_get(doc, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(f, "verdict")), "accept");
+    cr_assert_str_eq(json_string_value(json_object_get(f, "language")), "nodejs");
+    cr_assert_eq(json_array_size(json_object_get(f, "violations")), 0);
+    json_decref(doc);
+    const char *bad = tmpfile_with(1, "bad.cjs", "require(\"child_process\");\n", 26);
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", good, bad, NULL});
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.out, "bad.cjs:1:") && !strstr(r.out, "good.mjs"), "%s", r.out);
+    /* an empty SARIF run still lists the rules */
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--format", "sarif", good, NULL});
+    cr_assert_eq(r.status, 0);
+    doc = json_loads(r.out, 0, NULL);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    cr_assert_eq(json_array_size(json_object_get(run, "results")), 0);
     json_decref(doc);
 }
