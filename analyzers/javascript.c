@@ -120,7 +120,7 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
         nodes++;
         if (depth > max_depth)
             max_depth = depth;
-        if ((!c->alias_pass && check_node_limits(c, n, sym, depth, nodes)) ||
+        if ((!c->second_pass && check_node_limits(c, n, sym, depth, nodes)) ||
             depth >= c->path_len)
             break;
         c->depth = depth - 1;
@@ -140,7 +140,7 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
         }
     }
 done:
-    if (!c->alias_pass) {
+    if (!c->second_pass) {
         st->nodes = nodes;
         st->max_depth = max_depth;
     }
@@ -171,9 +171,10 @@ static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stat
         report_syntax_error(c, root);
     else if (!check_html_comments(c, root)) {
         walk(c, &cur, root, st);
-        /* aliases matter only for a program not rejected already */
-        if (c->n_aliases && !c->err && c->out->count + c->out->dropped == before) {
-            c->alias_pass = 1;
+        /* aliases and tainted names matter only for a program not rejected already */
+        if ((c->n_aliases || c->n_taints) && !c->err &&
+            c->out->count + c->out->dropped == before) {
+            c->second_pass = 1;
             walk(c, &cur, root, st);
         }
     }

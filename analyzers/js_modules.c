@@ -18,6 +18,23 @@
 #define SHOWN "%.80s"
 #define NODE_SCHEME "node:"
 
+/* Specifiers that are (or may resolve to) paths, URLs or escapes from a
+ * package directory: "./x", "/x", "data:...", "crypto/../x" (resolved in
+ * node_modules), "a//b", "%2e" (percent-decoded by the ESM resolver). */
+static int is_path_like(const char *m)
+{
+    if (!*m || *m == '.' || *m == '/' || strpbrk(m, ":\\%"))
+        return 1;
+    for (const char *seg = m; seg; seg = strchr(seg, '/')) {
+        seg += *seg == '/';
+        size_t n = strcspn(seg, "/");
+        if ((n == 0 && seg[n] == '/') || (n == 1 && seg[0] == '.') ||
+            (n == 2 && seg[0] == '.' && seg[1] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
 /* Decide on the specifier `spec` loaded by `how` (reported at `at`). */
 static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *spec, const char *how)
 {
@@ -25,7 +42,7 @@ static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *sp
     const char *m = spec->buf;
     if (strncmp(m, NODE_SCHEME, strlen(NODE_SCHEME)) == 0)
         m += strlen(NODE_SCHEME);
-    if (!*m || *m == '.' || *m == '/' || strchr(m, ':') || strchr(m, '\\')) {
+    if (is_path_like(m)) {
         js_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED,
                   "%s of '" SHOWN "' is not allowed: only module names may be loaded, not file "
                   "paths or URLs", how, spec->buf);

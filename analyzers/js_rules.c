@@ -34,17 +34,6 @@ void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, 
         ctx->err = r;
 }
 
-static TSNode cur(const struct js_ctx *c)
-{
-    return c->path[c->depth];
-}
-
-/* The ancestor `up` levels above the current node (a null node past the root). */
-static TSNode up(const struct js_ctx *c, size_t levels)
-{
-    return levels <= c->depth ? c->path[c->depth - levels] : (TSNode){0};
-}
-
 void js_node_name(const struct js_ctx *c, TSNode n, struct js_str *ret)
 {
     uint32_t s = ts_node_start_byte(n);
@@ -99,12 +88,12 @@ static int in_set(const struct js_name_filter *f, const struct sg_strset *set,
     return sg_strset_has(set, name->buf);
 }
 
-static int is_forbidden_attr(const struct js_ctx *c, const struct js_str *name)
+int js_is_forbidden_attr(const struct js_ctx *c, const struct js_str *name)
 {
     return in_set(&c->attrs_filter, &c->lp->forbidden_attributes, name);
 }
 
-static int is_denied_dunder(const struct js_ctx *c, const struct js_str *name)
+int js_is_denied_dunder(const struct js_ctx *c, const struct js_str *name)
 {
     return c->lp->deny_dunder_attributes && js_is_dunder(name->buf, name->len) &&
            !sg_strset_has(&c->lp->allowed_dunders, name->buf);
@@ -133,211 +122,12 @@ static void check_property(struct js_ctx *c, TSNode at, const struct js_str *nam
 {
     if (name->truncated)
         return; /* longer than any policy entry */
-    if (is_forbidden_attr(c, name))
+    if (js_is_forbidden_attr(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to property '" SHOWN "' is forbidden%s",
                   name->buf, why_forbidden(name));
-    else if (is_denied_dunder(c, name))
+    else if (js_is_denied_dunder(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder property '" SHOWN "' is forbidden",
                   name->buf);
-}
-
-/* ---- resolved names (forbidden_calls) ---------------------------------- */
-
-/* Split a member chain a.b["c"].d into its root identifier and ".b.c.d".
- * Returns -1 when the chain has a computed part or no identifier root. */
-static int chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str *ret_suffix)
-{
-    TSNode links[JS_CHAIN_MAX];
-    size_t count = 0;
-    struct js_str part;
-    while (js_is(n, c->sy->member_expression) || js_is(n, c->sy->subscript_expression)) {
-        if (count == JS_CHAIN_MAX)
-            return -1;
-        links[count++] = n;
-        n = js_head(n);
-    }
-    if (!js_is(n, c->sy->identifier))
-        return -1;
-    *ret_root = n;
-    js_str_clear(ret_suffix);
-    while (count-- > 0) {
-        TSNode l = links[count];
-        if (js_is(l, c->sy->member_expression)) {
-            TSNode p = js_tail(l);
-            if (!js_is(p, c->sy->property_identifier))
-                return -1;
-            js_node_name(c, p, &part);
-        } else if (js_fold(c->sy, c->src, field(c, l, c->sy->f_index), &part) != JS_FOLD_STRING) {
-            return -1;
-        }
-        js_str_append(ret_suffix, ".", 1);
-        js_str_append(ret_suffix, part.buf, part.len);
-    }
-    return 0;
-}
-
-/* Report `root + suffix` when it is a forbidden call; 1 when reported. */
-static int check_resolved(struct js_ctx *c, TSNode at, const char *root, const struct js_str *suffix)
-{
-    struct js_str full;
-    js_str_clear(&full);
-    js_str_append(&full, root, strlen(root));
-    js_str_append(&full, suffix->buf, suffix->len);
-    if (full.truncated || !sg_strset_has(&c->lp->forbidden_calls, full.buf))
-        return 0;
-    js_report(c, at, SG_RULE_CALL_FORBIDDEN, "use of '" SHOWN "' is forbidden", full.buf);
-    return 1;
-}
-
-static int alias_matches(const struct js_alias *a, const struct js_str *name)
-{
-    if (a->name_truncated)
-        return strncmp(a->name, name->buf, JS_ALIAS_NAME_MAX) == 0;
-    return !name->truncated && strcmp(a->name, name->buf) == 0;
-}
-
-/* Check the name `root_node + suffix` against forbidden_calls: the root as
- * written in the first walk, each alias of it in the alias walk (so a use
- * is reported once, and uses before the alias's declaration are seen). */
-static void check_chain_name(struct js_ctx *c, TSNode at, TSNode root_node,
-                             const struct js_str *suffix)
-{
-    struct js_str root;
-    js_node_name(c, root_node, &root);
-    if (js_name_is(&root, "require") || js_name_is(&root, "module"))
-        return; /* every use but require("m") / module.exports is reported already */
-    if (!c->alias_pass) {
-        check_resolved(c, at, root.buf, suffix);
-        return;
-    }
-    for (size_t i = 0; i < c->n_aliases; i++)
-        if (alias_matches(&c->aliases[i], &root) &&
-            check_resolved(c, at, c->aliases[i].target, suffix))
-            return;
-}
-
-/* The identifier a member chain starts from, or a null node. */
-static TSNode chain_root(const struct js_ctx *c, TSNode n)
-{
-    for (size_t k = 0; k <= JS_CHAIN_MAX; k++) {
-        if (js_is(n, c->sy->identifier))
-            return n;
-        if (!js_is(n, c->sy->member_expression) && !js_is(n, c->sy->subscript_expression))
-            break;
-        n = js_head(n);
-    }
-    return (TSNode){0};
-}
-
-static int leads_to_forbidden_call(const struct sg_strset *calls, const char *target);
-
-/* Cheap filter before a chain is resolved: its root must begin a forbidden
- * call (`Object` of `Object.getPrototypeOf`) or, in the alias walk, be an
- * alias. Most member accesses stop here. */
-static int root_may_resolve(const struct js_ctx *c, TSNode root)
-{
-    struct js_str name;
-    if (ts_node_is_null(root))
-        return 0;
-    js_node_name(c, root, &name);
-    if (c->alias_pass) {
-        for (size_t i = 0; i < c->n_aliases; i++)
-            if (alias_matches(&c->aliases[i], &name))
-                return 1;
-        return 0;
-    }
-    return !name.truncated && leads_to_forbidden_call(&c->lp->forbidden_calls, name.buf);
-}
-
-static void check_chain(struct js_ctx *c, TSNode n)
-{
-    TSNode root;
-    struct js_str suffix;
-    if (c->lp->forbidden_calls.count && root_may_resolve(c, chain_root(c, n)) &&
-        chain_of(c, n, &root, &suffix) == 0)
-        check_chain_name(c, n, root, &suffix);
-}
-
-/* ---- aliases ------------------------------------------------------------ */
-
-/* 1 when some forbidden call starts with `target.` (the set is sorted, so
- * the candidates are one contiguous run found by binary search). */
-static int leads_to_forbidden_call(const struct sg_strset *calls, const char *target)
-{
-    char key[JS_ALIAS_NAME_MAX + 2];
-    int n = snprintf(key, sizeof(key), "%s.", target);
-    if (n < 0 || (size_t)n >= sizeof(key))
-        return 0; /* longer than any entry */
-    size_t lo = 0, hi = calls->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(calls->items[mid], key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < calls->count && strncmp(calls->items[lo], key, (size_t)n) == 0;
-}
-
-static void add_alias(struct js_ctx *c, TSNode at, const struct js_str *name, const char *target)
-{
-    if (!leads_to_forbidden_call(&c->lp->forbidden_calls, target))
-        return;
-    if (c->n_aliases == JS_ALIAS_MAX) {
-        /* fail closed: an alias we cannot track could hide a forbidden call */
-        js_report(c, at, SG_RULE_CALL_FORBIDDEN,
-                  "too many aliases of '" SHOWN "' to check (at most %d)", target, JS_ALIAS_MAX);
-        return;
-    }
-    struct js_alias *a = &c->aliases[c->n_aliases++];
-    size_t n = name->len < JS_ALIAS_NAME_MAX ? name->len : JS_ALIAS_NAME_MAX;
-    memcpy(a->name, name->buf, n);
-    a->name[n] = '\0';
-    a->name_truncated = name->truncated || name->len > JS_ALIAS_NAME_MAX;
-    n = strnlen(target, JS_ALIAS_NAME_MAX);
-    memcpy(a->target, target, n);
-    a->target[n] = '\0';
-}
-
-/* 1 when root names a recorded alias (aliases of aliases are followed). */
-static int alias_root(const struct js_ctx *c, TSNode root)
-{
-    struct js_str name;
-    if (ts_node_is_null(root) || !c->n_aliases)
-        return 0;
-    js_node_name(c, root, &name);
-    for (size_t i = 0; i < c->n_aliases; i++)
-        if (alias_matches(&c->aliases[i], &name))
-            return 1;
-    return 0;
-}
-
-/* `const x = <value>` or `x = <value>`: remember x when value names an
- * object with forbidden members (`Object`, `process`, an alias of one). */
-static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
-{
-    TSNode root;
-    struct js_str name, suffix, rootname, target;
-    if (!js_is(name_node, c->sy->identifier) || !c->lp->forbidden_calls.count ||
-        (!root_may_resolve(c, chain_root(c, value)) && !alias_root(c, chain_root(c, value))) ||
-        chain_of(c, value, &root, &suffix) < 0)
-        return;
-    js_node_name(c, name_node, &name);
-    js_node_name(c, root, &rootname);
-    js_str_clear(&target);
-    js_str_append(&target, rootname.buf, rootname.len);
-    js_str_append(&target, suffix.buf, suffix.len);
-    if (!target.truncated)
-        add_alias(c, value, &name, target.buf);
-    for (size_t i = 0, n = c->n_aliases; i < n; i++) {
-        if (!alias_matches(&c->aliases[i], &rootname))
-            continue;
-        js_str_clear(&target);
-        js_str_append(&target, c->aliases[i].target, strlen(c->aliases[i].target));
-        js_str_append(&target, suffix.buf, suffix.len);
-        if (!target.truncated)
-            add_alias(c, value, &name, target.buf);
-    }
 }
 
 /* ---- plain names -------------------------------------------------------- */
@@ -376,8 +166,8 @@ static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *na
         return;
     if (in_set(&c->names_filter, &c->lp->forbidden_names, name))
         js_report(c, n, SG_RULE_NAME_FORBIDDEN, "use of '" SHOWN "' is forbidden", name->buf);
-    else if (is_forbidden_attr(c, name) || is_denied_dunder(c, name))
-        js_report(c, n, is_forbidden_attr(c, name) ? SG_RULE_ATTRIBUTE_FORBIDDEN
+    else if (js_is_forbidden_attr(c, name) || js_is_denied_dunder(c, name))
+        js_report(c, n, js_is_forbidden_attr(c, name) ? SG_RULE_ATTRIBUTE_FORBIDDEN
                                                    : SG_RULE_ATTRIBUTE_DUNDER,
                   "name '" SHOWN "' is forbidden (a plain name reads the global object's "
                   "property of that name)", name->buf);
@@ -386,7 +176,7 @@ static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *na
 static void check_identifier(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode n = cur(c), parent = up(c, 1);
+    TSNode n = js_cur(c), parent = js_up(c, 1);
     js_node_name(c, n, &name);
     if (js_name_is(&name, "require")) {
         if (!(js_is(parent, c->sy->call_expression) && is_head_of(n, parent)))
@@ -400,7 +190,27 @@ static void check_identifier(struct js_ctx *c)
                       "only 'module.exports' may be used; 'module' itself reaches the module loader");
         return;
     }
+    if (js_name_is(&name, "arguments") && js_in_module_scope(c)) {
+        js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+                  "'arguments' outside a function is the module wrapper's (its second "
+                  "element is 'require')");
+        return;
+    }
     check_plain_name(c, n, &name);
+}
+
+/* `this` as a value (not this.x): the global object in a plain sloppy
+ * function, which would expose every global under names we cannot see. */
+static void check_this(struct js_ctx *c)
+{
+    TSNode n = js_cur(c), parent = js_up(c, 1);
+    if ((js_is(parent, c->sy->member_expression) || js_is(parent, c->sy->subscript_expression)) &&
+        is_head_of(n, parent))
+        return; /* this.x is checked as a member access, this[k] as a computed one */
+    if (js_this_may_be_global(c))
+        js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+                  "'this' as a value in a plain function may be the global object (use a class, "
+                  "an arrow function or \"use strict\")");
 }
 
 /* ---- member access ------------------------------------------------------ */
@@ -408,13 +218,13 @@ static void check_identifier(struct js_ctx *c)
 static void check_member(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode n = cur(c);
+    TSNode n = js_cur(c);
     TSNode p = js_tail(n);
     if (js_is(p, c->sy->property_identifier)) {
         js_node_name(c, p, &name);
         check_property(c, p, &name);
     }
-    check_chain(c, n);
+    js_check_chain(c, n);
 }
 
 /* A key expression whose value is always a number: arr[i + 1] cannot
@@ -444,27 +254,6 @@ static int numeric_expr(const struct js_ctx *c, TSNode n, int budget)
     return 0;
 }
 
-/* In sloppy code `this` inside a plain function called without a receiver
- * is the global object. It is not inside a method (the object), inside a
- * class (class code is strict: undefined) or at the top level
- * (module.exports). Arrow functions take `this` from outside. */
-static int this_may_be_global(const struct js_ctx *c)
-{
-    const struct js_syms *sy = c->sy;
-    int in_function = 0;
-    for (size_t lv = 1; lv <= c->depth; lv++) {
-        TSNode a = up(c, lv);
-        if (js_is(a, sy->class_body))
-            return 0;
-        if (!in_function && js_is(a, sy->method_definition))
-            return 0;
-        in_function |= js_is(a, sy->function_declaration) || js_is(a, sy->function_expression) ||
-                       js_is(a, sy->generator_function) ||
-                       js_is(a, sy->generator_function_declaration);
-    }
-    return in_function;
-}
-
 /* Objects on which a computed name is never accepted, whatever the policy:
  * they hold the runtime's internals under names we cannot see. */
 static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
@@ -474,7 +263,7 @@ static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
     while (js_is(obj, c->sy->parenthesized_expression) && ts_node_named_child_count(obj) == 1)
         obj = ts_node_named_child(obj, 0);
     if (js_is(obj, c->sy->this_))
-        return this_may_be_global(c) ? "this" : NULL;
+        return js_this_may_be_global(c) ? "this" : NULL;
     if (!js_is(obj, c->sy->identifier))
         return NULL;
     js_node_name(c, obj, &name);
@@ -489,6 +278,13 @@ static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
 static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
 {
     struct js_str v;
+    if (c->second_pass) {
+        const char *tainted = js_tainted_value(c, key);
+        if (tainted)
+            js_report(c, key, SG_RULE_ATTRIBUTE_FORBIDDEN,
+                      "computed property name holds '" SHOWN "', which is forbidden", tainted);
+        return;
+    }
     enum js_fold_kind k = js_fold(c->sy, c->src, key, &v);
     if (k == JS_FOLD_STRING || k == JS_FOLD_OTHER) {
         check_property(c, key, &v);
@@ -512,9 +308,9 @@ static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
 
 static void check_subscript(struct js_ctx *c)
 {
-    TSNode n = cur(c);
+    TSNode n = js_cur(c);
     check_computed_key(c, field(c, n, c->sy->f_index), js_head(n));
-    check_chain(c, n);
+    js_check_chain(c, n);
 }
 
 /* Reflective reads and writes by name, `Reflect.get(o, "constructor")`,
@@ -535,7 +331,7 @@ static void check_reflective_call(struct js_ctx *c, TSNode call)
     js_node_name(c, obj, &rootname);
     if (!js_name_is(&rootname, "Reflect") && !js_name_is(&rootname, "Object"))
         return;
-    if (chain_of(c, fn, &root, &suffix) < 0)
+    if (js_chain_of(c, fn, &root, &suffix) < 0)
         return;
     js_str_append(&rootname, suffix.buf, suffix.len);
     size_t i = 0, n = sizeof(by_name) / sizeof(by_name[0]);
@@ -565,7 +361,7 @@ static void check_reflective_call(struct js_ctx *c, TSNode call)
  * (parameters, nested patterns, loops). */
 static TSNode pattern_source(const struct js_ctx *c, size_t levels)
 {
-    TSNode pat = up(c, levels), holder = up(c, levels + 1);
+    TSNode pat = js_up(c, levels), holder = js_up(c, levels + 1);
     if (!js_is(pat, c->sy->object_pattern) || !is_head_of(pat, holder))
         return (TSNode){0};
     if (js_is(holder, c->sy->variable_declarator))
@@ -582,20 +378,20 @@ static void check_pattern_chain(struct js_ctx *c, TSNode at, TSNode source,
     TSNode root;
     struct js_str suffix;
     if (ts_node_is_null(source) || !c->lp->forbidden_calls.count ||
-        chain_of(c, source, &root, &suffix) < 0)
+        js_chain_of(c, source, &root, &suffix) < 0)
         return;
     js_str_append(&suffix, ".", 1);
     js_str_append(&suffix, key->buf, key->len);
-    check_chain_name(c, at, root, &suffix);
+    js_check_chain_name(c, at, root, &suffix);
 }
 
 /* `{key: target}` in a pattern: reads property `key` of the source. */
 static void check_pair_pattern(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode key = field(c, cur(c), c->sy->f_key);
+    TSNode key = field(c, js_cur(c), c->sy->f_key);
     if (js_is(key, c->sy->computed_property_name)) {
-        if (!c->alias_pass && ts_node_named_child_count(key) >= 1)
+        if (ts_node_named_child_count(key) >= 1)
             check_computed_key(c, ts_node_named_child(key, 0), (TSNode){0});
         return;
     }
@@ -603,7 +399,7 @@ static void check_pair_pattern(struct js_ctx *c)
         js_node_name(c, key, &name);
     else if (js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
         return; /* a number key */
-    if (!c->alias_pass)
+    if (!c->second_pass)
         check_property(c, key, &name);
     check_pattern_chain(c, key, pattern_source(c, 1), &name);
 }
@@ -612,10 +408,10 @@ static void check_pair_pattern(struct js_ctx *c)
 static void check_shorthand_pattern(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode n = cur(c);
-    size_t levels = js_is(up(c, 1), c->sy->object_assignment_pattern) ? 2 : 1;
+    TSNode n = js_cur(c);
+    size_t levels = js_is(js_up(c, 1), c->sy->object_assignment_pattern) ? 2 : 1;
     js_node_name(c, n, &name);
-    if (!c->alias_pass) {
+    if (!c->second_pass) {
         check_property(c, n, &name);
         check_plain_name(c, n, &name);
     }
@@ -627,7 +423,7 @@ static void check_shorthand_pattern(struct js_ctx *c)
 static void check_pair(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode key = field(c, cur(c), c->sy->f_key);
+    TSNode key = field(c, js_cur(c), c->sy->f_key);
     if (js_is(key, c->sy->property_identifier))
         js_node_name(c, key, &name);
     else if (!js_is(key, c->sy->string) || js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
@@ -638,13 +434,19 @@ static void check_pair(struct js_ctx *c)
 
 /* ---- dispatch ----------------------------------------------------------- */
 
-static void visit_aliases(struct js_ctx *c)
+/* The second walk: uses of aliases and of names bound to forbidden
+ * property names, wherever they are declared. */
+static void visit_second(struct js_ctx *c)
 {
     const struct js_syms *sy = c->sy;
-    TSNode n = cur(c);
+    TSNode n = js_cur(c);
     TSSymbol s = c->sym;
-    if (s == sy->member_expression || s == sy->subscript_expression)
-        check_chain(c, n);
+    if (s == sy->member_expression)
+        js_check_chain(c, n);
+    else if (s == sy->subscript_expression)
+        check_subscript(c);
+    else if (s == sy->call_expression)
+        check_reflective_call(c, n);
     else if (s == sy->pair_pattern)
         check_pair_pattern(c);
     else if (s == sy->shorthand_property_identifier_pattern)
@@ -654,10 +456,10 @@ static void visit_aliases(struct js_ctx *c)
 void js_rules_visit(struct js_ctx *c)
 {
     const struct js_syms *sy = c->sy;
-    TSNode n = cur(c);
+    TSNode n = js_cur(c);
     TSSymbol s = c->sym;
-    if (c->alias_pass) {
-        visit_aliases(c);
+    if (c->second_pass) {
+        visit_second(c);
         return;
     }
     if (s == sy->identifier || s == sy->shorthand_property_identifier)
@@ -679,9 +481,11 @@ void js_rules_visit(struct js_ctx *c)
     else if (s == sy->import_statement || s == sy->export_statement)
         js_check_module_source(c, n);
     else if (s == sy->variable_declarator)
-        record_alias(c, field(c, n, sy->f_name), field(c, n, sy->f_value));
+        js_record_binding(c, field(c, n, sy->f_name), field(c, n, sy->f_value));
     else if (s == sy->assignment_expression)
-        record_alias(c, field(c, n, sy->f_left), field(c, n, sy->f_right));
+        js_record_binding(c, field(c, n, sy->f_left), field(c, n, sy->f_right));
+    else if (s == sy->this_)
+        check_this(c);
     else if (s == sy->with_statement)
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "the 'with' statement is forbidden (it turns an object's properties, such as "

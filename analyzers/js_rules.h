@@ -21,6 +21,7 @@
 #define JS_ALIAS_MAX 32      /* recorded aliases of objects with forbidden members */
 #define JS_ALIAS_NAME_MAX 128 /* bytes of an alias name or target (SG_POLICY_ITEM_MAX) */
 #define JS_CHAIN_MAX 16      /* member accesses in one resolved name (a.b.c...) */
+#define JS_TAINT_MAX 16      /* names bound to a forbidden property name */
 
 /* `const O = Object` makes `O.getPrototypeOf` mean `Object.getPrototypeOf`
  * when "Object.getPrototypeOf" is a forbidden call. Only aliases whose
@@ -29,6 +30,13 @@ struct js_alias {
     char name[JS_ALIAS_NAME_MAX + 1];
     int name_truncated; /* the local name was longer: prefix match */
     char target[JS_ALIAS_NAME_MAX + 1];
+};
+
+/* `const k = "constructor"`: x[k] is then a forbidden access. */
+struct js_taint {
+    char name[JS_ALIAS_NAME_MAX + 1];
+    int name_truncated;
+    char value[JS_ALIAS_NAME_MAX + 1];
 };
 
 /* A quick pre-test for a set of names: most identifiers of a program share
@@ -53,7 +61,9 @@ struct js_ctx {
     struct js_name_filter names_filter, attrs_filter; /* forbidden_names, _attributes */
     struct js_alias aliases[JS_ALIAS_MAX];
     size_t n_aliases;
-    int alias_pass;    /* second walk: only names rooted in an alias are checked */
+    struct js_taint taints[JS_TAINT_MAX];
+    size_t n_taints;
+    int second_pass;   /* second walk: only uses of aliases and tainted names */
     int stop;          /* a fail-closed rule fired: end the walk */
     int err;           /* first internal error (-ENOMEM) */
 };
@@ -74,6 +84,18 @@ void js_node_name(const struct js_ctx *ctx, TSNode n, struct js_str *ret);
 /* The first argument of an `arguments` node (comments skipped), or a null node. */
 TSNode js_first_arg(const struct js_ctx *ctx, TSNode args);
 
+/* The node being visited, and its ancestor `levels` above (a null node
+ * past the root). */
+static inline TSNode js_cur(const struct js_ctx *ctx)
+{
+    return ctx->path[ctx->depth];
+}
+
+static inline TSNode js_up(const struct js_ctx *ctx, size_t levels)
+{
+    return levels <= ctx->depth ? ctx->path[ctx->depth - levels] : (TSNode){0};
+}
+
 static inline int js_is(TSNode n, TSSymbol s)
 {
     return !ts_node_is_null(n) && ts_node_symbol(n) == s;
@@ -83,6 +105,26 @@ static inline int js_name_is(const struct js_str *s, const char *name)
 {
     return !s->truncated && strcmp(s->buf, name) == 0;
 }
+
+/* Policy name sets (js_rules.c). */
+int js_is_forbidden_attr(const struct js_ctx *ctx, const struct js_str *name);
+int js_is_denied_dunder(const struct js_ctx *ctx, const struct js_str *name);
+
+/* js_names.c: resolved names, aliases and tainted constants. */
+/* Split a member chain a.b["c"].d into its root identifier and ".b.c.d";
+ * -1 when a part is computed or the root is not an identifier. */
+int js_chain_of(struct js_ctx *ctx, TSNode n, TSNode *ret_root, struct js_str *ret_suffix);
+/* Report the chain n (or `root + suffix`) when it resolves to a forbidden call. */
+void js_check_chain(struct js_ctx *ctx, TSNode n);
+void js_check_chain_name(struct js_ctx *ctx, TSNode at, TSNode root, const struct js_str *suffix);
+/* `name = value` (declaration or assignment): record an alias or a taint. */
+void js_record_binding(struct js_ctx *ctx, TSNode name, TSNode value);
+/* The forbidden property name an identifier was bound to, or NULL. */
+const char *js_tainted_value(const struct js_ctx *ctx, TSNode ident);
+
+/* js_scope.c: what `this` and `arguments` are at the current node. */
+int js_this_may_be_global(const struct js_ctx *ctx);
+int js_in_module_scope(const struct js_ctx *ctx);
 
 /* js_modules.c: require(...), import(...), import/export ... from, and the
  * timer functions that evaluate a string argument. */

@@ -68,6 +68,7 @@ static void load_structure(const TSLanguage *l, struct js_syms *s)
     s->function_expression = sym(l, "function_expression", 1);
     s->generator_function = sym(l, "generator_function", 1);
     s->generator_function_declaration = sym(l, "generator_function_declaration", 1);
+    s->expression_statement = sym(l, "expression_statement", 1);
     static const char *const ops[JS_NUMERIC_OPS] = {"-", "*", "/", "%",  "**", "|",
                                                      "&", "^", "<<", ">>", ">>>"};
     for (int i = 0; i < JS_NUMERIC_OPS; i++)
@@ -105,6 +106,7 @@ static void load_fields(const TSLanguage *l, struct js_syms *s)
     s->f_constructor = field(l, "constructor");
     s->f_argument = field(l, "argument");
     s->f_name = field(l, "name");
+    s->f_body = field(l, "body");
 }
 
 static void init_syms(void)

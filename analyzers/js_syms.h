@@ -24,7 +24,7 @@ struct js_syms {
     TSSymbol object, pair, pair_pattern, computed_property_name, class_body, object_pattern,
         object_assignment_pattern, variable_declarator, assignment_expression, update_expression,
         spread_element, method_definition, function_declaration, function_expression,
-        generator_function, generator_function_declaration;
+        generator_function, generator_function_declaration, expression_statement;
     /* operators whose result is always a number (or BigInt): a computed key
      * built with them cannot spell a property name */
     TSSymbol numeric_ops[JS_NUMERIC_OPS];
@@ -33,7 +33,7 @@ struct js_syms {
         hash_bang_line, regex, regex_pattern, string_fragment, escape_sequence, jsx_element,
         jsx_self_closing_element, jsx_opening_element, jsx_closing_element;
     TSFieldId f_function, f_arguments, f_object, f_property, f_index, f_key, f_value, f_source,
-        f_operator, f_left, f_right, f_constructor, f_argument, f_name;
+        f_operator, f_left, f_right, f_constructor, f_argument, f_name, f_body;
 };
 
 /* Structural shortcuts, cheaper than field lookups: the object of a member

@@ -149,6 +149,11 @@ Test(javascript, default_rejects_eval_and_globals)
         {"const g = (function () { return this })(); g[\"ev\" + \"al\"](\"1\")", A_FORBIDDEN},
         {"const g = (function () { return this })(); g.Function(\"1\")", A_FORBIDDEN},
         {"(function () { return this[k] })()", SG_RULE_REFLECTION_DYNAMIC},
+        {"const g = (function () { return this })()", N_FORBIDDEN},
+        {"const g = [1].map(function () { return this })[0]", N_FORBIDDEN},
+        {"const o = { m() { return this } }", N_FORBIDDEN},
+        {"function f() { const self = this; return () => self }", N_FORBIDDEN},
+        {"function f() { return (() => this)() }", N_FORBIDDEN},
         {"function f() { return arguments.callee.caller }", A_FORBIDDEN},
         {"Error.prepareStackTrace = (e, frames) => frames", A_FORBIDDEN},
         {"setTimeout(\"code\", 10)", SG_RULE_CALL_FORBIDDEN},
@@ -183,6 +188,12 @@ Test(javascript, default_rejects_computed_names_that_fold)
         {"x = a[\"con\\\nstructor\"]", A_FORBIDDEN},
         {"x = a[\"__pro\" + \"to__\"]", A_FORBIDDEN},
         {"x = a['call' + 'er']", A_FORBIDDEN},
+        /* a name bound to a forbidden property name, before or after use */
+        {"const k = 'constructor'; f[k]('return 1')()", A_FORBIDDEN},
+        {"function g() { return f[k] }\nvar k = 'constr' + 'uctor';", A_FORBIDDEN},
+        {"let k; k = '__proto__'; o[k]", A_FORBIDDEN},
+        {"const {[k]: C} = f; const k = 'constructor'", A_FORBIDDEN},
+        {"const k = 'constructor'; Object.getOwnPropertyDescriptor(f, k)", A_FORBIDDEN},
     };
     reject_all("default", cases, N(cases));
 }
@@ -238,6 +249,12 @@ Test(javascript, default_rejects_modules)
         {"require()", SG_RULE_IMPORT_DYNAMIC},
         {"require(...names)", SG_RULE_IMPORT_DYNAMIC},
         {"require`fs`", SG_RULE_IMPORT_DYNAMIC},
+        {"require('crypto/../child_process')", SG_RULE_IMPORT_NOT_ALLOWED},
+        {"require('path/./x')", SG_RULE_IMPORT_NOT_ALLOWED},
+        {"require('path//x')", SG_RULE_IMPORT_NOT_ALLOWED},
+        {"require('path/..')", SG_RULE_IMPORT_NOT_ALLOWED},
+        {"import('path/%2e%2e/vm')", SG_RULE_IMPORT_NOT_ALLOWED},
+        {"require('path\\\\..\\\\vm')", SG_RULE_IMPORT_NOT_ALLOWED},
     };
     reject_all("default", cases, N(cases));
 }
@@ -265,6 +282,10 @@ Test(javascript, require_and_module_only_in_their_plain_forms)
         {"const m = module", N_FORBIDDEN},
         {"f(module)", N_FORBIDDEN},
         {"x = {module}", N_FORBIDDEN},
+        /* the CommonJS wrapper's arguments: (exports, require, module, ...) */
+        {"arguments[1]('child_process')", N_FORBIDDEN},
+        {"const f = () => arguments[2].constructor", N_FORBIDDEN},
+        {"const [e, r] = arguments", N_FORBIDDEN},
     };
     reject_all("default", cases, N(cases));
 }
@@ -334,7 +355,14 @@ Test(javascript, default_accepts_ordinary_code)
         "const big = 10n ** 20n; const h = 0xff; const o = 0o7; const b = 0b1",
         "x = a !== b && c >= d || e-- > 0",
         "#!/usr/bin/env node\nconsole.log(1)",
-        "const e = arguments.length",
+        "function f() { return arguments.length }",
+        "class A { m() { return this } static s() { return [this] } }",
+        "'use strict';\nfunction f() { return this }",
+        "function f() { 'use strict'; return [1].map(function () { return this }) }",
+        "const o = { m() { return this.x + this['y'] } }",
+        "const top = () => this; const self = this",
+        "const k = 'name'; o[k] = 1; const other = 'constructor_name'; o[other] = 2",
+        "if (key === '__proto__' || key === 'constructor') { skip(key) }",
         "obj.evaluate = 1; obj.functions = []; obj.processor = p",
         "const { evaluate, processData } = helpers",
     };
