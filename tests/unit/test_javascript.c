@@ -106,6 +106,8 @@ Test(javascript, default_rejects_function_constructor_routes)
         {"[].filter.constructor(\"return 1\")()", A_FORBIDDEN},
         {"Object.getPrototypeOf(async function(){}).constructor", A_FORBIDDEN},
         {"Object.getPrototypeOf(async function(){})", SG_RULE_CALL_FORBIDDEN},
+        {"Object.getOwnPropertyNames(Object.prototype)", SG_RULE_CALL_FORBIDDEN},
+        {"const {getOwnPropertyDescriptors: d} = Object", SG_RULE_CALL_FORBIDDEN},
         {"new Function(\"return 1\")", N_FORBIDDEN},
         {"Function`return 1`", N_FORBIDDEN},
         {"const F = Function", N_FORBIDDEN},
@@ -415,6 +417,7 @@ Test(javascript, permissive_uses_its_deny_list)
         {"Reflect.get(globalThis, k)", SG_RULE_REFLECTION_DYNAMIC},
         {"new Function('1')", N_FORBIDDEN},
         {"x.constructor", A_FORBIDDEN},
+        {"Reflect.getPrototypeOf(f)", SG_RULE_CALL_FORBIDDEN},
     };
     reject_all("permissive", cases, N(cases));
     static const char *const ok[] = {
