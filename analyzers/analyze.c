@@ -41,22 +41,12 @@ uint64_t sg_monotonic_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* The language's checker; both are linked once their sources exist (see
- * analyzers/build.mk, which defines SG_HAVE_<LANG>_ANALYZER). */
 static int run_checker(enum sg_lang lang, const struct sg_lang_policy *lp, const char *src,
                        size_t len, struct sg_analysis *ret, struct sg_error *err)
 {
-    if (lang == SG_LANG_PYTHON) {
-#ifdef SG_HAVE_PYTHON_ANALYZER
+    if (lang == SG_LANG_PYTHON)
         return sg_python_check(lp, src, len, &ret->violations, &ret->stats, err);
-#endif
-    } else {
-#ifdef SG_HAVE_JAVASCRIPT_ANALYZER
-        return sg_javascript_check(lp, src, len, &ret->violations, &ret->stats, err);
-#endif
-    }
-    (void)lp, (void)src, (void)len, (void)ret;
-    return sg_error_set(err, -ENOSYS, "the %s analyzer is not built in", sg_lang_name(lang));
+    return sg_javascript_check(lp, src, len, &ret->violations, &ret->stats, err);
 }
 
 /* Gate checks that need no parse: size, then the language switch. Returns

@@ -26,21 +26,15 @@ $(BUILD)/grammar/%-scanner.o: $(GRAMMARS)/tree-sitter-%/src/scanner.c
 grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-javascript/src/parser.c
 .PHONY: grammars
 
-# The analyzer core. The language analyzers join the library as soon as their
-# sources exist; analyze.c is told which ones it has (and is rebuilt when one
-# appears).
-ANALYZER_LANG_SRCS := $(wildcard analyzers/python.c analyzers/javascript.c)
-# The Python analyzer's modules (python.c is picked up above).
-ANALYZER_SRCS += $(if $(wildcard analyzers/python.c),$(wildcard analyzers/python_*.c analyzers/ts_util.c analyzers/arena.c))
+# The analyzer core: violations, policies, canonicalisation, the pipeline.
 ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
-                 analyzers/analyze.c $(ANALYZER_LANG_SRCS)
-ANALYZE_LANG_DEFS := $(if $(filter analyzers/python.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_PYTHON_ANALYZER) \
-                     $(if $(filter analyzers/javascript.c,$(ANALYZER_LANG_SRCS)),-DSG_HAVE_JAVASCRIPT_ANALYZER)
-# The JavaScript analyzer's modules and the shared tree-sitter helpers it uses.
-ANALYZER_SRCS += $(wildcard analyzers/js_*.c analyzers/ts_util.c)
-$(BUILD)/obj/analyzers/analyze.o: ALL_CFLAGS += $(ANALYZE_LANG_DEFS)
-$(BUILD)/obj/analyzers/analyze.o: $(ANALYZER_LANG_SRCS) analyzers/build.mk
+                 analyzers/analyze.c
+# Shared tree-sitter helpers and the bump arena the language analyzers use.
+ANALYZER_SRCS += analyzers/ts_util.c analyzers/arena.c
+# The language analyzers; each one's modules are named after it.
+ANALYZER_SRCS += analyzers/python.c $(wildcard analyzers/python_*.c)
+ANALYZER_SRCS += analyzers/javascript.c $(wildcard analyzers/js_*.c)
 
 # sandgate-check: the analyzer as a command-line tool (CLI-only objects stay
 # out of the library).
