@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# run-gateway.sh - gateway overhead and /v1/analyze throughput.
+#
+# Starts a stub executor (answers at once) and the release sandgate in front of
+# it, then measures (1) hello-world latency straight to the executor and
+# through the gateway's /run - the difference is the gateway's overhead, p50
+# and p99 - and (2) requests/s for /v1/analyze with a ~2 KB job at
+# concurrency 1 and 8 (keep-alive). Targets: overhead p50 <= 1 ms;
+# /v1/analyze >= 5000 requests/s. Fails only when it cannot measure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build/rel}
+SANDGATE=$BUILD/sandgate
+BENCH=$BUILD/bench/bench_gateway
+N=${GATEWAY_BENCH_N:-3000}
+SECS=${GATEWAY_BENCH_SECONDS:-5}
+for b in "$SANDGATE" "$BENCH"; do
+    [ -x "$b" ] || { echo "run-gateway: $b is not built (make bench-bins)"; exit 1; }
+done
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() {
+    for _ in $(seq 100); do
+        curl -fsS "$1/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "run-gateway: $1 did not come up"; exit 1
+}
+
+exec_port=$(port)
+gw_port=$(port)
+"$BENCH" stub "$exec_port" & pids+=($!)
+stub=http://127.0.0.1:$exec_port
+wait_up "$stub"
+cat >"$work/sandgate.json" <<JSON
+{"port": $gw_port, "policies_dir": "policies", "audit_log": "$work/audit.log",
+ "log_level": "warn", "executors": {"python": ["$stub"], "nodejs": ["$stub"]}}
+JSON
+"$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
+gw=http://127.0.0.1:$gw_port
+wait_up "$gw"
+
+# Python when its analyzer is built in, else JavaScript.
+lang=python
+if ! curl -fsS -o /dev/null "$gw/v1/analyze" -d '{"language":"python","code":"x = 1\n"}'; then
+    lang=nodejs
+fi
+echo "== gateway overhead ($lang, stub executor)"
+"$BENCH" latency "$stub" "$gw" "$N" "$lang"
+
+python3 - "$lang" >"$work/job.json" <<'PY'
+import json, sys
+lang = sys.argv[1]
+if lang == "python":
+    unit = ("def summarise_{i}(rows, key='value'):\n"
+            "    total = 0\n    count = 0\n"
+            "    for row in rows:\n        if key in row and row[key] is not None:\n"
+            "            total += float(row[key])\n            count += 1\n"
+            "    return {{'mean': total / count if count else None, 'n': count}}\n\n")
+    tail = "def main(rows=None):\n    return summarise_0(rows or [])\n"
+else:
+    unit = ("function summarise{i}(rows, key) {{\n  let total = 0, count = 0;\n"
+            "  for (const row of rows) {{\n    if (row[key] != null) {{ total += Number(row[key]); "
+            "count++; }}\n  }}\n  return {{ mean: count ? total / count : null, n: count }};\n}}\n\n")
+    tail = "function main(a) { return summarise0(a.rows || [], 'value'); }\nmodule.exports = { main };\n"
+code, i = "", 0
+while len(code) + len(tail) < 2048 - len(unit) // 2:
+    code += unit.format(i=i)
+    i += 1
+code += tail
+print(json.dumps({"language": lang, "code": code}))
+PY
+bytes=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["code"]))' "$work/job.json")
+verdict=$(curl -fsS "$gw/v1/analyze" --data-binary @"$work/job.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])')
+echo "== /v1/analyze throughput ($lang job of $bytes bytes, verdict $verdict; target >= 5000 requests/s)"
+"$BENCH" rps "$gw/v1/analyze" 1 "$SECS" "$work/job.json"
+"$BENCH" rps "$gw/v1/analyze" 8 "$SECS" "$work/job.json"
+python3 - "$gw" "$work/job.json" <<'PY'
+import json, statistics, sys, urllib.request
+body = open(sys.argv[2], "rb").read()
+runs = [json.load(urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/v1/analyze", body)))["stats"]
+        for _ in range(50)]
+med = lambda k: statistics.median(r[k] for r in runs)
+print("  analysis of one job (median of 50, warm): %.3f ms (parse %.3f ms, policy evaluation %.3f ms, %d nodes)"
+      % (med("analysis_ms"), med("parse_ms"), med("eval_ms"), runs[0]["nodes"]))
+PY
+# The same endpoint with a one-line job: what the gateway itself sustains when
+# the analysis costs next to nothing (HTTP, validation, audit, metrics).
+printf '{"language":"%s","code":"x = 1\\n"}' "$lang" >"$work/tiny.json"
+echo "== /v1/analyze with a one-line job (gateway ceiling without analysis cost)"
+"$BENCH" rps "$gw/v1/analyze" 8 "$SECS" "$work/tiny.json"
