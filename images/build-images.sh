@@ -8,8 +8,9 @@
 #      present; else sandgate/base:bookworm if already built; else pull
 #      debian:bookworm-slim; else build sandgate/base:bookworm offline with
 #      images/base/make-base.sh (once: later runs reuse it)
-#   3. docker build of each image with --build-arg BASE_IMAGE=<base>; the
-#      Docker layer cache makes a second run fast (no --no-cache here)
+#   3. docker build of each image with --build-arg BASE_IMAGE=<base> (and
+#      SANDGATE_PREIMPORT=$SANDGATE_PYTHON_PREIMPORT for python); the Docker
+#      layer cache makes a second run fast (no --no-cache here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,14 +71,26 @@ build_one() {
     fi
     say "building ${TAGS[$name]}:$TAG (base $base)"
     started=$(date +%s)
-    docker build --build-arg BASE_IMAGE="$base" -f "$dockerfile" \
+    local args=(--build-arg BASE_IMAGE="$base")
+    [ "$name" = python ] && args+=(--build-arg SANDGATE_PREIMPORT="${SANDGATE_PYTHON_PREIMPORT:-}")
+    docker build "${args[@]}" -f "$dockerfile" \
         -t "${TAGS[$name]}:$TAG" "$context" 2>&1 | sed -u "s/^/  [$name] /"
     [ "${PIPESTATUS[0]}" = 0 ] || die "docker build of ${TAGS[$name]} failed"
     say "built ${TAGS[$name]}:$TAG in $(( $(date +%s) - started )) s"
 }
 
+# SANDGATE_PYTHON_PREIMPORT may be set in .env, like the stack's settings.
+env_default() {
+    local name=$1
+    [ -n "${!name:-}" ] || [ ! -f .env ] && return 0
+    local line
+    line=$(grep -E "^${name}=" .env | tail -1) || return 0
+    export "$name=${line#*=}"
+}
+
 main() {
     local names=("$@") base name
+    env_default SANDGATE_PYTHON_PREIMPORT
     [ ${#names[@]} -gt 0 ] || names=("${ORDER[@]}")
     for name in "${names[@]}"; do
         [ -n "${SPEC[$name]:-}" ] || die "unknown image '$name' (known: ${ORDER[*]})"
