@@ -117,17 +117,21 @@ static const char *why_forbidden(const struct js_str *name)
     return "";
 }
 
-/* A property read (or destructured) by this name, on any object. */
-static void check_property(struct js_ctx *c, TSNode at, const struct js_str *name)
+/* A property read (or destructured) by this name, on any object. Returns
+ * 1 when it was reported. */
+static int check_property(struct js_ctx *c, TSNode at, const struct js_str *name)
 {
     if (name->truncated)
-        return; /* longer than any policy entry */
+        return 0; /* longer than any policy entry */
     if (js_is_forbidden_attr(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to property '" SHOWN "' is forbidden%s",
                   name->buf, why_forbidden(name));
     else if (js_is_denied_dunder(c, name))
         js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder property '" SHOWN "' is forbidden",
                   name->buf);
+    else
+        return 0;
+    return 1;
 }
 
 /* ---- plain names -------------------------------------------------------- */
@@ -411,10 +415,9 @@ static void check_shorthand_pattern(struct js_ctx *c)
     TSNode n = js_cur(c);
     size_t levels = js_is(js_up(c, 1), c->sy->object_assignment_pattern) ? 2 : 1;
     js_node_name(c, n, &name);
-    if (!c->second_pass) {
-        check_property(c, n, &name);
+    /* one report for `{constructor}`: the read, not also the binding */
+    if (!c->second_pass && !check_property(c, n, &name))
         check_plain_name(c, n, &name);
-    }
     check_pattern_chain(c, n, pattern_source(c, levels), &name);
 }
 
