@@ -124,7 +124,7 @@ class TestPolicyAndForwarding(GatewayCase):
         rules = [v["rule"] for v in body["violations"]]
         self.assertIn("import.not-allowed", rules)
         v = body["violations"][0]
-        self.assertEqual((v["line"], v["column"]), (1, 1))
+        self.assertEqual((v["line"], v["column"]), (1, 8), "points at the module name")
         self.assertEqual(self.py.calls, 0, "a rejected job never reaches an executor")
         self.assertEqual(len(hdrs.get("x-request-id", "")), 16)
 
