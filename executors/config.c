@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 enum opt_kind {
     OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_SIZE_MB, OPT_CPUS, OPT_LISTEN,
-    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_HELP,
+    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_HELP,
 };
 
 struct opt {
@@ -53,8 +54,8 @@ static const struct opt opts[] = {
     {"max-body", "SANDGATE_MAX_BODY", OPT_SIZE_T, F(max_body), EXEC_MAX_BODY_MIN,
      EXEC_MAX_BODY_MAX},
     {"max-jobs", "SANDGATE_MAX_JOBS", OPT_UINT, F(max_jobs), 1, EXEC_MAX_JOBS_MAX},
+    {"seccomp", "SANDGATE_SECCOMP_PROFILE", OPT_SECCOMP, F(seccomp_path), 0, 0},
     {"enable-seccomp", "SANDBOX_ENABLE_SECCOMP", OPT_SECCOMP_ENABLE, F(seccomp_path), 0, 0},
-    {"seccomp", NULL, OPT_STR, F(seccomp_path), 0, 0},
     {"token-file", "SANDGATE_EXECUTOR_TOKEN_FILE", OPT_STR, F(token_file), 0, 0},
     {"instance", "SANDGATE_INSTANCE", OPT_STR, F(instance), 1, 0},
     {"docker-socket", "SANDGATE_DOCKER_SOCKET", OPT_STR, F(docker_socket), 1, 0},
@@ -100,10 +101,13 @@ static const char usage_text[] =
     "  --fsize-mb N          largest file the sandbox may write (64) env SANDGATE_FSIZE_MB\n"
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
     "  --max-jobs N          concurrent HTTP connections (64)       env SANDGATE_MAX_JOBS\n"
-    "  --seccomp FILE        seccomp profile (Docker JSON) applied to every container;\n"
-    "                        verified at start by a probe (default: none)\n"
-    "  --enable-seccomp B    true: use the profile in env SANDGATE_SECCOMP_PROFILE, else\n"
-    "                        " EXEC_DEFAULT_SECCOMP "; false: none\n"
+    "  --seccomp FILE|none   seccomp profile (Docker JSON) for every container, proven\n"
+    "                        enforced at start by a probe job. Default: the first of\n"
+    "                        " EXEC_SECCOMP_INSTALLED ", " EXEC_SECCOMP_SOURCE "\n"
+    "                        none: no filter (Docker's default profile is never used: under\n"
+    "                        runsc --oci-seccomp it stops every thread from starting)\n"
+    "                        env SANDGATE_SECCOMP_PROFILE\n"
+    "  --enable-seccomp B    false is --seccomp none; true keeps the profile\n"
     "                        env SANDBOX_ENABLE_SECCOMP\n"
     "  --token-file FILE     require 'Authorization: Bearer <token>' (first line of FILE)\n"
     "                        env SANDGATE_EXECUTOR_TOKEN_FILE\n"
@@ -297,16 +301,11 @@ static int apply(const struct opt *o, const char *v, struct exec_config *c)
     case OPT_SECCOMP_ENABLE:
         if (parse_bool(v, &b) < 0)
             return -EINVAL;
-        c->seccomp_path[0] = '\0';
-        if (b) {
-            /* RAGFlow's switch: the profile named by the environment, else ours. */
-            const char *p = getenv("SANDGATE_SECCOMP_PROFILE");
-            p = p && *p ? p : EXEC_DEFAULT_SECCOMP;
-            if (strlen(p) >= sizeof(c->seccomp_path))
-                return -EINVAL;
-            memcpy(c->seccomp_path, p, strlen(p) + 1);
-        }
+        c->seccomp_off = !b;
         return 0;
+    case OPT_SECCOMP:
+        c->seccomp_off = strcmp(v, "none") == 0;
+        return c->seccomp_off ? (c->seccomp_path[0] = '\0', 0) : apply_str(o, v, field);
     case OPT_HELP:
         return 0;
     default:
@@ -416,6 +415,19 @@ static int finish(struct exec_config *c, struct sg_error *err)
                             "runtime '%s' is not a sandbox; use --insecure-runtime %s to run "
                             "without gVisor (development only)",
                             c->runtime, c->runtime);
+    if (c->seccomp_off) {
+        c->seccomp_path[0] = '\0';
+    } else if (!c->seccomp_path[0]) {
+        const char *found = access(EXEC_SECCOMP_INSTALLED, R_OK) == 0 ? EXEC_SECCOMP_INSTALLED
+                            : access(EXEC_SECCOMP_SOURCE, R_OK) == 0  ? EXEC_SECCOMP_SOURCE
+                                                                      : NULL;
+        if (!found)
+            return sg_error_set(err, -ENOENT,
+                                "no seccomp profile at %s or %s: pass --seccomp FILE, or "
+                                "--seccomp none to run without one",
+                                EXEC_SECCOMP_INSTALLED, EXEC_SECCOMP_SOURCE);
+        snprintf(c->seccomp_path, sizeof(c->seccomp_path), "%s", found);
+    }
     if (!c->max_timeout_ms)
         c->max_timeout_ms = c->timeout_ms > 60000 ? c->timeout_ms : 60000;
     if (c->max_timeout_ms < c->timeout_ms)

@@ -60,14 +60,17 @@ struct exec_config {
     unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
     size_t max_body;         /* /v1/exec request body cap */
     unsigned max_jobs;       /* concurrent HTTP connections */
-    char seccomp_path[PATH_MAX]; /* empty: no profile */
+    char seccomp_path[PATH_MAX]; /* the profile; empty only when seccomp_off */
+    bool seccomp_off;            /* --seccomp none: no filter at all (unconfined) */
     char token_file[PATH_MAX];   /* empty: no token required */
     char instance[64];           /* label value marking our containers */
     char docker_socket[PATH_MAX];
     enum sg_log_level log_level;
 };
 
-#define EXEC_DEFAULT_SECCOMP "images/seccomp/sandbox.json"
+/* Where the default profile is looked for, in order (installed, source tree). */
+#define EXEC_SECCOMP_INSTALLED "/usr/share/sandgate/seccomp/sandbox.json"
+#define EXEC_SECCOMP_SOURCE "images/seccomp/sandbox.json"
 #define EXEC_LABEL_KEY "org.sandgate.executor"
 #define EXEC_LABEL_LANG "org.sandgate.language"
 

@@ -254,17 +254,16 @@ int docker_inspect(struct docker_client *dc, const char *id, struct docker_state
 }
 
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
-                         bool only_dead, char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
+                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
                          struct sg_error *err)
 {
     if (!path_safe(key) || !path_safe(value))
         return sg_error_set(err, -EINVAL, "label has unexpected characters");
     char path[1400];
-    /* filters={"label":["key=value"]} or with "status":["exited","dead"], URL-encoded */
+    /* filters={"label":["key=value"]}, URL-encoded */
     snprintf(path, sizeof(path),
-             "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D%s%%22%%5D%s%%7D",
-             key, value,
-             only_dead ? "%2C%22status%22%3A%5B%22exited%22%2C%22dead%22%5D" : "");
+             "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D%s%%22%%5D%%7D",
+             key, value);
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_LIST_REPLY_MAX);
     long status = 0;

@@ -70,11 +70,10 @@ int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *
                 struct sg_error *err);
 int docker_inspect(struct docker_client *dc, const char *id, struct docker_state *ret,
                    struct sg_error *err);
-/* Ids of the containers with label key=value: all of them, or with
- * only_dead just those that exited or died. *ret_ids is an array of *ret_n
- * ids; caller frees with free(). */
+/* Ids of all containers (any state) with label key=value. *ret_ids is an
+ * array of *ret_n ids; caller frees with free(). */
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
-                         bool only_dead, char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
+                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
                          struct sg_error *err);
 
 /* Pure parsers of engine replies (untrusted input). Each returns 0 or -EPROTO. */

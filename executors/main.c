@@ -60,8 +60,10 @@ static int setup_seccomp(struct docker_client *dc, const struct exec_config *cfg
                          char **ret_json, struct sg_error *err)
 {
     *ret_json = NULL;
-    if (!cfg->seccomp_path[0])
+    if (!cfg->seccomp_path[0]) {
+        sg_log(SG_LOG_WARN, "seccomp_disabled", "msg=\"sandboxes run without a seccomp filter\"");
         return 0;
+    }
     char *probe = NULL;
     int r = seccomp_load(cfg->seccomp_path, ret_json, err);
     if (r == 0)
@@ -158,7 +160,7 @@ int main(int argc, char **argv)
         rc = fail("engine_check_failed", &err);
         goto out;
     }
-    if (pool_reap(dc, cfg.instance, false, &reaped, &err) < 0) {
+    if (pool_reap(dc, cfg.instance, &reaped, &err) < 0) {
         rc = fail("reap_failed", &err);
         goto out;
     }

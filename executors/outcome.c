@@ -13,6 +13,8 @@ static const char *status_names[EXEC_STATUS_COUNT] = {
 /* Largest exit code / signal a runner may report; anything else is malformed. */
 #define OUTCOME_EXIT_MAX 255
 #define OUTCOME_SIGNAL_MAX 64
+/* runsc's exit status when the sandbox dies from its pids limit (measured). */
+#define OUTCOME_SANDBOX_KILLED_EXIT 2
 
 void outcome_init(struct exec_outcome *o)
 {
@@ -172,11 +174,16 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
         return;
     }
     /* A sandbox that reaches its pids limit dies as a whole (runsc's own
-     * threads count against it), so no result comes back. */
+     * threads count against it) with the runtime's exit status 2, and no
+     * result comes back. Any other end is the runner's (crash, or killed by
+     * the program, which runs as the same uid). */
     char d[OUTCOME_DETAIL_MAX];
-    snprintf(d, sizeof(d),
-             "the sandbox died without a result (exit %d): process limit reached or sandbox "
-             "killed%s%.200s",
-             state->exit_code, diag[0] ? "; runner: " : "", diag);
-    outcome_limit(o, "pids", EXEC_CODE_PIDS, d);
+    if (state->exit_code == OUTCOME_SANDBOX_KILLED_EXIT) {
+        snprintf(d, sizeof(d), "the sandbox was killed without a result (exit %d): process "
+                 "limit reached", state->exit_code);
+        outcome_limit(o, "pids", EXEC_CODE_PIDS, d);
+        return;
+    }
+    outcome_runner_error(o, "the runner ended without a result (exit %d)%s%.300s",
+                         state->exit_code, diag[0] ? ": " : "", diag);
 }

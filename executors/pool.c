@@ -31,6 +31,8 @@ struct pool {
     pthread_cond_t tq_cond; /* teardown threads */
     struct sandbox idle[EXEC_POOL_SIZE_MAX];
     unsigned n_idle, busy, creating;
+    char (*busy_ids)[DOCKER_ID_LEN + 1]; /* EXEC_MAX_JOBS_MAX entries */
+    unsigned long launches;              /* launches begun, for the sweep's snapshot */
     bool docker_up, launch_ok, stopping, tq_stopping, need_sweep;
     unsigned fail_streak;
     double backoff_until;
@@ -189,29 +191,63 @@ static void drop_stale(struct pool *p)
     p->n_idle = k;
 }
 
-/* Unlocked housekeeping by the first refill thread: ping a dockerd we lost,
- * sweep what an outage left behind once it is back. */
-static void housekeep(struct pool *p, bool up, bool sweep)
+/* Locked: whether id is one we hold (idle, in use or queued for teardown). */
+static bool known(struct pool *p, const char *id)
+{
+    for (unsigned i = 0; i < p->n_idle; i++)
+        if (strcmp(p->idle[i].id, id) == 0)
+            return true;
+    for (unsigned i = 0; i < p->busy; i++)
+        if (strcmp(p->busy_ids[i], id) == 0)
+            return true;
+    for (struct teardown *t = p->tq_head; t; t = t->next)
+        if (strcmp(t->sb.id, id) == 0)
+            return true;
+    return false;
+}
+
+/* Unlocked: remove our containers that nobody holds (left by an outage).
+ * Skipped while a launch may be between create and the idle list. */
+static void sweep(struct pool *p)
+{
+    char(*ids)[DOCKER_ID_LEN + 1] = NULL;
+    size_t n = 0, k = 0;
+    struct sg_error e = {0};
+    pthread_mutex_lock(&p->mu);
+    unsigned long before = p->launches;
+    bool quiet = p->creating == 0;
+    pthread_mutex_unlock(&p->mu);
+    int r = quiet ? docker_list_by_label(p->dc, EXEC_LABEL_KEY, p->instance, &ids, &n, &e) : -1;
+    pthread_mutex_lock(&p->mu);
+    if (r < 0 || p->launches != before || p->creating) {
+        p->need_sweep = true;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!known(p, ids[i]))
+            memcpy(ids[k++], ids[i], sizeof(ids[0]));
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < k; i++)
+        docker_remove(p->dc, ids[i], SANDBOX_REMOVE_TIMEOUT_MS, NULL);
+    if (k)
+        sg_log(SG_LOG_INFO, "swept_containers", "instance=%s count=%zu", p->instance, k);
+    free(ids);
+}
+
+/* Unlocked housekeeping by the first refill thread: a ping tells whether
+ * dockerd is (still) there even while the pool is full and quiet. */
+static void housekeep(struct pool *p, bool do_sweep)
 {
     struct sg_error e = {0};
-    if (!up) {
-        int r = docker_ping(p->dc, 2000, &e);
-        pthread_mutex_lock(&p->mu);
-        if (r == 0 && !p->docker_up)
-            set_docker_state(p, true, p->launch_ok, NULL);
-        pthread_mutex_unlock(&p->mu);
-        return;
-    }
-    if (sweep) {
-        unsigned n = 0;
-        if (pool_reap(p->dc, p->instance, true, &n, &e) == 0 && n)
-            sg_log(SG_LOG_INFO, "swept_dead_containers", "count=%u", n);
-        if (e.code) {
-            pthread_mutex_lock(&p->mu);
-            p->need_sweep = true;
-            pthread_mutex_unlock(&p->mu);
-        }
-    }
+    int r = docker_ping(p->dc, 2000, &e);
+    pthread_mutex_lock(&p->mu);
+    if (r == 0 && !p->docker_up)
+        set_docker_state(p, true, p->launch_ok, NULL);
+    else if (r < 0 && p->docker_up)
+        set_docker_state(p, false, p->launch_ok, e.msg);
+    pthread_mutex_unlock(&p->mu);
+    if (r == 0 && do_sweep)
+        sweep(p);
 }
 
 static void *refill_main(void *arg)
@@ -223,6 +259,7 @@ static void *refill_main(void *arg)
         double now = attach_now_ms();
         if (p->n_idle + p->creating < p->target && now >= p->backoff_until) {
             p->creating++;
+            p->launches++;
             pthread_mutex_unlock(&p->mu);
             launch_one(p);
             pthread_mutex_lock(&p->mu);
@@ -236,11 +273,11 @@ static void *refill_main(void *arg)
         int w = pthread_cond_timedwait(&p->work, &p->mu, &ts);
         if (w == ETIMEDOUT && keeper && !p->stopping) {
             drop_stale(p);
-            bool up = p->docker_up, sweep = p->need_sweep && p->docker_up;
-            if (sweep)
+            bool do_sweep = p->need_sweep && p->docker_up;
+            if (do_sweep)
                 p->need_sweep = false;
             pthread_mutex_unlock(&p->mu);
-            housekeep(p, up, sweep);
+            housekeep(p, do_sweep);
             pthread_mutex_lock(&p->mu);
         }
     }
@@ -262,9 +299,12 @@ static int init_sync(struct pool *p)
 int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *err)
 {
     struct pool *p = calloc(1, sizeof(*p));
-    if (!p || !(p->body = strdup(cfg->create_body)) || init_sync(p) < 0) {
-        if (p)
+    if (!p || !(p->body = strdup(cfg->create_body)) ||
+        !(p->busy_ids = calloc(EXEC_MAX_JOBS_MAX, sizeof(p->busy_ids[0]))) || init_sync(p) < 0) {
+        if (p) {
             free(p->body);
+            free(p->busy_ids);
+        }
         free(p);
         return sg_error_set(err, -ENOMEM, "out of memory");
     }
@@ -310,7 +350,8 @@ int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct s
             *ret = p->idle[0]; /* oldest first: its runner is surely warm */
             memmove(&p->idle[0], &p->idle[1], (p->n_idle - 1) * sizeof(p->idle[0]));
             p->n_idle--;
-            p->busy++;
+            if (p->busy < EXEC_MAX_JOBS_MAX)
+                memcpy(p->busy_ids[p->busy++], ret->id, sizeof(ret->id));
             pthread_cond_signal(&p->work);
             break;
         }
@@ -335,8 +376,12 @@ int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct s
 void pool_release(struct pool *p, struct sandbox *sb)
 {
     pthread_mutex_lock(&p->mu);
-    if (p->busy)
-        p->busy--;
+    for (unsigned i = 0; i < p->busy; i++) {
+        if (strcmp(p->busy_ids[i], sb->id) == 0) {
+            memcpy(p->busy_ids[i], p->busy_ids[--p->busy], sizeof(p->busy_ids[0]));
+            break;
+        }
+    }
     enqueue_teardown(p, sb);
     pthread_mutex_unlock(&p->mu);
     sb->fd = -1;
@@ -394,16 +439,17 @@ void pool_free(struct pool *p)
     pthread_cond_destroy(&p->tq_cond);
     pthread_mutex_destroy(&p->mu);
     free(p->body);
+    free(p->busy_ids);
     free(p);
 }
 
-int pool_reap(struct docker_client *dc, const char *instance, bool only_dead, unsigned *ret_n,
+int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n,
               struct sg_error *err)
 {
     char(*ids)[DOCKER_ID_LEN + 1] = NULL;
     size_t n = 0;
     *ret_n = 0;
-    int r = docker_list_by_label(dc, EXEC_LABEL_KEY, instance, only_dead, &ids, &n, err);
+    int r = docker_list_by_label(dc, EXEC_LABEL_KEY, instance, &ids, &n, err);
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {

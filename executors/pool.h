@@ -8,8 +8,8 @@
  *
  * When dockerd is unreachable the pool says so (pool_stats().docker_up) and
  * acquire fails at once with -EHOSTDOWN; the refill keeps retrying with a
- * capped backoff and, when dockerd is back, sweeps dead containers left from
- * the outage.
+ * capped backoff and, when dockerd is back, sweeps the containers the outage
+ * left behind (labelled ours, but neither idle, in use nor queued).
  */
 #ifndef SG_EXEC_POOL_H
 #define SG_EXEC_POOL_H
@@ -67,7 +67,7 @@ void pool_free(struct pool *p);
 
 /* Remove every container labelled as instance's (orphans of an earlier
  * life). *ret_n counts the removed ones. */
-int pool_reap(struct docker_client *dc, const char *instance, bool only_dead, unsigned *ret_n,
+int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n,
               struct sg_error *err);
 
 #endif

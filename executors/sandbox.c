@@ -38,6 +38,10 @@ static json_t *host_config(const struct exec_config *cfg, const char *seccomp_js
         snprintf(s, n, "seccomp=%s", seccomp_json);
         json_array_append_new(secopt, json_string(s));
         free(s);
+    } else {
+        /* Without our profile, no filter: Docker's default one makes clone3
+         * fail under runsc --oci-seccomp, so no thread could ever start. */
+        json_array_append_new(secopt, json_string("seccomp=unconfined"));
     }
     return json_pack(
         "{s:s,s:s,s:b,s:o,s:[s],s:o,s:I,s:I,s:I,s:I,s:[{s:s,s:I,s:I},{s:s,s:I,s:I}],"
