@@ -2,7 +2,7 @@
 # stack.sh up | down | wait | status
 #
 # Runs the compose stack (docker-compose.yml) under the project name
-# "sandgate". `make up` / `make down` call this.
+# "sandgate" ($SANDGATE_PROJECT). `make up` / `make down` call this.
 #   up      prepare $SANDGATE_STACK_DIR (default build/stack): a client token
 #           and tokens file, the gateway<->executor secret, the audit
 #           directory; then compose up -d and wait until /readyz is green
@@ -14,10 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PROJECT=sandgate
+# SANDGATE_PROJECT lets a second stack (the stack test suite) run beside the
+# default one: its own compose project and its own sandbox container labels.
+PROJECT=${SANDGATE_PROJECT:-sandgate}
+export SANDGATE_INSTANCE_PREFIX=${PROJECT}-stack
 DAEMON_UID=10001
 READY_TIMEOUT_S=${SANDGATE_READY_TIMEOUT_S:-240}
-INSTANCES=(sandgate-stack-python sandgate-stack-nodejs)
+INSTANCES=("$SANDGATE_INSTANCE_PREFIX-python" "$SANDGATE_INSTANCE_PREFIX-nodejs")
 
 say() { echo "stack: $*"; }
 die() { echo "stack: error: $*" >&2; exit 1; }

@@ -1,0 +1,258 @@
+"""Acceptance suite for the compose stack, brought up from the built images
+exactly as `make up` does (images/stack.sh up), in its own compose project on
+a free loopback port, and torn down at the end (images/stack.sh down), which
+must leave no container, network or volume behind.
+
+Needs dockerd with runsc and the images (`make images`); fails otherwise.
+"""
+import base64
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+from urllib.parse import quote
+
+import sgtest
+
+PROJECT = f"sgtest{os.getpid()}"
+IMAGES = ("sandgate/gateway:latest", "sandgate/executor:latest",
+          "sandgate/sandbox-python:latest", "sandgate/sandbox-nodejs:latest")
+STACK = os.path.join(sgtest.ROOT, "images", "stack.sh")
+TOKEN = secrets.token_hex(24)
+LIMITED_TOKEN = secrets.token_hex(24)
+NEW_TOKEN = secrets.token_hex(24)
+
+state = {}
+
+
+def stack_env():
+    env = dict(os.environ)
+    env.update({
+        "SANDGATE_PROJECT": PROJECT,
+        "SANDGATE_PUBLISH": f"127.0.0.1:{state['port']}",
+        "SANDGATE_STACK_DIR": state["dir"],
+        "SANDGATE_POOL_SIZE_PYTHON": "2",
+        "SANDGATE_POOL_SIZE_NODEJS": "1",
+        "SANDGATE_READY_TIMEOUT_S": "180",
+    })
+    return env
+
+
+def write_tokens(tenants):
+    path = os.path.join(state["dir"], "config", "tokens.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"tenants": tenants}, f)
+    os.chmod(tmp, 0o640)
+    os.chown(tmp, 0, 10001)
+    os.replace(tmp, path)  # the config directory is mounted, so a rename is seen
+
+
+def project_objects():
+    """Containers (incl. sandboxes), networks and volumes of this project."""
+    flt = quote(json.dumps({"label": [f"com.docker.compose.project={PROJECT}"]}))
+    out = {}
+    for kind, path in (("containers", f"/containers/json?all=1&filters={flt}"),
+                       ("networks", f"/networks?filters={flt}"),
+                       ("volumes", f"/volumes?filters={flt}")):
+        status, body = sgtest.docker_api("GET", path)
+        assert status == 200, body
+        items = (body["Volumes"] or []) if kind == "volumes" else body
+        out[kind] = [i.get("Name") or i.get("Id") for i in items]
+    for lang in ("python", "nodejs"):
+        out["containers"] += sgtest.containers_with_label(
+            f"org.sandgate.executor={PROJECT}-stack-{lang}")
+    return out
+
+
+def setUpModule():
+    sgtest.ensure_docker()
+    for image in IMAGES:
+        r = subprocess.run(["docker", "image", "inspect", image], capture_output=True)
+        if r.returncode != 0:
+            raise AssertionError(f"image {image} is missing: run 'make images'")
+    state["dir"] = tempfile.mkdtemp(prefix="sandgate-stack-")
+    state["port"] = sgtest.free_port()
+    os.makedirs(os.path.join(state["dir"], "config"))
+    write_tokens({
+        "main": {"tokens": [TOKEN]},
+        "limited": {"tokens": [LIMITED_TOKEN], "rate_limit": {"per_second": 1, "burst": 2}},
+    })
+    started = time.monotonic()
+    r = subprocess.run([STACK, "up"], env=stack_env(), capture_output=True, text=True, timeout=400)
+    if r.returncode != 0:
+        subprocess.run([STACK, "down"], env=stack_env(), capture_output=True, timeout=300)
+        raise AssertionError(f"stack.sh up failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    state["up_s"] = time.monotonic() - started
+    state["url"] = f"http://127.0.0.1:{state['port']}"
+
+
+def tearDownModule():
+    r = subprocess.run([STACK, "down"], env=stack_env(), capture_output=True, text=True,
+                       timeout=300)
+    left = project_objects()
+    shutil.rmtree(state["dir"], ignore_errors=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert left == {"containers": [], "networks": [], "volumes": []}, f"left behind: {left}"
+
+
+def call(path, body, token=TOKEN, timeout=60, raw=None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return sgtest.http("POST", state["url"] + path, body=raw if raw is not None else body,
+                       headers=headers, timeout=timeout)
+
+
+def run(code, language="python", arguments=None, token=TOKEN):
+    body = {"code_b64": base64.b64encode(code.encode()).decode(), "language": language,
+            "arguments": arguments or {}}
+    return call("/run", body, token=token)
+
+
+def run_native(code, language="python", limits=None):
+    return call("/v1/run", {"code": code, "language": language, "limits": limits or {}})
+
+
+class Stack(unittest.TestCase):
+    def test_ragflow_request_response(self):
+        status, _, res = run("def main(a, b):\n    print('adding')\n    return a + b\n",
+                             arguments={"a": 1, "b": 2})
+        self.assertEqual(status, 200, res)
+        for key in ("status", "stdout", "stderr", "exit_code", "detail", "time_used_ms",
+                    "memory_used_kb", "resource_limit_type", "unauthorized_access_type",
+                    "runtime_error_type", "artifacts", "result"):
+            self.assertIn(key, res)
+        self.assertEqual(res["status"], "success")
+        self.assertEqual(res["exit_code"], 0)
+        self.assertEqual(res["result"], {"present": True, "value": 3, "type": "json"})
+        self.assertEqual(res["stdout"], "adding\n")
+        self.assertEqual(res["stderr"], "")
+
+    def test_dict_result_and_exception(self):
+        status, _, res = run("def main():\n    return {'k': [1, {'n': None}]}\n")
+        self.assertEqual(res["result"]["value"], {"k": [1, {"n": None}]})
+        status, _, res = run("def main():\n    raise RuntimeError('nope')\n")
+        self.assertEqual(res["status"], "program_error")
+        self.assertIn("RuntimeError: nope", res["stderr"])
+
+    def test_pandas(self):
+        status, _, res = run("import pandas as pd\n\ndef main():\n"
+                             "    df = pd.DataFrame({'a': [1, 2, 3]})\n"
+                             "    return {'total': int(df['a'].sum())}\n")
+        self.assertEqual(res["status"], "success", res)
+        self.assertEqual(res["result"]["value"], {"total": 6})
+
+    def test_nodejs_main_args(self):
+        status, _, res = run("function main(args) {\n  return {greeting: 'hi ' + args.name};\n}\n"
+                             "module.exports = { main };\n", language="nodejs",
+                             arguments={"name": "node"})
+        self.assertEqual(res["status"], "success", res)
+        self.assertEqual(res["result"]["value"], {"greeting": "hi node"})
+
+    def test_infinite_loop_is_a_time_limit(self):
+        status, _, res = run_native("def main():\n    while True:\n        pass\n",
+                                    limits={"timeout_ms": 1500})
+        self.assertEqual(status, 200, res)
+        self.assertEqual(res["status"], "resource_limit_exceeded")
+        self.assertEqual(res["resource_limit_type"], "time")
+        self.assertEqual(res["exit_code"], -124)
+
+    def test_memory_limit(self):
+        # 600 MiB against the stack's default limit (SANDBOX_MAX_MEMORY=256m).
+        status, _, res = run("def main():\n    x = bytearray(600 * 1024 * 1024)\n"
+                             "    return len(x)\n")
+        self.assertEqual(status, 200, res)
+        self.assertEqual(res["status"], "resource_limit_exceeded", res)
+        self.assertEqual(res["resource_limit_type"], "memory", res)
+        self.assertEqual(res["exit_code"], -137, res)
+
+    def test_dangerous_code_rejected_with_violations(self):
+        cases = [("import os\n\ndef main():\n    return os.getcwd()\n", "python", 1),
+                 ("import subprocess\n\ndef main():\n    return 1\n", "python", 1),
+                 ("def main():\n    return eval('1')\n", "python", 2),
+                 ("const cp = require('child_process');\nfunction main() { return 1; }\n",
+                  "nodejs", 1)]
+        for code, language, line in cases:
+            status, _, res = run(code, language=language)
+            self.assertEqual(status, 200, res)
+            self.assertEqual(res["status"], "program_runner_error", code)
+            self.assertEqual(res["exit_code"], -999)
+            self.assertEqual(res["detail"], "Code is unsafe")
+            self.assertTrue(res["violations"], code)
+            v = res["violations"][0]
+            for key in ("rule", "line", "column", "message"):
+                self.assertIn(key, v)
+            self.assertEqual(v["line"], line, code)
+            self.assertIn(f"Line {line}:", res["stderr"])
+
+    def test_bad_requests(self):
+        status, _, res = call("/run", None, raw="{not json")
+        self.assertEqual(status, 400)
+        self.assertIn("error", res)
+        status, _, _ = call("/run", {"code_b64": "%%%", "language": "python", "arguments": {}})
+        self.assertEqual(status, 400)
+        status, _, _ = call("/run", {"code_b64": "cGFzcw==", "language": "cobol", "arguments": {}})
+        self.assertEqual(status, 400)
+        status, _, _ = call("/run", {"code_b64": 5, "language": "python", "arguments": {}})
+        self.assertEqual(status, 400)
+        big = "A" * (9 * 1024 * 1024)
+        status, _, _ = call("/run", {"code_b64": big, "language": "python", "arguments": {}})
+        self.assertEqual(status, 413)
+
+    def test_auth(self):
+        body = {"code_b64": "cGFzcw==", "language": "python", "arguments": {}}
+        self.assertEqual(call("/run", body, token=None)[0], 401)
+        self.assertEqual(call("/run", body, token="x" * 32)[0], 401)
+
+    def test_rate_limit(self):
+        body = {"code": "def main():\n    return 1\n", "language": "python"}
+        codes = [call("/v1/analyze", body, token=LIMITED_TOKEN)[0] for _ in range(6)]
+        self.assertIn(429, codes, codes)
+        self.assertEqual(codes[0], 200, codes)
+
+    def test_reload_on_sighup(self):
+        body = {"code": "def main():\n    return 1\n", "language": "python"}
+        self.assertEqual(call("/v1/analyze", body, token=NEW_TOKEN)[0], 401)
+        write_tokens({"main": {"tokens": [TOKEN, NEW_TOKEN]},
+                      "limited": {"tokens": [LIMITED_TOKEN],
+                                  "rate_limit": {"per_second": 1, "burst": 2}}})
+        r = subprocess.run(["docker", "kill", "-s", "HUP", f"{PROJECT}_gateway_1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:  # compose v2 names containers with dashes
+            r = subprocess.run(["docker", "kill", "-s", "HUP", f"{PROJECT}-gateway-1"],
+                               capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        deadline = time.monotonic() + 10
+        while call("/v1/analyze", body, token=NEW_TOKEN)[0] != 200:
+            self.assertLess(time.monotonic(), deadline, "new token not accepted after SIGHUP")
+            time.sleep(0.2)
+        self.assertEqual(call("/v1/analyze", body, token=TOKEN)[0], 200)
+
+    def test_topology(self):
+        """Executors only on an internal network, nothing privileged, only the
+        gateway publishes a port, and only on loopback."""
+        flt = quote(json.dumps({"label": [f"com.docker.compose.project={PROJECT}"]}))
+        status, containers = sgtest.docker_api("GET", f"/containers/json?filters={flt}")
+        self.assertEqual(status, 200)
+        self.assertEqual(len(containers), 3, containers)
+        for c in containers:
+            _, info = sgtest.docker_api("GET", f"/containers/{c['Id']}/json")
+            service = info["Config"]["Labels"]["com.docker.compose.service"]
+            self.assertFalse(info["HostConfig"]["Privileged"], service)
+            self.assertNotEqual(info["Config"]["User"], "", service)
+            ports = [p for p in c["Ports"] if p.get("PublicPort")]
+            nets = list(info["NetworkSettings"]["Networks"])
+            if service == "gateway":
+                self.assertEqual({p["IP"] for p in ports}, {"127.0.0.1"})
+            else:
+                self.assertEqual(ports, [], service)
+                self.assertEqual(len(nets), 1, nets)
+                _, net = sgtest.docker_api("GET", f"/networks/{nets[0]}")
+                self.assertTrue(net["Internal"], nets[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
