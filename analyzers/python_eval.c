@@ -107,7 +107,7 @@ static void eval_chain(struct py_ctx *c, const struct py_event *ev)
 }
 
 /* One imported name of `import p` / `from m import p`. */
-static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int check_module)
+static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int verdict)
 {
     TSNode target = py_kind(c, k) == PK_ALIASED_IMPORT ? ts_node_child_by_field_id(k, c->L->f.name) : k;
     const char *path = py_dotted(c, target);
@@ -115,10 +115,11 @@ static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int ch
     if (!path)
         return;
     snprintf(full, sizeof(full), "%s%s%s", mod ? mod : "", mod ? "." : "", path);
-    if (check_module)
+    if (verdict == PY_MODULE_PER_NAME)
         py_check_module(c, k, full);
+    /* `from random import _os` is the attribute step random._os */
     struct py_cand cand = {.s = full, .len = (uint32_t)strlen(full), .kind = PC_IMPORT};
-    py_check_cand(c, k, &cand, PY_CK_IMPORT, NULL);
+    py_check_cand(c, k, &cand, PY_CK_IMPORT | (mod && verdict == PY_MODULE_ALLOWED ? PY_CK_ATTR : 0), NULL);
 }
 
 static void eval_import(struct py_ctx *c, const struct py_event *ev)
@@ -149,7 +150,7 @@ static void eval_import(struct py_ctx *c, const struct py_event *ev)
         if (py_kind(c, k) == PK_WILDCARD_IMPORT && verdict == PY_MODULE_PER_NAME)
             py_check_module(c, k, mod);
         else if (ts_tree_cursor_current_field_id(cur) == f->name)
-            eval_import_name(c, k, mod, verdict == PY_MODULE_PER_NAME);
+            eval_import_name(c, k, mod, verdict);
     }
     py_cursor_done(c, cur);
 }
@@ -249,12 +250,17 @@ static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode f
     const struct py_fields *f = &c->L->f;
     int unknown;
     struct py_sbuf s = {0};
-    int fmt = str_format || !strcmp(method, "format") || !strcmp(method, "format_map");
+    int fmt = str_format || strncmp(method, "format", 6) == 0 || !strcmp(method, "vformat");
     TSNode src = str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown)
                  : fmt      ? ts_node_child_by_field_id(fn, f->object)
                             : py_call_arg(c, ev->node, 0, "expr", &unknown);
-    if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s))
-        return;
+    if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
+        /* string.Formatter().format(TEMPLATE, ...) and vformat */
+        src = fmt && !str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown) : (TSNode){0};
+        s.n = 0;
+        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s))
+            return;
+    }
     struct text_check t = {.at = src, .how = fmt ? " in a format string" : " in an expression string"};
     if (fmt)
         py_format_fields(c, s.s, s.n, text_name, &t);
@@ -349,7 +355,8 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
     const char *m = py_name(c, ts_node_child_by_field_id(fn, f->attribute));
     if (!m)
         return;
-    if (!strcmp(m, "format") || !strcmp(m, "format_map") || !strcmp(m, "eval") || !strcmp(m, "query"))
+    if (!strcmp(m, "format") || !strcmp(m, "format_map") || !strcmp(m, "vformat") ||
+        !strcmp(m, "eval") || !strcmp(m, "query"))
         check_template(c, ev, fn, m, 0);
     else if (!strcmp(m, "get") || !strcmp(m, "pop") || !strcmp(m, "setdefault") ||
              !strcmp(m, "__getitem__")) {

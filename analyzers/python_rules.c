@@ -42,18 +42,46 @@ static int is_parent_of_entry(const struct sg_strset *set, const char *mod)
     return 0;
 }
 
+/* Modules that are escape primitives wherever they are reached: in allow
+ * mode an attribute step from an imported module to one of them
+ * (`uuid.os`, `random._os`, `numpy.ctypeslib.ctypes`) is rejected unless the
+ * policy allows that module itself. Kept short: every name here also
+ * rejects a same-named submodule of an allowed package. */
+static const char *const escape_modules[] = {
+    "_ctypes", "_pickle", "_posixsubprocess", "builtins", "codeop", "ctypes", "gc", "imp",
+    "importlib", "inspect", "marshal", "multiprocessing", "nt", "os", "pickle", "posix", "pty",
+    "runpy", "subprocess", "sys"};
+
+/* "_os" is how many stdlib modules keep os: match it as "os". */
+static const char *unprivate(const char *name)
+{
+    return name[0] == '_' && name[1] != '_' ? name + 1 : name;
+}
+
+static int is_escape_module(const char *name)
+{
+    for (size_t i = 0; i < sizeof(escape_modules) / sizeof(*escape_modules); i++)
+        if (!strcmp(name, escape_modules[i]) || !strcmp(unprivate(name), escape_modules[i]))
+            return 1;
+    return 0;
+}
+
 /* Deny mode: the denied module mod reaches, or NULL. Every dotted suffix
- * counts, so `from glob import os` reaches os. With exact, a suffix must be
- * an entry itself (attribute steps, checked one step at a time). */
+ * counts, so `from glob import os` reaches os, and a private alias counts as
+ * the module (`random._os`). With exact, a suffix must be an entry itself
+ * (attribute steps are checked one step at a time). */
 static const char *denied_in(const struct sg_lang_policy *lp, const char *mod, int exact)
 {
     for (const char *p = mod; p; p = strchr(p, '.')) {
         if (*p == '.')
             p++;
-        int hit = exact && p != mod ? sg_strset_has(&lp->modules, p)
-                                    : sg_strset_has_prefix(&lp->modules, p, '.');
-        if (hit)
+        if (p == mod || !exact) {
+            if (sg_strset_has_prefix(&lp->modules, p, '.') ||
+                (p != mod && sg_strset_has_prefix(&lp->modules, unprivate(p), '.')))
+                return p;
+        } else if (sg_strset_has(&lp->modules, p) || sg_strset_has(&lp->modules, unprivate(p))) {
             return p;
+        }
     }
     return NULL;
 }
@@ -104,12 +132,24 @@ int py_check_attr_name(struct py_ctx *c, TSNode at, const char *name, const char
 }
 
 /* The forbidden_calls entry s matches: s itself (a resolved root), or a
- * dotted suffix of two or more names (`x.os.system` on any object). */
-static const char *forbidden_call(const struct sg_lang_policy *lp, const struct py_cand *cand)
+ * dotted suffix of two or more names (`x.os.system` on any object). An
+ * import also matches by prefix: `import numpy.distutils.exec_command`
+ * brings in the forbidden `numpy.distutils`. */
+static const char *forbidden_call(const struct sg_lang_policy *lp, const struct py_cand *cand,
+                                  unsigned flags, char *buf, size_t bufsz)
 {
     const char *s = cand->s;
     if (cand->kind != PC_OPAQUE && sg_strset_has(&lp->forbidden_calls, s))
         return s;
+    for (const char *d = strchr(s, '.'); (flags & PY_CK_IMPORT) && d; d = strchr(d + 1, '.')) {
+        size_t n = (size_t)(d - s);
+        if (n < bufsz && strchr(d + 1, '.') != d + 1) {
+            memcpy(buf, s, n);
+            buf[n] = '\0';
+            if (strchr(buf, '.') && sg_strset_has(&lp->forbidden_calls, buf))
+                return buf;
+        }
+    }
     for (const char *p = cand->kind == PC_OPAQUE ? s : strchr(s, '.'); p && *p; p = strchr(p, '.')) {
         if (*p == '.')
             p++;
@@ -163,9 +203,16 @@ static void check_module_step(struct py_ctx *c, TSNode at, const struct py_cand 
         return;
     }
     int parent_ok = sg_strset_has_prefix(&lp->modules, parent, '.') || is_parent_of_entry(&lp->modules, parent);
-    if (parent_ok && !sg_strset_has_prefix(&lp->modules, s, '.') && !is_parent_of_entry(&lp->modules, s))
+    if (parent_ok && !sg_strset_has_prefix(&lp->modules, s, '.') && !is_parent_of_entry(&lp->modules, s)) {
         py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "module '%s' (reached through '%s') is not allowed",
                   s, parent);
+        return;
+    }
+    const char *name = last + 1;
+    if (is_escape_module(name) && !sg_strset_has_prefix(&lp->modules, name, '.') &&
+        !sg_strset_has_prefix(&lp->modules, unprivate(name), '.'))
+        py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "'%s' reaches module '%s', which is not allowed",
+                  s, unprivate(name));
 }
 
 void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsigned flags,
@@ -182,7 +229,8 @@ void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsi
             py_report(c, at, SG_RULE_NAME_FORBIDDEN, "reference to forbidden builtin '%s'%s", s + 9, how);
         check_reflective_ref(c, at, s, flags);
     }
-    const char *fc = forbidden_call(lp, cand);
+    char prefix[PY_NAME_MAX];
+    const char *fc = forbidden_call(lp, cand, flags, prefix, sizeof(prefix));
     if (fc)
         py_report(c, at, SG_RULE_CALL_FORBIDDEN, "%s forbidden function '%s'%s",
                   flags & PY_CK_CALLEE ? "call to" : flags & PY_CK_IMPORT ? "import of" : "reference to",

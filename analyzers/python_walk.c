@@ -93,6 +93,7 @@ static void on_identifier(struct py_ctx *c, const struct py_frame *F, TSNode n)
         bind_simple(c, F, n, PB_OPAQUE);
         break;
     case CM_DEL:
+        add_event(c, n, F->scope, PE_NAME, 0); /* `del __builtins__` names it too */
         bind_simple(c, F, n, PB_DEL);
         break;
     case CM_GLOBAL:
