@@ -36,40 +36,72 @@ static void report_syntax_error(struct js_ctx *c, TSNode root)
  * of a comment in scripts and CommonJS modules; tree-sitter reads `<!--` as
  * code. Rather than model the exact rules, any `<!--` or `-->` that is not
  * inside a string, template text, regex or comment is rejected, so no text
- * can be code for one and a comment for the other. */
-static int in_literal(const struct js_syms *sy, TSNode n)
+ * can be code for one and a comment for the other.
+ *
+ * The check rides on the walk: occurrences are found with memmem in source
+ * order, and each literal node the walk meets (also in source order) covers
+ * the occurrences inside it; one that comes before the next literal, or is
+ * left at the end, is in code. Free when the source has none. */
+static const char *const html_marks[] = {"<!--", "-->"};
+#define HTML_MARKS 2
+#define NO_MARK SIZE_MAX
+
+struct marks {
+    size_t next[HTML_MARKS]; /* byte offset of the next unchecked occurrence */
+    size_t run_s, run_e;     /* the current run of adjacent or nested literals */
+};
+
+static int is_literal(const struct js_syms *sy, TSSymbol s)
 {
-    TSSymbol s = ts_node_symbol(n);
     return s == sy->string || s == sy->string_fragment || s == sy->escape_sequence ||
-           s == sy->template_string || s == sy->comment || s == sy->regex ||
-           s == sy->regex_pattern || s == sy->hash_bang_line;
+           s == sy->comment || s == sy->regex || s == sy->regex_pattern ||
+           s == sy->hash_bang_line;
 }
 
-static int check_html_comments(struct js_ctx *c, TSNode root)
+static size_t find_mark(const struct js_ctx *c, size_t m, size_t from)
 {
-    static const char *const marks[] = {"<!--", "-->"};
-    for (size_t m = 0; m < 2; m++) {
-        size_t mlen = strlen(marks[m]), off = 0;
-        const char *hit;
-        while (off < c->len && (hit = memmem(c->src + off, c->len - off, marks[m], mlen))) {
-            uint32_t at = (uint32_t)(hit - c->src);
-            TSNode n = ts_node_descendant_for_byte_range(root, at, at + (uint32_t)mlen);
-            if (!in_literal(c->sy, n)) {
-                int r = sg_violations_add_at(
-                    c->out, SG_RULE_SYNTAX_ERROR, c->src, c->len, at, at + mlen,
-                    "'%s' outside a string or comment is forbidden (Node may read it as an "
-                    "HTML-like comment; write 'x-- > y' for a comparison)",
-                    marks[m]);
-                if (r < 0 && !c->err)
-                    c->err = r;
-                return 1;
-            }
-            /* skip the rest of this literal (one lookup per literal), but not
-             * of a whole template: its substitutions are code */
-            off = at + mlen;
-            if (ts_node_symbol(n) != c->sy->template_string && ts_node_end_byte(n) > off)
-                off = ts_node_end_byte(n);
-        }
+    size_t mlen = strlen(html_marks[m]);
+    if (from >= c->len)
+        return NO_MARK;
+    const char *hit = memmem(c->src + from, c->len - from, html_marks[m], mlen);
+    return hit ? (size_t)(hit - c->src) : NO_MARK;
+}
+
+static void marks_init(const struct js_ctx *c, struct marks *mk)
+{
+    for (size_t m = 0; m < HTML_MARKS; m++)
+        mk->next[m] = find_mark(c, m, 0);
+    mk->run_s = mk->run_e = 0;
+}
+
+/* The walk reached a literal spanning [s, e) (s = e = len at the end).
+ * Adjacent literals form one run (`\<` then `!--` in a template), so an
+ * occurrence is covered when it lies inside the run, and in code when it
+ * starts before the run. Returns 1 when one is in code (reported). */
+static int marks_literal(struct js_ctx *c, struct marks *mk, size_t s, size_t e)
+{
+    if (s <= mk->run_e && mk->run_e > 0) {
+        mk->run_e = e > mk->run_e ? e : mk->run_e;
+    } else {
+        mk->run_s = s;
+        mk->run_e = e;
+    }
+    for (size_t m = 0; m < HTML_MARKS; m++) {
+        size_t mlen = strlen(html_marks[m]);
+        while (mk->next[m] != NO_MARK && mk->next[m] >= mk->run_s &&
+               mk->next[m] + mlen <= mk->run_e)
+            mk->next[m] = find_mark(c, m, mk->next[m] + 1);
+        size_t at = mk->next[m];
+        if (at == NO_MARK || at >= mk->run_s)
+            continue; /* in this run's future or beyond it: later literals decide */
+        int r = sg_violations_add_at(c->out, SG_RULE_SYNTAX_ERROR, c->src, c->len, at, at + mlen,
+                                     "'%s' outside a string or comment is forbidden (Node may "
+                                     "read it as an HTML-like comment; write 'x-- > y' for a "
+                                     "comparison)",
+                                     html_marks[m]);
+        if (r < 0 && !c->err)
+            c->err = r;
+        return 1;
     }
     return 0;
 }
@@ -113,15 +145,19 @@ static int check_node_limits(struct js_ctx *c, TSNode n, TSSymbol sym, size_t de
 static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_analysis_stats *st)
 {
     size_t depth = 1, nodes = 0, max_depth = 0;
+    int stopped = 0;
+    struct marks mk;
+    marks_init(c, &mk);
     ts_tree_cursor_reset(cur, root);
-    for (;;) {
+    while (!stopped) {
         TSNode n = ts_tree_cursor_current_node(cur);
         TSSymbol sym = ts_node_symbol(n);
         nodes++;
-        if (depth > max_depth)
-            max_depth = depth;
+        max_depth = depth > max_depth ? depth : max_depth;
         if ((!c->second_pass && check_node_limits(c, n, sym, depth, nodes)) ||
-            depth >= c->path_len)
+            depth >= c->path_len ||
+            (!c->second_pass && is_literal(c->sy, sym) &&
+             marks_literal(c, &mk, ts_node_start_byte(n), ts_node_end_byte(n))))
             break;
         c->depth = depth - 1;
         c->path[c->depth] = n;
@@ -133,17 +169,17 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
             depth++;
             continue;
         }
-        while (!ts_tree_cursor_goto_next_sibling(cur)) {
-            if (!ts_tree_cursor_goto_parent(cur))
-                goto done;
+        while (!stopped && !ts_tree_cursor_goto_next_sibling(cur)) {
+            stopped = !ts_tree_cursor_goto_parent(cur);
             depth--;
         }
     }
-done:
-    if (!c->second_pass) {
-        st->nodes = nodes;
-        st->max_depth = max_depth;
-    }
+    if (c->second_pass)
+        return;
+    st->nodes = nodes;
+    st->max_depth = max_depth;
+    if (stopped) /* walked to the end: what no literal covered is code */
+        marks_literal(c, &mk, c->len + 1, c->len + 1);
 }
 
 /* Report in source order: the walk meets `a.b.c` at its outermost node
@@ -167,9 +203,9 @@ static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stat
     TSNode root = ts_tree_root_node(tree);
     TSTreeCursor cur = ts_tree_cursor_new(root);
     size_t first = c->out->count, before = c->out->count + c->out->dropped;
-    if (ts_node_has_error(root))
+    if (ts_node_has_error(root)) {
         report_syntax_error(c, root);
-    else if (!check_html_comments(c, root)) {
+    } else {
         walk(c, &cur, root, st);
         /* aliases and tainted names matter only for a program not rejected already */
         if ((c->n_aliases || c->n_taints) && !c->err &&

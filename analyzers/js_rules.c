@@ -48,10 +48,20 @@ static TSNode field(const struct js_ctx *c, TSNode n, TSFieldId f)
 
 TSNode js_first_arg(const struct js_ctx *c, TSNode args)
 {
-    uint32_t nc = ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < nc; i++) {
+    return js_nth_arg(c, args, 0);
+}
+
+TSNode js_nth_arg(const struct js_ctx *c, TSNode args, uint32_t nth)
+{
+    /* ts_node_named_child() is O(index): bound the scan so a call with
+     * thousands of comments cannot make this quadratic; past the bound the
+     * argument counts as absent (a require() then reads as dynamic). */
+    uint32_t nc = ts_node_named_child_count(args), seen = 0;
+    for (uint32_t i = 0; i < nc && i < JS_ARGS_SCAN_MAX; i++) {
         TSNode a = ts_node_named_child(args, i);
-        if (!js_is(a, c->sy->comment) && !js_is(a, c->sy->html_comment))
+        if (js_is(a, c->sy->comment) || js_is(a, c->sy->html_comment))
+            continue;
+        if (seen++ == nth)
             return a;
     }
     return (TSNode){0};
@@ -344,16 +354,7 @@ static void check_reflective_call(struct js_ctx *c, TSNode call)
     if (i == n)
         return;
     /* arguments: (target, name, ...) */
-    TSNode target = js_first_arg(c, args), key = {0};
-    for (uint32_t k = 0, seen = 0, nc = ts_node_named_child_count(args); k < nc; k++) {
-        TSNode a = ts_node_named_child(args, k);
-        if (js_is(a, c->sy->comment) || js_is(a, c->sy->html_comment))
-            continue;
-        if (seen++ == 1) {
-            key = a;
-            break;
-        }
-    }
+    TSNode target = js_first_arg(c, args), key = js_nth_arg(c, args, 1);
     if (!ts_node_is_null(key))
         check_computed_key(c, key, target);
 }

@@ -22,6 +22,7 @@
 #define JS_ALIAS_NAME_MAX 128 /* bytes of an alias name or target (SG_POLICY_ITEM_MAX) */
 #define JS_CHAIN_MAX 16      /* member accesses in one resolved name (a.b.c...) */
 #define JS_TAINT_MAX 16      /* names bound to a forbidden property name */
+#define JS_ARGS_SCAN_MAX 16  /* children of an argument list looked at for one argument */
 
 /* `const O = Object` makes `O.getPrototypeOf` mean `Object.getPrototypeOf`
  * when "Object.getPrototypeOf" is a forbidden call. Only aliases whose
@@ -81,8 +82,10 @@ void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, 
 /* The decoded name of an identifier-like node. */
 void js_node_name(const struct js_ctx *ctx, TSNode n, struct js_str *ret);
 
-/* The first argument of an `arguments` node (comments skipped), or a null node. */
+/* The first / nth (0-based) argument of an `arguments` node (comments
+ * skipped), or a null node. */
 TSNode js_first_arg(const struct js_ctx *ctx, TSNode args);
+TSNode js_nth_arg(const struct js_ctx *ctx, TSNode args, uint32_t nth);
 
 /* The node being visited, and its ancestor `levels` above (a null node
  * past the root). */

@@ -13,6 +13,10 @@
 #include "js_rules.h"
 
 #define USE_STRICT "use strict"
+/* Statements of a directive prologue looked at: "use strict" further down
+ * a longer prologue is missed (the code is then treated as sloppy, which
+ * only rejects more), and a body of many strings costs nothing. */
+#define DIRECTIVES_MAX 8
 
 /* Functions with their own `this` and `arguments` (not arrows). */
 static int is_function_like(const struct js_syms *sy, TSNode n)
@@ -29,7 +33,7 @@ static int has_use_strict(const struct js_ctx *c, TSNode body)
 {
     const struct js_syms *sy = c->sy;
     uint32_t nc = ts_node_named_child_count(body);
-    for (uint32_t i = 0; i < nc; i++) {
+    for (uint32_t i = 0; i < nc && i < DIRECTIVES_MAX; i++) {
         TSNode st = ts_node_named_child(body, i);
         if (js_is(st, sy->comment) || js_is(st, sy->hash_bang_line))
             continue;

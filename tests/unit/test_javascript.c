@@ -474,6 +474,25 @@ Test(javascript, html_like_comments_and_jsx_are_rejected)
     expect_first("while (n --> 0) {}", SG_RULE_SYNTAX_ERROR, 1, 10, "-->");
     expect_first("x = `\\<!--${a <!-- b}`", SG_RULE_SYNTAX_ERROR, 1, 15, "<!--");
     expect_first("x = <div>{eval}</div>", SG_RULE_SYNTAX_ERROR, 1, 5, "JSX");
+    expect_first("x = '<!--'; y = /-->/; // <!--\nz = 1 <!-- 2", SG_RULE_SYNTAX_ERROR, 2, 7,
+                 "<!--");
+    expect_first("x = `a${b}<!--${c}`; y = c-->d", SG_RULE_SYNTAX_ERROR, 1, 27, "-->");
+}
+
+Test(javascript, many_literals_with_comment_marks)
+{
+    /* each literal covers its own marks; the one in code is still found */
+    size_t n = 3000, o = 0;
+    char *s = malloc(n * 24 + 64);
+    cr_assert(s);
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)sprintf(s + o, "s%zu = '<!-- -->';\n", i % 10);
+    struct sg_policy *p = load("default");
+    expect_accept_lp(&p->javascript, s);
+    sprintf(s + o, "t = u --> 0;\n");
+    expect_reject_lp(&p->javascript, s, SG_RULE_SYNTAX_ERROR);
+    sg_policy_free(p);
+    free(s);
 }
 
 Test(javascript, positions_are_code_points)
