@@ -39,7 +39,7 @@ static void eval_name(struct py_ctx *c, const struct py_event *ev)
     struct py_cands k = {0};
     if (!name)
         return;
-    py_resolve(c, ev->node, ev->scope, 0, &k);
+    py_resolve_name(c, ev->node, name, ev->scope, 0, &k);
     int builtin = 0;
     for (uint32_t i = 0; i < k.n; i++)
         builtin |= k.v[i].kind == PC_BUILTIN;

@@ -150,9 +150,12 @@ static int cands_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
     struct cands_ud *u = ud;
     char buf[PY_NAME_MAX];
     if (!b) {
-        int n = snprintf(buf, sizeof(buf), "builtins.%s", u->name);
-        if (n > 0 && (size_t)n < sizeof(buf))
-            py_cands_add(c, u->out, PC_BUILTIN, buf, (size_t)n, 0);
+        size_t n = strlen(u->name);
+        if (n + 10 <= sizeof(buf)) {
+            memcpy(buf, "builtins.", 9);
+            memcpy(buf + 9, u->name, n + 1);
+            py_cands_add(c, u->out, PC_BUILTIN, buf, n + 9, 0);
+        }
         return 0;
     }
     switch (b->kind) {
@@ -173,10 +176,10 @@ static int cands_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
     return u->out->overflow;
 }
 
-static void resolve_name(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_cands *out)
+void py_resolve_name(struct py_ctx *c, TSNode n, const char *name, int32_t scope, int depth,
+                     struct py_cands *out)
 {
-    const char *name = py_name(c, n);
-    if (!name)
+    if (!name && !(name = py_name(c, n)))
         return;
     struct cands_ud u = {.out = out, .name = name, .depth = depth};
     py_lookup_each(c, name, scope, ts_node_start_byte(n), cands_fn, &u);
@@ -402,7 +405,7 @@ void py_resolve(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_
         py_resolve(c, py_first_expr(c, n), scope, depth + 1, out);
         break;
     case PK_IDENTIFIER:
-        resolve_name(c, n, scope, depth, out);
+        py_resolve_name(c, n, NULL, scope, depth, out);
         break;
     case PK_ATTRIBUTE:
         resolve_attr(c, n, scope, depth, out);

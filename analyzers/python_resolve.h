@@ -35,6 +35,11 @@ void py_resolve(struct py_ctx *c, TSNode expr, int32_t scope, int depth, struct 
  * current top-level resolution (or of the analysis) is spent. */
 int py_step(struct py_ctx *c);
 
+/* py_resolve() of identifier n whose normalised name the caller already
+ * has (NULL: computed here). */
+void py_resolve_name(struct py_ctx *c, TSNode n, const char *name, int32_t scope, int depth,
+                     struct py_cands *out);
+
 /* Start a top-level resolution (resets the per-reference step budget). */
 void py_resolve_begin(struct py_ctx *c);
 

@@ -491,18 +491,36 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
     }
 }
 
+/* Parents whose children's roles depend on their field: only for those is
+ * the (not free) field lookup done. */
+static int needs_field(enum py_kind k)
+{
+    switch (k) {
+    case PK_DECORATED_DEF: case PK_FUNCTION_DEF: case PK_CLASS_DEF: case PK_LAMBDA:
+    case PK_DEFAULT_PARAM: case PK_TYPED_DEFAULT_PARAM: case PK_TYPED_PARAM:
+    case PK_DICT_SPLAT_PATTERN: case PK_FOR_IN_CLAUSE: case PK_FOR_STATEMENT: case PK_ASSIGNMENT:
+    case PK_AUG_ASSIGNMENT: case PK_NAMED_EXPR: case PK_AS_PATTERN: case PK_EXCEPT_CLAUSE:
+    case PK_ATTRIBUTE: case PK_CALL: case PK_KEYWORD_ARGUMENT: case PK_DICT_PATTERN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static void enter(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSTreeCursor *cur)
 {
     TSNode n = ts_tree_cursor_current_node(cur);
     int idx = -1;
-    if (ts_node_is_named(n))
+    /* named-child positions matter only for targets and keyword patterns */
+    if ((P->mode == CM_STORE || P->kind == PK_KEYWORD_PATTERN) && ts_node_is_named(n))
         idx = P->nidx < UINT16_MAX ? P->nidx++ : UINT16_MAX;
     *F = (struct py_frame){.node = n, .scope = P->scope, .bind = P->scope, .inner = -1,
                            .outer = P->outer, .top_end = P->top_end,
                            .kind = (uint8_t)py_kind(c, n), .mode = CM_LOAD};
     if (P->mode == CM_STORE || P->mode == CM_DEL || P->mode == CM_PARAMS)
         F->bind = P->bind;
-    derive(c, P, F, ts_tree_cursor_current_field_id(cur), idx);
+    TSFieldId fld = P->mode != CM_SKIP && needs_field(P->kind) ? ts_tree_cursor_current_field_id(cur) : 0;
+    derive(c, P, F, fld, idx);
     on_node(c, F);
 }
 
@@ -526,6 +544,30 @@ static int over_limits(struct py_ctx *c, TSNode n, size_t depth, size_t max_dept
     return 0;
 }
 
+/* A string without interpolations holds no names: its pieces (start,
+ * content, end) are counted, not visited, which saves a third of the
+ * cursor steps on string-heavy code. */
+static int is_plain_string(const struct py_ctx *c, const struct py_frame *F)
+{
+    if (F->kind != PK_STRING)
+        return 0;
+    const char *s = c->src + ts_node_start_byte(F->node);
+    for (int i = 0; i < 3 && s[i] != '\'' && s[i] != '"'; i++)
+        if (s[i] == 'f' || s[i] == 'F')
+            return 0;
+    return 1;
+}
+
+/* Count `extra` skipped nodes at `depth`; 1 when a limit is passed. */
+static int over_limits_by(struct py_ctx *c, TSNode n, size_t extra, size_t depth, size_t max_depth,
+                          size_t max_nodes)
+{
+    if (!extra)
+        return 0;
+    c->nodes += extra - 1;
+    return over_limits(c, n, depth, max_depth, max_nodes);
+}
+
 static size_t limit_or(size_t v, size_t hard)
 {
     return v && v < hard ? v : hard;
@@ -545,9 +587,10 @@ int py_walk(struct py_ctx *c, TSNode root)
                               .kind = (uint8_t)py_kind(c, root), .mode = CM_LOAD};
     TSTreeCursor cur = ts_tree_cursor_new(root);
     size_t depth = 0;
+    int leaf = 0;
     if (!over_limits(c, root, 1, max_depth, max_nodes)) {
         for (;;) {
-            if (ts_tree_cursor_goto_first_child(&cur)) {
+            if (!leaf && ts_tree_cursor_goto_first_child(&cur)) {
                 depth++;
             } else {
                 while (depth > 0 && !ts_tree_cursor_goto_next_sibling(&cur)) {
@@ -562,6 +605,9 @@ int py_walk(struct py_ctx *c, TSNode root)
                 break;
             enter(c, &fr[depth - 1], &fr[depth], &cur);
             if (c->stopped || c->err)
+                break;
+            leaf = is_plain_string(c, &fr[depth]);
+            if (leaf && over_limits_by(c, n, ts_node_child_count(n), depth + 2, max_depth, max_nodes))
                 break;
         }
     }
