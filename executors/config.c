@@ -157,14 +157,17 @@ static int parse_ulong(const char *s, unsigned long *ret, const char **ret_end)
     return 0;
 }
 
-int exec_parse_duration_ms(const char *s, unsigned *ret_ms)
+/* bare_mult: what a number without a unit means (1000: seconds, 1: ms). */
+static int parse_duration(const char *s, unsigned long bare_mult, unsigned *ret_ms)
 {
     unsigned long v;
     const char *end;
     if (parse_ulong(s, &v, &end) < 0)
         return -EINVAL;
     unsigned long mult;
-    if (*end == '\0' || strcmp(end, "s") == 0)
+    if (*end == '\0')
+        mult = bare_mult;
+    else if (strcmp(end, "s") == 0)
         mult = 1000;
     else if (strcmp(end, "ms") == 0)
         mult = 1;
@@ -174,6 +177,11 @@ int exec_parse_duration_ms(const char *s, unsigned *ret_ms)
         return -EINVAL;
     *ret_ms = (unsigned)(v * mult);
     return 0;
+}
+
+int exec_parse_duration_ms(const char *s, unsigned *ret_ms)
+{
+    return parse_duration(s, 1000, ret_ms);
 }
 
 int exec_parse_size_mb(const char *s, unsigned *ret_mb)
@@ -231,14 +239,14 @@ static int parse_bool(const char *s, bool *ret)
     return -EINVAL;
 }
 
-static int apply_number(const struct opt *o, const char *v, void *field)
+static int apply_number(const struct opt *o, const char *v, bool from_env, void *field)
 {
     unsigned long n;
     const char *end;
     unsigned u;
     switch (o->kind) {
-    case OPT_DURATION:
-        if (exec_parse_duration_ms(v, &u) < 0)
+    case OPT_DURATION: /* RAGFlow's variable counts seconds, our flag milliseconds */
+        if (parse_duration(v, from_env ? 1000 : 1, &u) < 0)
             return -EINVAL;
         n = u;
         break;
@@ -280,7 +288,7 @@ static int apply_str(const struct opt *o, const char *v, char *field)
     return 0;
 }
 
-static int apply(const struct opt *o, const char *v, struct exec_config *c)
+static int apply(const struct opt *o, const char *v, bool from_env, struct exec_config *c)
 {
     void *field = (char *)c + o->off;
     bool b;
@@ -309,7 +317,7 @@ static int apply(const struct opt *o, const char *v, struct exec_config *c)
     case OPT_HELP:
         return 0;
     default:
-        return apply_number(o, v, field);
+        return apply_number(o, v, from_env, field);
     }
 }
 
@@ -340,7 +348,7 @@ static int apply_env(struct exec_config *c, struct sg_error *err)
     for (size_t i = 0; i < N_OPTS; i++) {
         const struct opt *o = &opts[i];
         const char *v = o->env ? getenv(o->env) : NULL;
-        if (v && apply(o, v, c) < 0)
+        if (v && apply(o, v, true, c) < 0)
             return sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid", o->env, v);
     }
     return 0;
@@ -354,7 +362,7 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
                                                                         : required_argument,
                                 NULL, (int)i};
     lo[N_OPTS] = (struct option){0};
-    optind = 1;
+    optind = 0; /* glibc: 0 re-initialises getopt fully (the tests parse many times) */
     opterr = 0;
     for (;;) {
         int idx = -1;
@@ -367,7 +375,7 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
         }
         if (opts[ch].kind == OPT_HELP)
             return 1;
-        if (apply(&opts[ch], optarg, c) < 0)
+        if (apply(&opts[ch], optarg, false, c) < 0)
             return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid or out of range",
                                 opts[ch].flag, optarg);
     }

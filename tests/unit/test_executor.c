@@ -1,0 +1,477 @@
+/* Unit tests of the executor's pure logic: configuration (flags, env, ranges),
+ * /v1/exec request validation and limit clamping, the job line, outcome
+ * classification, the response, the token check and the metrics text. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <unistd.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "config.h"
+#include "exec_api.h"
+#include "metrics.h"
+#include "outcome.h"
+#include "server.h"
+
+static const char *const env_names[] = {
+    "SANDGATE_LANGUAGE", "SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY", "SANDBOX_ENABLE_SECCOMP",
+    "SANDGATE_SECCOMP_PROFILE", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE",
+    "SANDBOX_BASE_PYTHON_IMAGE", "SANDGATE_LISTEN", NULL};
+
+static void clean_env(void)
+{
+    for (size_t i = 0; env_names[i]; i++)
+        unsetenv(env_names[i]);
+}
+
+static int parse(struct exec_config *c, struct sg_error *e, const char *first, ...)
+{
+    char *argv[40] = {strdup("sandgate-executor")};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 39; a = va_arg(ap, const char *))
+        argv[argc++] = strdup(a); /* getopt wants char *, the literals are const */
+    va_end(ap);
+    argv[argc] = NULL;
+    int r = exec_config_parse(argc, argv, c, e);
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    return r;
+}
+
+TestSuite(config, .init = clean_env);
+
+Test(config, secure_defaults)
+{
+    struct exec_config c;
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", NULL), 0);
+    cr_assert_str_eq(c.runtime, "runsc");
+    cr_assert_not(c.insecure_runtime);
+    cr_assert_eq(c.memory_mb, 256);
+    cr_assert_eq(c.pids_limit, 128);
+    cr_assert_eq(c.timeout_ms, 10000);
+    cr_assert_eq(c.pool_size, 2);
+    cr_assert_eq(c.listen_port, 9401);
+    cr_assert_str_eq(c.listen_addr, "127.0.0.1");
+    cr_assert_str_eq(c.image, "sandgate/sandbox-python:latest");
+    cr_assert_str_eq(c.instance, "sandgate-python");
+    cr_assert_eq(parse(&c, NULL, "--language", "nodejs", "--seccomp", "none", NULL), 0);
+    cr_assert_eq(c.listen_port, 9402);
+}
+
+Test(config, language_required_and_checked)
+{
+    struct exec_config c;
+    struct sg_error e = {0};
+    cr_assert_eq(parse(&c, &e, "--seccomp", "none", NULL), -EINVAL);
+    cr_assert(strstr(e.msg, "--language"));
+    cr_assert_eq(parse(&c, &e, "--language", "ruby", NULL), -EINVAL);
+}
+
+Test(config, ragflow_environment)
+{
+    struct exec_config c;
+    setenv("SANDBOX_TIMEOUT", "7s", 1);
+    setenv("SANDBOX_MAX_MEMORY", "1g", 1);
+    setenv("SANDBOX_EXECUTOR_MANAGER_POOL_SIZE", "5", 1);
+    setenv("SANDBOX_BASE_PYTHON_IMAGE", "my/python:1", 1);
+    setenv("SANDBOX_ENABLE_SECCOMP", "false", 1);
+    cr_assert_eq(parse(&c, NULL, "--language", "python", NULL), 0);
+    cr_assert_eq(c.timeout_ms, 7000);
+    cr_assert_eq(c.memory_mb, 1024);
+    cr_assert_eq(c.pool_size, 5);
+    cr_assert_str_eq(c.image, "my/python:1");
+    cr_assert(c.seccomp_off);
+    cr_assert_str_eq(c.seccomp_path, "");
+    /* Flags win over the environment. */
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--timeout-ms", "3000", NULL), 0);
+    cr_assert_eq(c.timeout_ms, 3000);
+    setenv("SANDBOX_MAX_MEMORY", "lots", 1);
+    struct sg_error e = {0};
+    cr_assert_eq(parse(&c, &e, "--language", "python", NULL), -EINVAL);
+    cr_assert(strstr(e.msg, "SANDBOX_MAX_MEMORY"));
+}
+
+Test(config, seccomp_profile_selection)
+{
+    struct exec_config c;
+    setenv("SANDBOX_ENABLE_SECCOMP", "true", 1);
+    setenv("SANDGATE_SECCOMP_PROFILE", "/etc/custom.json", 1);
+    cr_assert_eq(parse(&c, NULL, "--language", "python", NULL), 0);
+    cr_assert_str_eq(c.seccomp_path, "/etc/custom.json");
+    unsetenv("SANDGATE_SECCOMP_PROFILE");
+    /* The tests run from the source tree, where the shipped profile is. */
+    cr_assert_eq(parse(&c, NULL, "--language", "python", NULL), 0);
+    cr_assert_str_eq(c.seccomp_path, EXEC_SECCOMP_SOURCE);
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", NULL), 0);
+    cr_assert(c.seccomp_off);
+}
+
+Test(config, ranges_enforced)
+{
+    struct exec_config c;
+    const char *bad[][2] = {{"--pids-limit", "32"},  {"--pool-size", "0"},
+                            {"--pool-size", "65"},   {"--memory-mb", "16"},
+                            {"--cpus", "0"},         {"--cpus", "abc"},
+                            {"--timeout-ms", "-5"},  {"--listen", "nocolon"},
+                            {"--listen", "1.2.3.4:99999"}, {"--instance", "bad/name"},
+                            {"--max-output-bytes", "10"}, {"--log-level", "loud"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", bad[i][0],
+                           bad[i][1], NULL),
+                     -EINVAL, "%s %s", bad[i][0], bad[i][1]);
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", "--timeout-ms",
+                       "5000", "--max-timeout-ms", "1000", NULL),
+                 -EINVAL);
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", "stray", NULL),
+                 -EINVAL);
+}
+
+Test(config, runc_only_with_explicit_flag)
+{
+    struct exec_config c;
+    struct sg_error e = {0};
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--runtime", "runc",
+                       NULL),
+                 -EINVAL);
+    cr_assert(strstr(e.msg, "--insecure-runtime"));
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none",
+                       "--insecure-runtime", "runc", NULL),
+                 0);
+    cr_assert(c.insecure_runtime);
+    cr_assert_str_eq(c.runtime, "runc");
+}
+
+Test(config, listen_and_help)
+{
+    struct exec_config c;
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", "--listen",
+                       "[::1]:7000", NULL),
+                 0);
+    cr_assert_str_eq(c.listen_addr, "::1");
+    cr_assert_eq(c.listen_port, 7000);
+    cr_assert_eq(parse(&c, NULL, "--help", NULL), 1);
+    cr_assert(strstr(exec_config_usage(), "SANDBOX_TIMEOUT"));
+}
+
+Test(config, duration_and_size_parsers)
+{
+    unsigned v;
+    cr_assert_eq(exec_parse_duration_ms("10", &v), 0);
+    cr_assert_eq(v, 10000);
+    cr_assert_eq(exec_parse_duration_ms("1500ms", &v), 0);
+    cr_assert_eq(v, 1500);
+    cr_assert_eq(exec_parse_duration_ms("10m", &v), -EINVAL);
+    cr_assert_eq(exec_parse_duration_ms("99999999999", &v), -EINVAL);
+    cr_assert_eq(exec_parse_size_mb("256m", &v), 0);
+    cr_assert_eq(v, 256);
+    cr_assert_eq(exec_parse_size_mb("2G", &v), 0);
+    cr_assert_eq(v, 2048);
+    cr_assert_eq(exec_parse_size_mb("", &v), -EINVAL);
+    cr_assert_eq(exec_parse_size_mb("1t", &v), -EINVAL);
+}
+
+Test(config, token_file)
+{
+    char path[] = "/tmp/sg-unit-token-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("  abc-123 \n second line\n", f);
+    fclose(f);
+    char tok[EXEC_TOKEN_MAX];
+    cr_assert_eq(exec_config_read_token(path, tok, NULL), 0);
+    cr_assert_str_eq(tok, "abc-123");
+    f = fopen(path, "w");
+    fputs("\n", f);
+    fclose(f);
+    cr_assert_eq(exec_config_read_token(path, tok, NULL), -EINVAL);
+    unlink(path);
+    cr_assert_lt(exec_config_read_token(path, tok, NULL), 0);
+}
+
+static struct exec_config api_config(void)
+{
+    clean_env();
+    struct exec_config c;
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", "--max-timeout-ms",
+                       "30000", NULL),
+                 0);
+    return c;
+}
+
+static int req(const char *body, struct exec_request *r, struct sg_error *e)
+{
+    struct exec_config c = api_config();
+    return exec_request_parse(body, strlen(body), &c, r, e);
+}
+
+Test(exec_api, minimal_request_gets_defaults)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"def main(): pass\"}", &r, NULL), 0);
+    cr_assert_eq(strlen(r.job_id), 16, "a job id is made up when absent");
+    cr_assert_eq(r.limits.timeout_ms, 10000);
+    cr_assert_eq(r.limits.max_output_bytes, 1u << 20);
+    cr_assert_eq(r.n_clamped, 0);
+    cr_assert(json_is_object(r.arguments));
+    exec_request_free(&r);
+}
+
+Test(exec_api, limits_clamped_and_listed)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"x\",\"limits\":{\"timeout_ms\":999999,\"memory_mb\":100000,"
+                     "\"max_output_bytes\":10}}",
+                     &r, NULL),
+                 0);
+    cr_assert_eq(r.limits.timeout_ms, 30000);
+    cr_assert_eq(r.limits.memory_mb, 256);
+    cr_assert_eq(r.limits.max_output_bytes, 10);
+    cr_assert_eq(r.n_clamped, 2);
+    cr_assert_str_eq(r.clamped[0], "timeout_ms");
+    cr_assert_str_eq(r.clamped[1], "memory_mb");
+    exec_request_free(&r);
+}
+
+Test(exec_api, invalid_requests)
+{
+    const char *bad[] = {
+        "", "[]", "{\"code\":1}", "{}", "{\"code\":\"x\",\"language\":\"nodejs\"}",
+        "{\"code\":\"x\",\"language\":7}", "{\"code\":\"x\",\"job_id\":\"\"}",
+        "{\"code\":\"x\",\"job_id\":\"a b\"}",
+        "{\"code\":\"x\",\"job_id\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+        "{\"code\":\"x\",\"arguments\":[]}", "{\"code\":\"x\",\"arguments\":\"s\"}",
+        "{\"code\":\"x\",\"files\":[]}", "{\"code\":\"x\",\"files\":{\"a/b\":\"\"}}",
+        "{\"code\":\"x\",\"files\":{\"..\":\"\"}}", "{\"code\":\"x\",\"files\":{\".env\":\"\"}}",
+        "{\"code\":\"x\",\"files\":{\"a\":5}}", "{\"code\":\"x\",\"files\":{\"a\":\"!!!!\"}}",
+        "{\"code\":\"x\",\"limits\":{\"timeout_ms\":0}}",
+        "{\"code\":\"x\",\"limits\":{\"timeout_ms\":1.5}}",
+        "{\"code\":\"x\",\"limits\":{\"nproc\":1}}", "{\"code\":\"x\",\"limits\":[]}",
+        "{\"code\":\"x\",\"code\":\"y\"}", "{\"code\":\"a\\u0000b\"}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct exec_request r;
+        struct sg_error e = {0};
+        cr_assert_lt(req(bad[i], &r, &e), 0, "accepted: %s", bad[i]);
+        cr_assert_neq(e.msg[0], '\0');
+        cr_assert_null(r.root);
+    }
+}
+
+Test(exec_api, argument_depth_and_file_caps)
+{
+    char deep[256] = "{\"code\":\"x\",\"arguments\":{\"a\":";
+    for (int i = 0; i < EXEC_ARGS_DEPTH_MAX; i++)
+        strcat(deep, "[");
+    strcat(deep, "1");
+    for (int i = 0; i < EXEC_ARGS_DEPTH_MAX; i++)
+        strcat(deep, "]");
+    strcat(deep, "}}");
+    struct exec_request r;
+    struct sg_error e = {0};
+    cr_assert_eq(req(deep, &r, &e), -EINVAL, "%s", deep);
+    cr_assert(strstr(e.msg, "deeper"));
+    struct sg_buf b;
+    sg_buf_init(&b, 1 << 20);
+    sg_buf_printf(&b, "{\"code\":\"x\",\"files\":{");
+    for (int i = 0; i <= EXEC_FILES_MAX; i++)
+        sg_buf_printf(&b, "%s\"f%d\":\"\"", i ? "," : "", i);
+    sg_buf_printf(&b, "}}");
+    cr_assert_eq(req(b.data, &r, &e), -E2BIG);
+    sg_buf_free(&b);
+}
+
+Test(exec_api, files_canonicalised_in_job_line)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"job_id\":\"j-1\",\"code\":\"print(1)\",\"arguments\":{\"a\":[1]},"
+                     "\"files\":{\"d.csv\":\"YWJj\\nZA==\"}}",
+                     &r, NULL),
+                 0);
+    size_t len = 0;
+    char *line = exec_job_line(&r, "N0NCE0123456789ab", &len);
+    cr_assert_not_null(line);
+    cr_assert_eq(line[len - 1], '\n');
+    cr_assert_null(memchr(line, '\n', len - 1), "exactly one line");
+    json_t *j = json_loadb(line, len - 1, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "nonce")), "N0NCE0123456789ab");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "code")), "print(1)");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "files"), "d.csv")),
+                     "YWJjZA==");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "limits"), "timeout_ms")),
+                 10000);
+    json_decref(j);
+    free(line);
+    exec_request_free(&r);
+}
+
+Test(exec_api, file_names)
+{
+    cr_assert(exec_file_name_valid("data.csv", 8));
+    cr_assert(exec_file_name_valid("a b-c_d", 7));
+    cr_assert_not(exec_file_name_valid("", 0));
+    cr_assert_not(exec_file_name_valid(".x", 2));
+    cr_assert_not(exec_file_name_valid("a..b", 4));
+    cr_assert_not(exec_file_name_valid("a/b", 3));
+    cr_assert_not(exec_file_name_valid("a\\b", 3));
+    cr_assert_not(exec_file_name_valid("a\nb", 3));
+    cr_assert_not(exec_file_name_valid("a\0b", 3));
+}
+
+static void classify(const char *line, struct exec_outcome *o)
+{
+    outcome_init(o);
+    cr_assert_eq(outcome_from_runner(line, strlen(line), o), 0, "%s", line);
+}
+
+Test(outcome, runner_outcomes_map_to_ragflow_codes)
+{
+    struct exec_outcome o;
+    classify("{\"sandgate_runner\":1,\"outcome\":\"ok\",\"exit_code\":0,\"stdout\":\"hi\","
+             "\"result\":{\"present\":true,\"value\":{\"a\":1}},\"memory_used_kb\":100,"
+             "\"time_used_ms\":2.5}",
+             &o);
+    cr_assert_eq(o.status, EXEC_SUCCESS);
+    cr_assert_eq(o.memory_used_kb, 100);
+    cr_assert_str_eq(json_string_value(o.out), "hi");
+    outcome_clear(&o);
+    struct {
+        const char *line;
+        enum exec_status st;
+        int code;
+        const char *limit, *rt;
+    } cases[] = {
+        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":1}", EXEC_PROGRAM_ERROR,
+         1, NULL, "nonzero_exit"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":3}", EXEC_PROGRAM_ERROR,
+         3, NULL, "nonzero_exit"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"no_main\",\"exit_code\":1}", EXEC_PROGRAM_ERROR, 1,
+         NULL, "nonzero_exit"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"timeout\",\"exit_code\":-124}", EXEC_RESOURCE_LIMIT,
+         -124, "time", NULL},
+        {"{\"sandgate_runner\":1,\"outcome\":\"output_limit\",\"exit_code\":-125}",
+         EXEC_RESOURCE_LIMIT, -125, "output", NULL},
+        {"{\"sandgate_runner\":1,\"outcome\":\"killed\",\"exit_code\":-9,\"signal\":9}",
+         EXEC_PROGRAM_ERROR, -9, NULL, "signalled"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"bad_job\",\"exit_code\":-3}", EXEC_RUNNER_ERROR, -3,
+         NULL, NULL},
+        {"{\"sandgate_runner\":1,\"outcome\":\"runner_error\",\"exit_code\":-3}",
+         EXEC_RUNNER_ERROR, -3, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        classify(cases[i].line, &o);
+        cr_assert_eq(o.status, cases[i].st, "%s", cases[i].line);
+        cr_assert_eq(o.exit_code, cases[i].code, "%s", cases[i].line);
+        cr_assert_eq(!!o.resource_limit_type, !!cases[i].limit);
+        if (cases[i].limit)
+            cr_assert_str_eq(o.resource_limit_type, cases[i].limit);
+        cr_assert_eq(!!o.runtime_error_type, !!cases[i].rt);
+        if (cases[i].rt)
+            cr_assert_str_eq(o.runtime_error_type, cases[i].rt);
+        outcome_clear(&o);
+    }
+}
+
+Test(outcome, malformed_runner_lines)
+{
+    const char *bad[] = {"{}", "[]", "nope", "{\"sandgate_runner\":2,\"outcome\":\"ok\"}",
+                         "{\"sandgate_runner\":1,\"outcome\":\"weird\"}",
+                         "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"stdout\":5}",
+                         "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"exit_code\":100000}",
+                         "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"result\":{\"value\":1}}",
+                         "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"memory_used_kb\":-1}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct exec_outcome o;
+        outcome_init(&o);
+        cr_assert_eq(outcome_from_runner(bad[i], strlen(bad[i]), &o), -EPROTO, "%s", bad[i]);
+        cr_assert_null(o.out);
+    }
+}
+
+Test(outcome, dead_sandbox_classification)
+{
+    struct exec_outcome o;
+    struct docker_state oom = {.oom_killed = true, .exit_code = 137};
+    outcome_init(&o);
+    outcome_from_dead(&oom, NULL, &o);
+    cr_assert_eq(o.status, EXEC_RESOURCE_LIMIT);
+    cr_assert_str_eq(o.resource_limit_type, "memory");
+    cr_assert_eq(o.exit_code, EXEC_CODE_MEMORY);
+    struct docker_state pids = {.exit_code = 2};
+    outcome_init(&o);
+    outcome_from_dead(&pids, "", &o);
+    cr_assert_str_eq(o.resource_limit_type, "pids");
+    cr_assert_eq(o.exit_code, EXEC_CODE_PIDS);
+    struct docker_state crash = {.exit_code = 134};
+    outcome_init(&o);
+    outcome_from_dead(&crash, "Assertion failed", &o);
+    cr_assert_eq(o.status, EXEC_RUNNER_ERROR);
+    cr_assert_eq(o.exit_code, EXEC_CODE_RUNNER);
+    cr_assert(strstr(o.detail, "exit 134") && strstr(o.detail, "Assertion failed"));
+    outcome_init(&o);
+    outcome_from_dead(NULL, NULL, &o);
+    cr_assert_eq(o.status, EXEC_RUNNER_ERROR);
+    cr_assert(strstr(o.detail, "unknown"));
+}
+
+Test(outcome, response_fields)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"job_id\":\"resp\",\"code\":\"x\",\"limits\":{\"timeout_ms\":99999999}}",
+                     &r, NULL),
+                 0);
+    struct exec_outcome o;
+    outcome_init(&o);
+    outcome_limit(&o, "time", EXEC_CODE_TIME, "time limit exceeded");
+    char *s = exec_response(r.job_id, &r, &o, 0.5, 12.0);
+    json_t *j = json_loads(s, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "resource_limit_exceeded");
+    cr_assert_eq(json_integer_value(json_object_get(j, "exit_code")), -124);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "resource_limit_type")), "time");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "stdout")), "");
+    cr_assert(json_is_null(json_object_get(j, "memory_used_kb")));
+    cr_assert_eq(json_real_value(json_object_get(j, "time_used_ms")), 12.0);
+    cr_assert(json_is_false(json_object_get(json_object_get(j, "result"), "present")));
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "clamped"), 0)),
+                     "timeout_ms");
+    json_decref(j);
+    free(s);
+    exec_request_free(&r);
+}
+
+Test(server, bearer_token)
+{
+    cr_assert(exec_server_token_ok("Bearer s3cret", "s3cret"));
+    cr_assert_not(exec_server_token_ok("Bearer s3cre", "s3cret"));
+    cr_assert_not(exec_server_token_ok("Bearer s3cret2", "s3cret"));
+    cr_assert_not(exec_server_token_ok("s3cret", "s3cret"));
+    cr_assert_not(exec_server_token_ok(NULL, "s3cret"));
+    cr_assert_not(exec_server_token_ok("Bearer ", "s3cret"));
+}
+
+Test(metrics, counts_and_histograms)
+{
+    struct metrics *m = metrics_new();
+    metrics_job(m, EXEC_SUCCESS, NULL, 12.0);
+    metrics_job(m, EXEC_RESOURCE_LIMIT, "memory", 500.0);
+    metrics_rejected(m, "pool_busy");
+    metrics_create(m, 300.0, true);
+    metrics_create(m, 10.0, false);
+    struct metrics_gauges g = {2, 1, 1, 0, true};
+    char *t = metrics_render(m, &g);
+    cr_assert(strstr(t, "sandgate_executor_jobs_total{status=\"success\"} 1\n"));
+    cr_assert(strstr(t, "sandgate_executor_limit_exceeded_total{type=\"memory\"} 1\n"));
+    cr_assert(strstr(t, "sandgate_executor_rejected_total{reason=\"pool_busy\"} 1\n"));
+    cr_assert(strstr(t, "sandgate_executor_job_duration_seconds_bucket{le=\"0.015\"} 1\n"));
+    cr_assert(strstr(t, "sandgate_executor_job_duration_seconds_count 2\n"));
+    cr_assert(strstr(t, "sandgate_executor_container_creates_total{result=\"failed\"} 1\n"));
+    cr_assert(strstr(t, "sandgate_executor_pool_idle 1\n"));
+    free(t);
+    metrics_free(m);
+    metrics_free(NULL);
+}
