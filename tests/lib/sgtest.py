@@ -91,7 +91,8 @@ class Daemon:
         raise AssertionError(f"{self.name} not ready at {url} after {timeout}s: {self.tail()}")
 
     def tail(self, n=4000):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, "rb") as f:
             return f.read()[-n:].decode("utf-8", "replace")
 
