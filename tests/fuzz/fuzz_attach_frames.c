@@ -1,0 +1,66 @@
+/* Fuzz the executor's parsers of what dockerd and the sandbox send: the
+ * multiplexed attach stream and the runner's result line inside it (through
+ * job_feed, chunked at a fuzzer-chosen size), the upgrade reply's status
+ * line, every Engine API reply parser, and the runner result classifier. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "docker.h"
+#include "job.h"
+#include "outcome.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void engine_replies(const char *s, size_t n)
+{
+    char id[DOCKER_ID_LEN + 1];
+    struct docker_state st;
+    int code;
+    bool found;
+    char(*ids)[DOCKER_ID_LEN + 1] = NULL;
+    size_t nids = 0;
+    char msg[64];
+    if (docker_parse_create(s, n, id) == 0 && !docker_id_valid(id))
+        abort();
+    docker_parse_inspect(s, n, &st);
+    docker_parse_wait(s, n, &code);
+    docker_parse_runtimes(s, n, "runsc", &found);
+    if (docker_parse_list(s, n, &ids, &nids) == 0) {
+        for (size_t i = 0; i < nids; i++)
+            if (!docker_id_valid(ids[i]))
+                abort();
+        free(ids);
+    }
+    docker_parse_message(s, n, msg, sizeof(msg));
+    attach_parse_status(s, n, &code);
+    struct exec_outcome o;
+    outcome_init(&o);
+    outcome_from_runner(s, n, &o);
+    outcome_clear(&o);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    size_t step = (size_t)data[0] % 64 + 1;
+    const uint8_t *d = data + 1;
+    size_t n = size - 1;
+    struct job_io io;
+    job_io_init(&io, 4096, "0123456789abcdef");
+    struct attach_parser p = {0};
+    for (size_t off = 0; off < n; off += step) {
+        size_t len = off + step <= n ? step : n - off;
+        int r = job_feed(&io, &p, d + off, len);
+        if (r != 0)
+            break;
+    }
+    if (io.stdout_total > io.line.cap || io.diag.len > JOB_DIAG_MAX)
+        abort();
+    job_io_free(&io);
+    engine_replies((const char *)d, n);
+    return 0;
+}
