@@ -23,15 +23,6 @@
 
 /* ---- fail closed on parse errors ---------------------------------------- */
 
-static void report_syntax_error(struct js_ctx *c, TSNode root)
-{
-    TSNode e = sg_ts_first_error(root);
-    if (ts_node_is_missing(e))
-        js_report(c, e, SG_RULE_SYNTAX_ERROR, "syntax error: missing '%s'", ts_node_type(e));
-    else
-        js_report(c, e, SG_RULE_SYNTAX_ERROR, "syntax error (the source does not parse as JavaScript)");
-}
-
 /* V8 reads `<!--` anywhere, and `-->` at the start of a line, as the start
  * of a comment in scripts and CommonJS modules; tree-sitter reads `<!--` as
  * code. Rather than model the exact rules, any `<!--` or `-->` that is not
@@ -203,16 +194,11 @@ static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stat
     TSNode root = ts_tree_root_node(tree);
     TSTreeCursor cur = ts_tree_cursor_new(root);
     size_t first = c->out->count, before = c->out->count + c->out->dropped;
-    if (ts_node_has_error(root)) {
-        report_syntax_error(c, root);
-    } else {
+    walk(c, &cur, root, st);
+    /* aliases and tainted names matter only for a program not rejected already */
+    if ((c->n_aliases || c->n_taints) && !c->err && c->out->count + c->out->dropped == before) {
+        c->second_pass = 1;
         walk(c, &cur, root, st);
-        /* aliases and tainted names matter only for a program not rejected already */
-        if ((c->n_aliases || c->n_taints) && !c->err &&
-            c->out->count + c->out->dropped == before) {
-            c->second_pass = 1;
-            walk(c, &cur, root, st);
-        }
     }
     ts_tree_cursor_delete(&cur);
     sort_violations(c->out, first);
@@ -243,28 +229,25 @@ int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t
                         struct sg_error *err)
 {
     TSTree *tree = NULL;
-    uint64_t t0 = sg_monotonic_us();
-    int r = sg_ts_parse(tree_sitter_javascript(), src, len, &tree);
-    uint64_t t1 = sg_monotonic_us();
-    stats->parse_us = t1 - t0;
-    if (r == -ETIMEDOUT) {
-        r = sg_violations_add_at(out, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
-                                 "the source could not be parsed within %u ms",
-                                 SG_TS_PARSE_TIMEOUT_US / 1000);
-        return r < 0 ? sg_error_set(err, r, "javascript: out of memory") : 0;
-    }
-    if (r < 0)
-        return sg_error_set(err, r, "javascript: parser unavailable (%s)",
-                            r == -E2BIG ? "source too large" : "out of memory");
-    struct js_ctx *c = ctx_new(lp, src, len, out);
-    if (!c) {
+    uint64_t parse_us = 0, t0 = sg_monotonic_us();
+    /* fails closed: a parse error, a timeout or the stack guard is one
+     * violation and no tree (ts_util.h) */
+    int r = sg_ts_parse_checked(tree_sitter_javascript(), src, len, out, &parse_us, &tree);
+    stats->parse_us = parse_us;
+    if (r == 0) {
+        struct js_ctx *c = ctx_new(lp, src, len, out);
+        if (c) {
+            analyze_tree(c, tree, stats);
+            r = c->err;
+            free(c);
+        } else {
+            r = -ENOMEM;
+        }
         ts_tree_delete(tree);
-        return sg_error_set(err, -ENOMEM, "javascript: out of memory");
     }
-    analyze_tree(c, tree, stats);
-    r = c->err;
-    free(c);
-    ts_tree_delete(tree);
-    stats->eval_us = sg_monotonic_us() - t1;
-    return r < 0 ? sg_error_set(err, r, "javascript: out of memory") : 0;
+    stats->eval_us = sg_monotonic_us() - t0 - parse_us;
+    if (r < 0)
+        return sg_error_set(err, r, "javascript analysis: %s",
+                            r == -E2BIG ? "source too large" : "out of memory");
+    return 0;
 }

@@ -79,22 +79,72 @@ static TSParser *parser_for(const TSLanguage *lang, int *ret_owned)
     return p;
 }
 
+/* The stack guard (see SG_TS_GUARD_BYTES): the parse log says when a token
+ * is pushed ("shift", "shift_extra") and how many subtrees a reduction
+ * pops ("reduce sym:X, child_count:N"); "process version:V,
+ * version_count:C" says whether one stack version is live. */
+struct stack_guard {
+    unsigned long depth;
+    unsigned versions;
+    size_t cancel; /* the parser's cancellation flag */
+    int tripped;
+};
+
+static unsigned long log_number(const char *msg, const char *key)
+{
+    const char *at = strstr(msg, key);
+    return at ? strtoul(at + strlen(key), NULL, 10) : 0;
+}
+
+static void stack_guard_log(void *payload, TSLogType type, const char *msg)
+{
+    struct stack_guard *g = payload;
+    if (type != TSLogTypeParse)
+        return;
+    if (strncmp(msg, "process version:", 16) == 0) {
+        g->versions = (unsigned)log_number(msg, "version_count:");
+    } else if (strncmp(msg, "shift", 5) == 0) {
+        if (++g->depth > SG_TS_STACK_MAX) {
+            g->tripped = 1;
+            g->cancel = 1;
+        }
+    } else if (g->versions == 1 && strncmp(msg, "reduce sym:", 11) == 0) {
+        /* pops N, pushes 1; with several versions live the pops may belong
+         * to another version, so only pushes count (an overestimate) */
+        unsigned long n = log_number(msg, "child_count:");
+        g->depth = n == 0 ? g->depth + 1 : g->depth - (n - 1 < g->depth ? n - 1 : g->depth);
+    }
+}
+
+static TSTree *parse_guarded(TSParser *p, const char *src, uint32_t len, int *ret_tripped)
+{
+    struct stack_guard g = {.versions = 1};
+    ts_parser_set_logger(p, (TSLogger){.payload = &g, .log = stack_guard_log});
+    ts_parser_set_cancellation_flag(p, &g.cancel);
+    TSTree *t = ts_parser_parse_string(p, NULL, src, len);
+    ts_parser_set_cancellation_flag(p, NULL);
+    ts_parser_set_logger(p, (TSLogger){0});
+    *ret_tripped = g.tripped;
+    return t;
+}
+
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree)
 {
     *ret_tree = NULL;
     if (len > UINT32_MAX)
         return -E2BIG;
-    int owned = 0;
+    int owned = 0, tripped = 0;
     TSParser *p = parser_for(lang, &owned);
     if (!p)
         return -ENOMEM;
-    TSTree *t = ts_parser_parse_string(p, NULL, src, (uint32_t)len);
+    TSTree *t = len <= SG_TS_GUARD_BYTES ? ts_parser_parse_string(p, NULL, src, (uint32_t)len)
+                                         : parse_guarded(p, src, (uint32_t)len, &tripped);
     if (!t)
-        ts_parser_reset(p); /* timed out: the next parse must start afresh */
+        ts_parser_reset(p); /* timed out or cancelled: the next parse must start afresh */
     if (owned)
         ts_parser_delete(p);
     if (!t)
-        return -ETIMEDOUT;
+        return tripped ? -ELOOP : -ETIMEDOUT;
     *ret_tree = t;
     return 0;
 }
@@ -191,6 +241,13 @@ int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
         r = sg_violations_add_at(vs, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
                                  "source could not be parsed within %u ms",
                                  SG_TS_PARSE_TIMEOUT_US / 1000);
+        return r < 0 ? r : 1;
+    }
+    if (r == -ELOOP) {
+        r = sg_violations_add_at(vs, SG_RULE_DEPTH, src, len, 0, 0,
+                                 "source nests too deeply to be parsed safely (more than %u "
+                                 "open constructs)",
+                                 SG_TS_STACK_MAX);
         return r < 0 ? r : 1;
     }
     if (r < 0)

@@ -21,15 +21,29 @@
  * super-linear part of an analysis. */
 #define SG_TS_PARSE_TIMEOUT_US 2000000u
 
+/* tree-sitter 0.20.7 corrupts its heap (a double free in ts_tree_delete)
+ * when error recovery runs with about 65535 subtrees on the parse stack,
+ * which 64 KiB of `[` or `x:` reaches. A source of at most
+ * SG_TS_GUARD_BYTES cannot put that many tokens on the stack; a longer one
+ * is parsed with a logger that keeps an upper bound of the stack depth
+ * (exact while one stack version is live, counting only pushes while
+ * several are) and cancels the parse past SG_TS_STACK_MAX. The bound drifts
+ * up by about 30 per KiB of ordinary code, so only sources of several MiB
+ * (or nesting no policy allows) reach it. */
+#define SG_TS_GUARD_BYTES 16384u
+#define SG_TS_STACK_MAX 48000u
+
 /* Parse src[0..len) with lang on this thread's cached parser (one per
  * language and thread, created on first use and deleted at thread exit).
- * Returns 0 and *ret_tree (caller frees with ts_tree_delete()), -ENOMEM, or
- * -ETIMEDOUT when the parse ran past SG_TS_PARSE_TIMEOUT_US. */
+ * Returns 0 and *ret_tree (caller frees with ts_tree_delete()), -ENOMEM,
+ * -ETIMEDOUT when the parse ran past SG_TS_PARSE_TIMEOUT_US, or -ELOOP when
+ * the parse stack grew past SG_TS_STACK_MAX. */
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree);
 
 /* sg_ts_parse() plus the fail-closed rule: a parse that times out or a
  * tree with ERROR/MISSING nodes adds one SG_RULE_SYNTAX_ERROR violation (at
- * the first error node) and returns 1 with no tree. Returns 0 and an
+ * the first error node), a parse stopped by the stack guard one
+ * SG_RULE_DEPTH violation, and returns 1 with no tree. Returns 0 and an
  * error-free *ret_tree (caller frees with ts_tree_delete()), or a negative
  * code (-ENOMEM, -E2BIG). *ret_parse_us gets the parse time. */
 int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
