@@ -279,3 +279,41 @@ Test(check_cli, accepted_exit_0_and_mixed_exit_1, .init = setup, .fini = teardow
     cr_assert_eq(json_array_size(json_object_get(run, "results")), 0);
     json_decref(doc);
 }
+
+Test(check_cli, policy_dir_from_environment, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    /* a one-policy directory where JavaScript is disabled */
+    char *pol = NULL;
+    cr_assert(asprintf(&pol, "{\"name\": \"custom\", \"python\": {\"imports\": {\"mode\": \"allow\", "
+                             "\"modules\": []}}, \"javascript\": {\"enabled\": false, \"imports\": "
+                             "{\"mode\": \"allow\", \"modules\": []}}}") > 0);
+    tmpfile_with(0, "custom.json", pol, strlen(pol));
+    free(pol);
+    const char *js = tmpfile_with(1, "x.js", "1;\n", 3);
+    cr_assert_eq(setenv("SANDGATE_POLICY_DIR", tmpdir, 1), 0);
+    run_check(&r, NULL, (const char *[]){"--policy", "custom", js, NULL});
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert(strstr(r.out, "error[language.disabled]"), "%s", r.out);
+    /* --policies-dir wins over the environment */
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--policy", "custom", js, NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "no policy named 'custom'"), "%s", r.err);
+    unsetenv("SANDGATE_POLICY_DIR");
+}
+
+Test(check_cli, oversize_input_is_an_error, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    char path[128];
+    snprintf(path, sizeof(path), "%s/big.py", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    /* one byte over the 16 MiB input cap */
+    cr_assert_eq(fseek(f, 16 * 1024 * 1024, SEEK_SET), 0);
+    fputc('\n', f);
+    fclose(f);
+    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", path, NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "larger than 16777216 bytes"), "%s", r.err);
+}
