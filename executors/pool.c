@@ -38,7 +38,7 @@ struct pool {
     double backoff_until;
     char last_error[256];
     struct teardown *tq_head, *tq_tail;
-    unsigned tq_len;
+    unsigned tq_len, tq_active; /* queued, and being removed right now */
 
     pthread_t refill[EXEC_CREATE_PARALLEL_MAX];
     pthread_t teardown[POOL_TEARDOWN_THREADS];
@@ -102,10 +102,12 @@ static void *teardown_main(void *arg)
             pthread_cond_wait(&p->tq_cond, &p->mu);
             continue;
         }
+        p->tq_active++;
         pthread_mutex_unlock(&p->mu);
         struct sg_error e = {0};
         int r = sandbox_destroy(p->dc, &t->sb, &e);
         pthread_mutex_lock(&p->mu);
+        p->tq_active--;
         if (r < 0 && ++t->attempts < POOL_TEARDOWN_ATTEMPTS && !p->tq_stopping) {
             sg_log(SG_LOG_WARN, "teardown_retry", "container=%.12s error=\"%s\"", t->sb.id,
                    e.msg);
@@ -250,6 +252,16 @@ static void housekeep(struct pool *p, bool do_sweep)
         sweep(p);
 }
 
+/* Locked: whether a launch should start now. While idle sandboxes remain,
+ * a running job keeps its refill until it ends: a launch costs more CPU than
+ * a short job, and on a small machine it would slow the job down. With no
+ * idle sandbox left, every slot refills at once. */
+static bool refill_wanted(const struct pool *p)
+{
+    unsigned have = p->n_idle + p->creating + (p->n_idle > 0 ? p->busy : 0);
+    return have < p->target;
+}
+
 static void *refill_main(void *arg)
 {
     struct pool *p = arg;
@@ -257,7 +269,7 @@ static void *refill_main(void *arg)
     bool keeper = pthread_equal(pthread_self(), p->refill[0]);
     while (!p->stopping) {
         double now = attach_now_ms();
-        if (p->n_idle + p->creating < p->target && now >= p->backoff_until) {
+        if (refill_wanted(p) && now >= p->backoff_until) {
             p->creating++;
             p->launches++;
             pthread_mutex_unlock(&p->mu);
@@ -383,6 +395,7 @@ void pool_release(struct pool *p, struct sandbox *sb)
         }
     }
     enqueue_teardown(p, sb);
+    pthread_cond_signal(&p->work); /* its deferred refill may start now */
     pthread_mutex_unlock(&p->mu);
     sb->fd = -1;
 }
@@ -394,6 +407,7 @@ void pool_get_stats(struct pool *p, struct pool_stats *ret)
     ret->idle = p->n_idle;
     ret->busy = p->busy;
     ret->creating = p->creating;
+    ret->tearing_down = p->tq_len + p->tq_active;
     ret->docker_up = p->docker_up;
     ret->launch_ok = p->launch_ok;
     snprintf(ret->last_error, sizeof(ret->last_error), "%s", p->last_error);

@@ -39,7 +39,7 @@ struct pool_config {
 };
 
 struct pool_stats {
-    unsigned target, idle, busy, creating;
+    unsigned target, idle, busy, creating, tearing_down;
     bool docker_up;      /* last contact with dockerd worked */
     bool launch_ok;      /* last launch worked */
     char last_error[256];

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# run-executor.sh - sandgate-executor latency and throughput against the real
+# dockerd + runsc, for Python and Node hello-world jobs through POST /v1/exec:
+#   latency p50/p99 at concurrency 1 with a warm pool (each job sent when the
+#   pool is full and quiet), sustained jobs/s at concurrency 4, and the pool's
+#   container-create rate beside the bare `docker run --rm --runtime=runsc`
+#   rate measured in the same run (the ceiling: every job uses up a sandbox).
+# Targets: Python p50 <= 15 ms; sustained jobs/s >= 80% of the bare rate.
+# Prints the figures; fails only when it cannot measure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build/rel}
+EXECUTOR=$BUILD/sandgate-executor
+N=${EXEC_BENCH_N:-40}             # latency samples per language
+SECS=${EXEC_BENCH_SECONDS:-25}    # sustained phase per language
+BARE=${EXEC_BENCH_BARE_RUNS:-24}  # bare docker runs (4 at a time)
+[ -x "$EXECUTOR" ] || { echo "run-executor: $EXECUTOR is not built (make bench-bins)"; exit 1; }
+images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
+for lang in python nodejs; do
+    docker image inspect "sandgate/sandbox-$lang:latest" >/dev/null 2>&1 ||
+        { echo "run-executor: sandgate/sandbox-$lang:latest missing (make images)"; exit 1; }
+done
+work=$(mktemp -d)
+pid=
+cleanup() {
+    [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+    rm -rf "$work"
+}
+trap cleanup EXIT
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+bare_rate() { # containers/s for plain single-use runsc containers, 4 at a time
+    local t0 t1
+    t0=$(date +%s.%N)
+    seq "$BARE" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
+        --entrypoint /bin/true sandgate/sandbox-python:latest >/dev/null
+    t1=$(date +%s.%N)
+    python3 -c "print(round($BARE / ($t1 - $t0), 2))"
+}
+
+echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
+bare=$(bare_rate)
+echo "  bare rate: $bare containers/s"
+for lang in python nodejs; do
+    p=$(port)
+    url=http://127.0.0.1:$p
+    "$EXECUTOR" --language "$lang" --listen "127.0.0.1:$p" --instance "bench-$lang-$$" \
+        --pool-size 4 --create-parallel 4 --pool-wait-ms 30000 --log-level warn \
+        2>"$work/$lang.log" & pid=$!
+    for _ in $(seq 300); do
+        curl -fsS "$url/healthz" 2>/dev/null | grep -q '"idle":4' && break
+        sleep 0.1
+    done
+    curl -fsS "$url/healthz" | grep -q '"idle":4' ||
+        { echo "run-executor: $lang pool never filled"; cat "$work/$lang.log"; exit 1; }
+    lat=$(bench/exec_load.py latency "$url" "$lang" "$N")
+    thr=$(bench/exec_load.py throughput "$url" "$lang" 4 "$SECS")
+    kill "$pid"; wait "$pid" || true; pid=
+    echo "$lang: latency c=1 (warm pool, $N jobs): p50 $(field p50_ms <<<"$lat") ms," \
+         "p99 $(field p99_ms <<<"$lat") ms (executor run_ms p50 $(field run_ms_p50 <<<"$lat"))"
+    echo "$lang: sustained c=4 for ${SECS}s: $(field jobs_per_s <<<"$thr") jobs/s," \
+         "p50 $(field p50_ms <<<"$thr") ms, statuses $(field by_status <<<"$thr")"
+    echo "$lang: pool create rate $(field creates_per_s <<<"$thr")/s vs bare $bare/s:" \
+         "throughput = $(python3 -c "print(round(100 * $(field jobs_per_s <<<"$thr") / $bare))")% of the ceiling"
+done
