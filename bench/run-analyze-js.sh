@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# run-analyze-js.sh - JavaScript analyzer throughput and per-job latency.
+#
+# Writes a ~2 KB submission of ordinary data-processing code (a class,
+# closures, destructuring, template literals, require of allowed modules,
+# the RAGFlow main/module.exports shape) and a ~100 KB module made of renamed
+# copies of it, then reports under policies/default.json:
+#   - per-job latency p50/p99 on the 2 KB submission (target p50 <= 100 us)
+#   - throughput on the 100 KB module (MB/s, median of RUNS)
+#   - the split between tree-sitter's parse and the analyzer's evaluation
+# Fails only when it cannot measure (missing binary, analysis error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build/rel}
+RUNS=${RUNS:-51}
+JOBS=${JOBS:-5000}
+bin=$BUILD/bench/bench_analyze
+work=build/bench-data
+mkdir -p "$work"
+[ -x "$bin" ] || { echo "run-analyze-js: $bin missing (make bench-bins)"; exit 1; }
+command -v python3 >/dev/null || { echo "run-analyze-js: python3 missing"; exit 1; }
+
+small=$work/small.js big=$work/big.js
+cat >"$small" <<'JS'
+const crypto = require('crypto');
+const path = require('path');
+
+class Summary {
+  constructor(rows, opts = {}) {
+    this.rows = rows;
+    this.top = opts.top ?? 5;
+    this.byKey = new Map();
+  }
+
+  add(row) {
+    const list = this.byKey.get(row.key) || [];
+    list.push(Number(row.value) || 0);
+    this.byKey.set(row.key, list);
+  }
+
+  stats() {
+    const values = this.rows.map((r) => Number(r.value)).filter((v) => !Number.isNaN(v));
+    const mean = values.reduce((a, b) => a + b, 0) / (values.length || 1);
+    const sq = values.reduce((a, b) => a + (b - mean) ** 2, 0);
+    const tags = {};
+    for (const r of this.rows) {
+      for (const t of r.tags || []) {
+        tags[t] = (tags[t] || 0) + 1;
+      }
+    }
+    const top = Object.entries(tags).sort((a, b) => b[1] - a[1]).slice(0, this.top);
+    return { count: values.length, mean, stdev: Math.sqrt(sq / (values.length || 1)), top };
+  }
+}
+
+function digest(text) {
+  return crypto.createHash('sha256').update(String(text)).digest('hex');
+}
+
+function parseRows(text) {
+  let rows;
+  try {
+    rows = JSON.parse(text);
+  } catch (e) {
+    return { error: `bad input: ${e.message}` };
+  }
+  if (!Array.isArray(rows)) {
+    return { error: 'expected an array' };
+  }
+  return rows.map((row, i) => ({
+    key: String(row.key ?? i),
+    value: row.value,
+    tags: Array.isArray(row.tags) ? row.tags : [],
+    file: path.basename(String(row.file || 'x.txt')),
+  }));
+}
+
+async function main(args) {
+  const { data = '[]', top = 5 } = args || {};
+  const rows = parseRows(data);
+  if (rows.error) {
+    return { ok: false, error: rows.error };
+  }
+  const s = new Summary(rows, { top });
+  rows.forEach((r) => s.add(r));
+  const keys = {};
+  for (const [k, v] of s.byKey) {
+    keys[k] = Math.max(...v);
+  }
+  const result = { ok: true, ...s.stats(), keys, digest: digest(data) };
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return result;
+}
+
+module.exports = { main };
+JS
+python3 - "$small" "$big" <<'PY'
+import sys
+small, big = sys.argv[1], sys.argv[2]
+src = open(small).read().replace("module.exports = { main };\n", "")
+parts, i = [], 0
+while sum(map(len, parts)) < 100_000:
+    parts.append(src.replace("Summary", f"Summary{i}").replace("function main", f"function main{i}")
+                 .replace("function digest", f"function digest{i}").replace("function parseRows", f"function parseRows{i}"))
+    i += 1
+parts.append("module.exports = { main: main0 };\n")
+open(big, "w").write("".join(parts))
+PY
+
+policy=policies/default.json
+printf 'inputs: %s (%d bytes), %s (%d bytes), policy %s\n' "$small" "$(wc -c <"$small")" \
+    "$big" "$(wc -c <"$big")" "$policy"
+small_line=$("$bin" "$policy" nodejs "$small" "$JOBS") || { echo "run-analyze-js: cannot measure"; exit 1; }
+big_line=$("$bin" "$policy" nodejs "$big" "$RUNS") || { echo "run-analyze-js: cannot measure"; exit 1; }
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+echo "sandgate 2KB:    $small_line"
+echo "sandgate 100KB:  $big_line"
+[ "$(field verdict "$small_line")" = accept ] && [ "$(field verdict "$big_line")" = accept ] ||
+    { echo "run-analyze-js: the benchmark inputs must be accepted"; exit 1; }
+printf 'per-job latency (2 KB): p50 %s us, p99 %s us (target p50 <= 100 us)\n' \
+    "$(field p50_us "$small_line")" "$(field p99_us "$small_line")"
+printf 'throughput: %s MB/s (median %s us per 100 KB analysis)\n' \
+    "$(field mbps "$big_line")" "$(field median_us "$big_line")"
+printf 'medians: 2 KB parse %s us + evaluation %s us; 100 KB parse %s us + evaluation %s us\n' \
+    "$(field parse_median_us "$small_line")" "$(field eval_median_us "$small_line")" \
+    "$(field parse_median_us "$big_line")" "$(field eval_median_us "$big_line")"
