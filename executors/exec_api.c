@@ -293,6 +293,8 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
         json_object_set_new(j, "stderr", json_string(""));
     if (!o->artifacts)
         json_object_set_new(j, "artifacts", json_array());
+    if (o->artifacts_skipped)
+        json_object_set(j, "artifacts_skipped", o->artifacts_skipped);
     add_request_fields(j, req);
     return j;
 }

@@ -29,7 +29,8 @@ void outcome_clear(struct exec_outcome *o)
     json_decref(o->err);
     json_decref(o->result);
     json_decref(o->artifacts);
-    o->out = o->err = o->result = o->artifacts = NULL;
+    json_decref(o->artifacts_skipped);
+    o->out = o->err = o->result = o->artifacts = o->artifacts_skipped = NULL;
 }
 
 const char *outcome_status_name(enum exec_status s)
@@ -92,6 +93,8 @@ static int take_fields(json_t *j, struct exec_outcome *o, int *ret_exit, int *re
     if (json_is_object(res) && json_is_true(json_object_get(res, "present")))
         o->result = json_incref(res);
     o->artifacts = json_is_array(art) ? json_incref(art) : NULL;
+    json_t *skipped = json_object_get(j, "artifacts_skipped");
+    o->artifacts_skipped = json_is_array(skipped) ? json_incref(skipped) : NULL;
     o->memory_used_kb = json_is_integer(mem) ? json_integer_value(mem) : -1;
     o->time_used_ms = json_is_number(t) ? json_number_value(t) : -1;
     return 0;

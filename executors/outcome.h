@@ -40,6 +40,7 @@ struct exec_outcome {
     json_t *out, *err;               /* strings (owned references) or NULL for "" */
     json_t *result;                  /* {"present", "value"} or NULL for not present */
     json_t *artifacts;               /* array or NULL for [] */
+    json_t *artifacts_skipped;       /* runner's list of files over its caps, or NULL */
     long long memory_used_kb;        /* -1: unknown */
     double time_used_ms;             /* -1: unknown (the caller uses its own clock) */
 };

@@ -252,6 +252,22 @@ class PythonJobs(ExecutorCase):
         self.assertEqual(sgtest.http("GET", url)[0], 405)
         self.assertEqual(sgtest.http("GET", self.ex.url + "/nope")[0], 404)
 
+    def test_no_fd_leak_per_job(self):
+        def quiet_fds():
+            wait = time.time() + 30
+            while time.time() < wait:
+                _, _, h = self.ex.health()
+                p = h["pool"]
+                if p["idle"] == p["target"] and not p["creating"] and not p["tearing_down"]:
+                    return len(os.listdir(f"/proc/{self.ex.daemon.proc.pid}/fd"))
+                time.sleep(0.1)
+            raise AssertionError(f"pool never settled: {h}")
+        before = quiet_fds()
+        for i in range(6):
+            self.ex.ok(f"def main():\n    return {i}\n")
+        self.ex.ok("def main():\n    while True:\n        pass\n", limits={"timeout_ms": 300})
+        self.assertEqual(quiet_fds(), before)
+
     def test_healthz_and_metrics(self):
         self.ex.ok("def main():\n    return 1\n")
         status, _, h = self.ex.health()
