@@ -16,6 +16,7 @@
 #include "readfile.h"
 #include "sha256.h"
 #include "strset.h"
+#include "violation.h"
 
 #define PATH_MAX_LEN 128 /* key paths are at most "javascript.dunder_attributes.allow" */
 
@@ -28,14 +29,25 @@ struct loader {
 static int lfail(const struct loader *ld, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Error messages quote keys and values from the file and end up in logs and
+ * API answers: keep them one line of valid UTF-8 (see sg_text_sanitize). */
+static int set_clean_error(struct sg_error *err, int code, const char *msg)
+{
+    char clean[SG_ERROR_MSG_MAX];
+    sg_text_sanitize(msg, strlen(msg), 0, clean, sizeof(clean));
+    return sg_error_set(err, code, "%s", clean);
+}
+
 static int lfail(const struct loader *ld, const char *path, const char *fmt, ...)
 {
-    char msg[SG_ERROR_MSG_MAX];
+    char msg[SG_ERROR_MSG_MAX], full[SG_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return sg_error_set(ld->err, -EINVAL, "%s: %s%s%s", ld->origin, path, *path ? ": " : "", msg);
+    if (snprintf(full, sizeof(full), "%s: %s%s%s", ld->origin, path, *path ? ": " : "", msg) < 0)
+        full[0] = '\0';
+    return set_clean_error(ld->err, -EINVAL, full);
 }
 
 static void join_path(char out[PATH_MAX_LEN], const char *prefix, const char *key)
@@ -376,9 +388,13 @@ int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
                             SG_POLICY_FILE_MAX);
     json_error_t jerr;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return sg_error_set(err, -EINVAL, "%s: line %d column %d: %s", ld.origin, jerr.line,
-                            jerr.column, jerr.text);
+    if (!root) {
+        char msg[SG_ERROR_MSG_MAX];
+        if (snprintf(msg, sizeof(msg), "%s: line %d column %d: %s", ld.origin, jerr.line,
+                     jerr.column, jerr.text) < 0)
+            msg[0] = '\0';
+        return set_clean_error(err, -EINVAL, msg);
+    }
     struct sg_policy *pol = calloc(1, sizeof(*pol));
     int r = pol ? load_root(&ld, root, pol)
                 : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);

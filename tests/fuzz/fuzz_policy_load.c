@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistr.h>
 
 #include "policy.h"
 
@@ -44,8 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         check_lang(&p->python);
         check_lang(&p->javascript);
-    } else if (p || err.msg[0] == '\0') {
-        abort();
+    } else if (p || err.msg[0] == '\0' || strchr(err.msg, '\n') ||
+               u8_check((const uint8_t *)err.msg, strlen(err.msg))) {
+        abort(); /* errors are one line of valid UTF-8 */
     }
     sg_policy_free(p);
     return 0;

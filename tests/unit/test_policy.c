@@ -390,3 +390,17 @@ Test(policy, shipped_policies_load)
     cr_assert_lt(s->python.max_source_bytes, d->python.max_source_bytes);
     sg_policy_set_free(set);
 }
+
+Test(policy, error_messages_are_clean_text)
+{
+    struct sg_policy *p = NULL;
+    struct sg_error err = {0};
+    /* an unknown key with a newline and a bidi control; a raw control byte in the JSON */
+    const char *j = "{\"name\": \"t\", \"a\\nb\\u202e\": 1, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}";
+    cr_assert_eq(load(j, &p, &err), -EINVAL);
+    cr_assert_null(strchr(err.msg, '\n'), "%s", err.msg);
+    cr_assert_null(strstr(err.msg, "\xe2\x80\xae"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "a\xef\xbf\xbd" "b\xef\xbf\xbd: unknown key"), "%s", err.msg);
+    cr_assert_eq(load("{\"name\": \"\x01\x1b[2J\"}", &p, &err), -EINVAL);
+    cr_assert_null(strchr(err.msg, '\x1b'), "%s", err.msg);
+}
