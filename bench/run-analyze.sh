@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/rel}
-RUNS=${RUNS:-51}
+RUNS=${RUNS:-50}
 JOBS=${JOBS:-5000}
 bin=$BUILD/bench/bench_analyze
 work=build/bench-data
@@ -105,35 +105,47 @@ echo "load average $load1 on $(nproc) CPUs (figures are noisy while the machine 
 printf 'inputs: %s (%d bytes), %s (%d bytes), policy %s\n' "$big" "$(wc -c <"$big")" \
     "$small" "$(wc -c <"$small")" "$policy"
 
-big_line=$("$bin" "$policy" python "$big" "$RUNS") || { echo "run-analyze: cannot measure"; exit 1; }
-small_line=$("$bin" "$policy" python "$small" "$JOBS") || { echo "run-analyze: cannot measure"; exit 1; }
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-cpy_us=$(python3 - "$big" "$RUNS" <<'PY'
+# CPython's side: ast.parse + a full ast.walk, median of N runs after a warm-up.
+cpython_median_us() {
+    python3 - "$1" "$2" <<'PY'
 import ast, statistics, sys, time
 src = open(sys.argv[1]).read()
-runs = int(sys.argv[2])
 ts = []
-for _ in range(runs + 1):
+for _ in range(int(sys.argv[2]) + 1):
     t0 = time.perf_counter_ns()
     n = sum(1 for _ in ast.walk(ast.parse(src)))
     ts.append((time.perf_counter_ns() - t0) / 1000)
-print(int(statistics.median(ts[1:])), int(min(ts[1:])))
+print(int(statistics.median(ts[1:])))
 PY
-)
-read -r cpy_min_us <<<"${cpy_us#* }"
-cpy_us=${cpy_us%% *}
+}
 
-sg_us=$(field median_us "$big_line")
-echo "sandgate 100KB:  $big_line"
-echo "sandgate 2KB:    $small_line"
-printf 'throughput: %s MB/s (median %s us per 100 KB analysis: parse %s us, evaluation %s us; verdict %s)\n' \
-    "$(field mbps "$big_line")" "$sg_us" "$(field parse_median_us "$big_line")" \
+# The two sides alternate in ROUNDS rounds so that a busy machine slows both
+# alike; the figures are medians over the rounds.
+ROUNDS=${ROUNDS:-5}
+per_round=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
+sg_meds=() cpy_meds=() ratios=()
+for ((i = 0; i < ROUNDS; i++)); do
+    big_line=$("$bin" "$policy" python "$big" "$per_round") || { echo "run-analyze: cannot measure"; exit 1; }
+    sg_meds+=("$(field median_us "$big_line")")
+    cpy_meds+=("$(cpython_median_us "$big" "$per_round")")
+    ratios+=("$(ratio "${cpy_meds[i]}" "${sg_meds[i]}")")
+done
+sg_us=$(printf '%s\n' "${sg_meds[@]}" | median)
+cpy_us=$(printf '%s\n' "${cpy_meds[@]}" | median)
+small_line=$("$bin" "$policy" python "$small" "$JOBS") || { echo "run-analyze: cannot measure"; exit 1; }
+
+echo "sandgate 100KB (last round): $big_line"
+echo "sandgate 2KB:                $small_line"
+printf 'throughput: %s MB/s (median %s us per 100 KB analysis over %d rounds of %d; last round: parse %s us, evaluation %s us; verdict %s)\n' \
+    "$(awk -v b="$(wc -c <"$big")" -v t="$sg_us" 'BEGIN { printf "%.1f", b / t }')" "$sg_us" \
+    "$ROUNDS" "$per_round" "$(field parse_median_us "$big_line")" \
     "$(field eval_median_us "$big_line")" "$(field verdict "$big_line")"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
-printf 'cpython ast.parse+walk: median %s us -> sandgate is %sx faster (target >= 3x); best runs: %s us vs %s us, %sx\n' \
-    "$cpy_us" "$(ratio "$cpy_us" "$sg_us")" "$cpy_min_us" "$(field min_us "$big_line")" \
-    "$(ratio "$cpy_min_us" "$(field min_us "$big_line")")"
+printf 'cpython ast.parse+walk: median %s us -> sandgate is %sx faster (target >= 3x); per-round ratios: %s\n' \
+    "$cpy_us" "$(ratio "$cpy_us" "$sg_us")" "${ratios[*]}"
 printf 'per-job latency (2 KB): p50 %s us, p99 %s us (target p50 <= 100 us; parse %s us, evaluation %s us), verdict %s\n' \
     "$(field p50_us "$small_line")" "$(field p99_us "$small_line")" \
     "$(field parse_median_us "$small_line")" "$(field eval_median_us "$small_line")" \
