@@ -30,18 +30,25 @@ trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 
-bare_rate() { # containers/s for plain single-use runsc containers, 4 at a time
-    local t0 t1
+bare_rate() { # IMAGE CMD...: containers/s for single-use runsc containers, 4 at a time
+    local image=$1 t0 t1
+    shift
     t0=$(date +%s.%N)
     seq "$BARE" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
-        --entrypoint /bin/true sandgate/sandbox-python:latest >/dev/null
+        --security-opt seccomp=unconfined --entrypoint "$1" "$image" "${@:2}" >/dev/null
     t1=$(date +%s.%N)
     python3 -c "print(round($BARE / ($t1 - $t0), 2))"
 }
 
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
-bare=$(bare_rate)
-echo "  bare rate: $bare containers/s"
+bare=$(bare_rate sandgate/sandbox-python:latest /bin/true)
+echo "  bare rate (/bin/true): $bare containers/s"
+# The same with the interpreter started once, as in the pool (the runners
+# start two: the parent and the child that waits for the job).
+declare -A bare_interp
+bare_interp[python]=$(bare_rate sandgate/sandbox-python:latest python3 -c pass)
+bare_interp[nodejs]=$(bare_rate sandgate/sandbox-nodejs:latest node -e 0)
+echo "  bare rate with the interpreter: python ${bare_interp[python]}/s, nodejs ${bare_interp[nodejs]}/s"
 for lang in python nodejs; do
     p=$(port)
     url=http://127.0.0.1:$p
@@ -61,6 +68,9 @@ for lang in python nodejs; do
          "p99 $(field p99_ms <<<"$lat") ms (executor run_ms p50 $(field run_ms_p50 <<<"$lat"))"
     echo "$lang: sustained c=4 for ${SECS}s: $(field jobs_per_s <<<"$thr") jobs/s," \
          "p50 $(field p50_ms <<<"$thr") ms, statuses $(field by_status <<<"$thr")"
-    echo "$lang: pool create rate $(field creates_per_s <<<"$thr")/s vs bare $bare/s:" \
-         "throughput = $(python3 -c "print(round(100 * $(field jobs_per_s <<<"$thr") / $bare))")% of the ceiling"
+    jps=$(field jobs_per_s <<<"$thr")
+    echo "$lang: pool create rate $(field creates_per_s <<<"$thr")/s vs bare $bare/s" \
+         "(${bare_interp[$lang]}/s with the interpreter): throughput =" \
+         "$(python3 -c "print(round(100 * $jps / $bare))")% of the bare ceiling," \
+         "$(python3 -c "print(round(100 * $jps / ${bare_interp[$lang]}))")% of the interpreter one"
 done
