@@ -124,6 +124,22 @@ static int limit_value(json_t *lim, const char *key, unsigned long long max,
     return 0;
 }
 
+/* RAGFlow's SANDBOX_ENABLE_SECCOMP reaches us as limits.enable_seccomp. The
+ * filter is part of the pooled container, fixed before the job: a job that
+ * asks for seccomp on an executor without a profile is refused (fail closed);
+ * asking for false never relaxes the executor's own setting. */
+static int check_seccomp_request(json_t *v, const struct exec_config *cfg, struct sg_error *err)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return sg_error_set(err, -EINVAL, "limits.enable_seccomp must be a boolean");
+    if (json_is_true(v) && cfg->seccomp_off)
+        return sg_error_set(err, -EINVAL, "limits.enable_seccomp: this executor runs without a "
+                                          "seccomp profile (started with --seccomp none)");
+    return 0;
+}
+
 static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec_request *r,
                         struct sg_error *err)
 {
@@ -138,8 +154,12 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
     const char *k;
     json_t *v;
     json_object_foreach(lim, k, v) if (strcmp(k, "timeout_ms") && strcmp(k, "memory_mb") &&
-                                       strcmp(k, "max_output_bytes"))
+                                       strcmp(k, "max_output_bytes") &&
+                                       strcmp(k, "enable_seccomp"))
         return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    int rs = check_seccomp_request(json_object_get(lim, "enable_seccomp"), cfg, err);
+    if (rs < 0)
+        return rs;
     unsigned long long t = r->limits.timeout_ms, m = r->limits.memory_mb,
                        o = r->limits.max_output_bytes;
     int rr;
@@ -149,7 +169,10 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
         return rr;
     r->limits.timeout_ms = (unsigned)t;
     /* memory_mb: containers are created before the job with the pool's limit
-     * (runsc cannot change it later), so a lower request is not applied. */
+     * (runsc cannot change it later), so a lower request cannot be applied
+     * either; it is listed with the clamped limits so the caller knows. */
+    if (m < cfg->memory_mb)
+        r->clamped[r->n_clamped++] = "memory_mb";
     r->limits.max_output_bytes = (size_t)o;
     return 0;
 }

@@ -15,6 +15,7 @@ static const char *status_names[EXEC_STATUS_COUNT] = {
 #define OUTCOME_SIGNAL_MAX 64
 /* runsc's exit status when the sandbox dies from its pids limit (measured). */
 #define OUTCOME_SANDBOX_KILLED_EXIT 2
+#define OUTCOME_SIGKILL_EXIT 137
 
 void outcome_init(struct exec_outcome *o)
 {
@@ -172,8 +173,13 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
                                 "(dockerd unreachable?)");
         return;
     }
-    if (state->oom_killed) {
-        outcome_limit(o, "memory", EXEC_CODE_MEMORY, "memory limit exceeded (OOM killed)");
+    /* Under runsc an OOM kill is not always flagged: the sandbox may end with
+     * 137 (SIGKILL) and OOMKilled=false. Nothing else SIGKILLs a sandbox that
+     * we did not kill ourselves (our own kills are timeouts, handled before). */
+    if (state->oom_killed || state->exit_code == OUTCOME_SIGKILL_EXIT) {
+        outcome_limit(o, "memory", EXEC_CODE_MEMORY,
+                      state->oom_killed ? "memory limit exceeded (OOM killed)"
+                                        : "memory limit exceeded (sandbox killed by SIGKILL)");
         return;
     }
     /* A sandbox that reaches its pids limit dies as a whole (runsc's own

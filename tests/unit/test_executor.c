@@ -239,6 +239,28 @@ Test(exec_api, limits_clamped_and_listed)
     exec_request_free(&r);
 }
 
+Test(exec_api, lower_memory_request_is_listed_not_silently_dropped)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"x\",\"limits\":{\"memory_mb\":64}}", &r, NULL), 0);
+    cr_assert_eq(r.limits.memory_mb, 256, "the pool's limit applies");
+    cr_assert_eq(r.n_clamped, 1);
+    cr_assert_str_eq(r.clamped[0], "memory_mb");
+    exec_request_free(&r);
+}
+
+Test(exec_api, enable_seccomp_fails_closed_without_a_profile)
+{
+    struct exec_request r;
+    struct sg_error e = {0};
+    /* api_config() runs with --seccomp none */
+    cr_assert_lt(req("{\"code\":\"x\",\"limits\":{\"enable_seccomp\":true}}", &r, &e), 0);
+    cr_assert(strstr(e.msg, "seccomp"), "%s", e.msg);
+    cr_assert_eq(req("{\"code\":\"x\",\"limits\":{\"enable_seccomp\":false}}", &r, NULL), 0);
+    exec_request_free(&r);
+    cr_assert_lt(req("{\"code\":\"x\",\"limits\":{\"enable_seccomp\":\"yes\"}}", &r, NULL), 0);
+}
+
 Test(exec_api, invalid_requests)
 {
     const char *bad[] = {
@@ -401,6 +423,11 @@ Test(outcome, dead_sandbox_classification)
     outcome_from_dead(&oom, NULL, &o);
     cr_assert_eq(o.status, EXEC_RESOURCE_LIMIT);
     cr_assert_str_eq(o.resource_limit_type, "memory");
+    cr_assert_eq(o.exit_code, EXEC_CODE_MEMORY);
+    struct docker_state bare_kill = {.oom_killed = false, .exit_code = 137};
+    outcome_init(&o);
+    outcome_from_dead(&bare_kill, NULL, &o);
+    cr_assert_str_eq(o.resource_limit_type, "memory", "runsc may report an OOM as a bare 137");
     cr_assert_eq(o.exit_code, EXEC_CODE_MEMORY);
     struct docker_state pids = {.exit_code = 2};
     outcome_init(&o);
