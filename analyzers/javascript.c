@@ -173,22 +173,6 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
         marks_literal(c, &mk, c->len + 1, c->len + 1);
 }
 
-/* Report in source order: the walk meets `a.b.c` at its outermost node
- * first. Insertion sort, stable; at most SG_VIOLATIONS_MAX items. */
-static void sort_violations(struct sg_violations *vs, size_t from)
-{
-    for (size_t i = from + 1; i < vs->count; i++) {
-        struct sg_violation v = vs->items[i];
-        size_t j = i;
-        while (j > from && (vs->items[j - 1].line > v.line ||
-                            (vs->items[j - 1].line == v.line && vs->items[j - 1].column > v.column))) {
-            vs->items[j] = vs->items[j - 1];
-            j--;
-        }
-        vs->items[j] = v;
-    }
-}
-
 static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stats *st)
 {
     TSNode root = ts_tree_root_node(tree);
@@ -201,7 +185,8 @@ static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stat
         walk(c, &cur, root, st);
     }
     ts_tree_cursor_delete(&cur);
-    sort_violations(c->out, first);
+    /* report in source order: the walk meets `a.b.c` at its outermost node first */
+    sg_ts_sort_violations(c->out, first);
 }
 
 /* One allocation per check: the context and the walk's path, sized by the
