@@ -5,6 +5,7 @@
 #   tests/e2e/test_*.py         real binaries against dockerd + runsc
 #   tests/stack/test_*.py       the compose stack built from the images (`make up` path)
 #   tests/fuzz/fuzz_*.c         libFuzzer targets (`make fuzz`, clang)
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 UNIT_TESTS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_TESTS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -19,13 +20,13 @@ test-bins: $(BINS) $(UNIT_BINS)
 
 # Unit tests alone (fast loop while developing).
 unit:
-	$(MAKE) SAN=1 test-bins
+	$(MAKE) -j$(NPROC) SAN=1 test-bins
 	tests/run-suites.sh unit
 
 # Everything: dependencies, sanitizer build, images, every suite. README's test command.
 test: deps
-	$(MAKE) SAN=1 test-bins
-	$(MAKE) all
+	$(MAKE) -j$(NPROC) SAN=1 test-bins
+	$(MAKE) -j$(NPROC) all
 	tests/run-suites.sh all
 
 # libFuzzer targets: clang, ASan+UBSan, run for FUZZ_SECONDS each.
