@@ -25,3 +25,5 @@ down:
 
 demo:
 	python3 images/demo.py
+
+include images/nodejs/build.mk

@@ -428,6 +428,72 @@ class NodeRunner(unittest.TestCase):
         r = self.run_js("function main() { process.exit(4); }\n")
         self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 4))
 
+    def test_killed_by_a_signal(self):
+        r = self.run_js("function main() { process.kill(process.pid, 'SIGKILL'); }\n")
+        self.assertEqual((r["outcome"], r["exit_code"], r["signal"]), ("killed", -9, 9))
+
+    def test_program_cannot_see_the_nonce(self):
+        # The nonce lives only in sandgate-runner (PID 1), which is
+        # non-dumpable: its memory cannot be read, and nothing handed to the
+        # program carries the nonce.
+        nonce = secrets.token_hex(16)
+        code = ("const fs = require('fs');\n"
+                "function main() {\n"
+                "  let seen = JSON.stringify(process.argv) + JSON.stringify(process.env)\n"
+                "    + fs.readFileSync('/workspace/main.js', 'latin1');\n"
+                "  for (const p of ['/proc/1/cmdline', '/proc/1/environ', '/proc/self/environ'])\n"
+                "    { try { seen += fs.readFileSync(p, 'latin1'); } catch (e) { seen += e.code; } }\n"
+                "  let mem = 'denied';\n"
+                "  try { const fd = fs.openSync('/proc/1/mem', 'r'); mem = 'opened';\n"
+                "        const b = Buffer.alloc(16); fs.readSync(fd, b, 0, 16, 0x400000); mem = 'readable'; }\n"
+                "  catch (e) { if (mem === 'denied') mem = 'denied'; }\n"
+                "  return {seen, mem};\n}\n")
+        r, _ = run_job(JS_IMAGE, {"code": code, "nonce": nonce})
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertNotIn(nonce, r["result"]["value"]["seen"])
+        self.assertEqual(r["result"]["value"]["mem"], "denied")
+
+    def test_output_written_before_return_is_all_there(self):
+        # The runner answers as soon as the report arrives; everything the
+        # program wrote before returning must be in the result anyway.
+        r = self.run_js("function main() {\n"
+                        "  for (let i = 0; i < 30; i++) process.stdout.write('x'.repeat(10000));\n"
+                        "  console.error('e'.repeat(70000));\n  return 'done';\n}\n")
+        self.assertEqual(r["result"]["value"], "done")
+        self.assertEqual(r["stdout"], "x" * 300000)
+        self.assertEqual(r["stderr"], "e" * 70000 + "\n")
+
+    def test_process_left_running_does_not_delay_the_answer(self):
+        # The sleeper inherits the report pipe; the answer must not wait for it.
+        code = ("const { spawn } = require('child_process');\n"
+                "function main() {\n"
+                "  spawn('sleep', ['60'], {stdio: 'ignore', detached: true}).unref();\n"
+                "  return 'left a sleeper';\n}\n")
+        started = time.monotonic()
+        r = self.run_js(code, limits={"timeout_ms": 20000})
+        self.assertEqual(r["result"]["value"], "left a sleeper")
+        self.assertLess(r["time_used_ms"], 5000)
+        self.assertLess(time.monotonic() - started, 20)
+
+    def test_forged_report_is_the_programs_own_result(self):
+        # The report pipe is the program's to scribble on: garbage is an
+        # exception of the program, never a runner failure.
+        r = self.run_js("const fs = require('fs');\n"
+                        "function main() { fs.writeSync(4, 'not json\\n'); return 1; }\n")
+        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 1))
+        self.assertIn("unreadable report", r["message"])
+
+    def test_invalid_utf8_output_is_replaced(self):
+        r = self.run_js("function main() { process.stdout.write(Buffer.from([0xff, 0x41, 0xe2, 0x82])); }\n")
+        self.assertEqual(r["outcome"], "ok")
+        self.assertEqual(r["stdout"], "\ufffdA\ufffd\ufffd")
+
+    def test_integer_beyond_64_bits_is_an_exception(self):
+        # JSON.stringify(2 ** 64) is 18446744073709552000, which no int64 holds.
+        r = self.run_js("function main() { return [1, 2 ** 64]; }\n")
+        self.assertEqual(r["outcome"], "exception")
+        self.assertIn("outside the 64-bit range", r["message"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,16 @@
+# images/nodejs: sandgate-runner, the Node.js sandbox's main process (the
+# protocol-holding parent of the node child; images/nodejs/README.md). Built
+# here with the house flags, and again inside the image's build stage.
+NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c \
+                    images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c
+NODE_RUNNER_OBJS := $(call objs,$(NODE_RUNNER_SRCS))
+BINS += $(BUILD)/sandgate-runner
+
+$(BUILD)/sandgate-runner: $(call objs,images/nodejs/runner_main.c) $(NODE_RUNNER_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) -ljansson -lm
+
+# Its unit tests link the runner's modules (not part of the daemons' libraries).
+$(BUILD)/tests/test_node_runner: tests/unit/test_node_runner.c $(NODE_RUNNER_OBJS) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -Iimages/nodejs $< -o $@ $(ALL_LDFLAGS) $(NODE_RUNNER_OBJS) \
+	    $(ALL_LIBS) $(LIBS) $(TEST_LIBS)

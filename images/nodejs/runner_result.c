@@ -1,0 +1,345 @@
+#include "runner_result.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "b64.h"
+
+#define PROTOCOL_VERSION 1
+#define MESSAGE_MAX 1000
+#define ARTIFACT_NAMES_MAX 4096 /* directory entries looked at */
+
+static const struct {
+    const char *ext;
+    const char *mime;
+} MIME_TYPES[] = {
+    {"png", "image/png"},
+    {"jpg", "image/jpeg"},
+    {"jpeg", "image/jpeg"},
+    {"gif", "image/gif"},
+    {"svg", "image/svg+xml"},
+    {"pdf", "application/pdf"},
+    {"csv", "text/csv"},
+    {"json", "application/json"},
+    {"txt", "text/plain"},
+    {"html", "text/html"},
+    {"md", "text/markdown"},
+    {"xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
+    {"xls", "application/vnd.ms-excel"},
+    {"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
+};
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80; /* no overlongs */
+        hi = c == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+json_t *runner_text(const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    size_t bad = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(s + i, len - i);
+        bad += k == 0;
+        i += k ? k : 1;
+    }
+    if (bad == 0)
+        return json_stringn(data ? data : "", len);
+    char *out = malloc(len + 2 * bad + 1); /* each bad byte (1) becomes U+FFFD (3) */
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(s + i, len - i);
+        if (k) {
+            memcpy(out + o, s + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    json_t *j = json_stringn(out, o);
+    free(out);
+    return j;
+}
+
+static json_t *base_result(const char *outcome, int exit_code, int sig, const char *message)
+{
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:i, s:f, s:s?}", "outcome",
+                     outcome, "exit_code", exit_code, "signal", sig, "stdout", "", "stderr", "",
+                     "result", "present", 0, "artifacts", "memory_used_kb", 0, "time_used_ms",
+                     0.0, "message", message);
+}
+
+json_t *runner_result_failed(const char *outcome, const char *message)
+{
+    return base_result(outcome, RUNNER_EXIT_RUNNER, 0, message);
+}
+
+/* The child's report, if it is one the parent accepts (see the header). */
+static json_t *classify_report(const struct runner_watch *w)
+{
+    json_error_t je;
+    size_t len = w->res.len;
+    const char *nl = memchr(w->res.data, '\n', len);
+    /* NUL is a character a returned string may hold (JSON.stringify writes \u0000). */
+    json_t *rep = json_loadb(w->res.data, nl ? (size_t)(nl - w->res.data) : len, JSON_ALLOW_NUL, &je);
+    const char *outcome = rep ? json_string_value(json_object_get(rep, "outcome")) : NULL;
+    json_t *res;
+    if (!outcome || (strcmp(outcome, "ok") && strcmp(outcome, "exception") &&
+                     strcmp(outcome, "no_main"))) {
+        char msg[MESSAGE_MAX];
+        if (!rep && strstr(je.text, "too big integer"))
+            snprintf(msg, sizeof(msg), "main() returned an integer outside the 64-bit range");
+        else
+            snprintf(msg, sizeof(msg), "unreadable report from the program: %s",
+                     rep ? "not a known outcome" : je.text);
+        res = base_result("exception", 1, 0, msg);
+        goto out;
+    }
+    int ok = strcmp(outcome, "ok") == 0;
+    const char *message = json_string_value(json_object_get(rep, "message"));
+    res = base_result(outcome, ok ? 0 : 1, 0, message);
+    if (res && ok && json_is_true(json_object_get(rep, "present"))) {
+        json_t *value = json_object_get(rep, "value");
+        json_object_set_new(res, "result",
+                            json_pack("{s:b, s:O}", "present", 1, "value", value ? value : json_null()));
+    }
+    json_int_t rss = json_integer_value(json_object_get(rep, "max_rss_kb"));
+    if (res && rss > 0)
+        json_object_set_new(res, "memory_used_kb", json_integer(rss));
+out:
+    json_decref(rep);
+    return res;
+}
+
+static json_t *classify_exit(const struct runner_watch *w)
+{
+    char msg[128];
+    int st = w->status;
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        snprintf(msg, sizeof(msg), "the program was killed by signal %s",
+                 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+        return base_result("killed", -sig, sig, msg);
+    }
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+    if (code == 0)
+        return base_result("ok", 0, 0, NULL);
+    snprintf(msg, sizeof(msg), "the program exited with status %d", code);
+    return base_result("exception", code, 0, msg);
+}
+
+json_t *runner_result_from_watch(const struct runner_cfg *cfg, const struct runner_watch *w,
+                                 size_t max_output)
+{
+    char msg[128];
+    json_t *res;
+    int ran = 0;
+    if (w->stop == RUNNER_TIMEOUT) {
+        res = base_result("timeout", RUNNER_EXIT_TIMEOUT, 0, "timeout_ms exceeded");
+    } else if (w->stop == RUNNER_OUTPUT_LIMIT) {
+        snprintf(msg, sizeof(msg), "%s larger than max_output_bytes (%zu)", w->limit_hit,
+                 max_output);
+        res = base_result("output_limit", RUNNER_EXIT_OUTPUT, 0, msg);
+    } else {
+        ran = 1;
+        res = w->res.len ? classify_report(w) : classify_exit(w);
+    }
+    if (!res)
+        return NULL;
+    json_object_set_new(res, "stdout", runner_text(w->out.data, w->out.len));
+    json_object_set_new(res, "stderr", runner_text(w->err.data, w->err.len));
+    json_object_set_new(res, "time_used_ms", json_real(round(w->elapsed_ms * 1000) / 1000));
+    json_int_t rss = json_integer_value(json_object_get(res, "memory_used_kb"));
+    json_object_set_new(res, "memory_used_kb", json_integer(rss > w->max_rss_kb ? rss : w->max_rss_kb));
+    if (ran)
+        runner_result_artifacts(cfg, res);
+    return res;
+}
+
+static const char *mime_of(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return NULL;
+    for (size_t i = 0; i < sizeof(MIME_TYPES) / sizeof(MIME_TYPES[0]); i++)
+        if (strcasecmp(dot + 1, MIME_TYPES[i].ext) == 0)
+            return MIME_TYPES[i].mime;
+    return NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dirfd (at most ARTIFACT_NAMES_MAX), sorted; caller frees each
+ * and the array. */
+static char **list_dir(int dirfd, size_t *ret_n)
+{
+    *ret_n = 0;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    char **names = d ? calloc(ARTIFACT_NAMES_MAX, sizeof(*names)) : NULL;
+    if (!names) {
+        if (d)
+            closedir(d);
+        else if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct dirent *e;
+    while (*ret_n < ARTIFACT_NAMES_MAX && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (names[*ret_n] = strdup(e->d_name)))
+            (*ret_n)++;
+    closedir(d);
+    qsort(names, *ret_n, sizeof(*names), by_name);
+    return names;
+}
+
+/* Reads one artifact within the caps; NULL and *ret_reason set when skipped. */
+static unsigned char *read_artifact(const struct runner_cfg *cfg, int dirfd, const char *name,
+                                    size_t total, size_t *ret_len, const char **ret_reason)
+{
+    *ret_reason = "not a regular file";
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    unsigned char *data = NULL;
+    size_t size = 0, n = 0;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        goto out;
+    *ret_reason = "too large";
+    size = (size_t)st.st_size;
+    if (size > cfg->art_bytes || total + size > cfg->art_total || !(data = malloc(size + 1)))
+        goto out;
+    ssize_t r;
+    while (n <= size && (r = read(fd, data + n, size + 1 - n)) > 0) /* one more: growth shows */
+        n += (size_t)r;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (data && n > size) {
+        free(data);
+        data = NULL;
+    }
+    *ret_len = n;
+    return data;
+}
+
+static void add_artifact(json_t *found, const char *name, const char *mime,
+                         const unsigned char *data, size_t len)
+{
+    char *b64 = NULL;
+    size_t b64_len = 0;
+    if (sg_b64_encode(data, len, &b64, &b64_len) < 0)
+        return;
+    json_array_append_new(found, json_pack("{s:s, s:s, s:I, s:s%}", "name", name, "mime_type",
+                                           mime, "size", (json_int_t)len, "content_b64", b64,
+                                           b64_len));
+    free(b64);
+}
+
+void runner_result_artifacts(const struct runner_cfg *cfg, json_t *result)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", cfg->workspace, RUNNER_ARTIFACT_DIR);
+    int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0)
+        return;
+    size_t n = 0, total = 0;
+    char **names = list_dir(dirfd, &n);
+    json_t *found = json_array(), *skipped = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const char *mime = mime_of(names[i]), *reason = "too many artifacts";
+        size_t len = 0;
+        unsigned char *data = NULL;
+        if (!mime)
+            continue;
+        if (json_array_size(found) < cfg->art_files &&
+            (data = read_artifact(cfg, dirfd, names[i], total, &len, &reason))) {
+            add_artifact(found, names[i], mime, data, len);
+            total += len;
+            free(data);
+            continue;
+        }
+        json_array_append_new(skipped, json_pack("{s:s, s:s}", "name", names[i], "reason", reason));
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    close(dirfd);
+    json_object_set_new(result, "artifacts", found);
+    if (json_array_size(skipped))
+        json_object_set_new(result, "artifacts_skipped", skipped);
+    else
+        json_decref(skipped);
+}
+
+int runner_result_write(json_t *result, const char *nonce)
+{
+    json_object_set_new(result, "sandgate_runner", json_integer(PROTOCOL_VERSION));
+    json_object_set_new(result, "nonce", nonce && *nonce ? json_string(nonce) : json_null());
+    char *line = json_dumps(result, JSON_COMPACT);
+    size_t len = line ? strlen(line) : 0;
+    char *out = line ? malloc(len + 2) : NULL;
+    if (!out) {
+        free(line);
+        return -ENOMEM;
+    }
+    /* Leading newline: a partial line the program wrote to this stdout (it can
+     * reach it through /proc/1/fd/1) cannot swallow the result. */
+    out[0] = '\n';
+    memcpy(out + 1, line, len);
+    out[len + 1] = '\n';
+    int r = 0;
+    for (size_t off = 0; off < len + 2;) {
+        ssize_t w = write(STDOUT_FILENO, out + off, len + 2 - off);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (w < 0) {
+            r = -errno;
+            break;
+        }
+        off += (size_t)w;
+    }
+    free(out);
+    free(line);
+    return r;
+}

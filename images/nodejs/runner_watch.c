@@ -1,0 +1,295 @@
+#include "runner_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_CHUNK 65536
+/* Child fd numbers: the child's runner (images/nodejs/runner.js) uses them. */
+#define CHILD_JOB_FD 3
+#define CHILD_RES_FD 4
+/* Where the child first moves its pipe ends, clear of the fds 0-4 it builds. */
+#define CHILD_FD_FLOOR 16
+#define STATUS_MAX 4096
+
+static int sigchld_pipe[2] = {-1, -1};
+
+static void on_sigchld(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    ssize_t n = write(sigchld_pipe[1], "c", 1); /* full pipe: a wake-up is pending anyway */
+    (void)n;
+    errno = saved;
+}
+
+int runner_sigchld_fd(void)
+{
+    if (pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -errno;
+    struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGCHLD, &sa, NULL) < 0)
+        return -errno;
+    return sigchld_pipe[0];
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* In the forked child: fds 0-4 as documented, everything else closed on
+ * exec, default SIGPIPE, own process group. Never returns. */
+static void child_exec(char *const argv[], char *const envp[], const char *workspace,
+                       const int fds[5])
+{
+    int moved[5];
+    for (int i = 0; i < 5; i++)
+        if ((moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, CHILD_FD_FLOOR)) < 0)
+            _exit(71);
+    for (int i = 0; i < 5; i++)
+        if (dup2(moved[i], i) < 0) /* dup2 clears FD_CLOEXEC on the copy */
+            _exit(71);
+    signal(SIGPIPE, SIG_DFL);
+    if (setpgid(0, 0) < 0 || chdir(workspace) < 0)
+        _exit(71);
+    execvpe(argv[0], argv, envp);
+    _exit(127);
+}
+
+static int close_keep_errno(int fd)
+{
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    return -1;
+}
+
+int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace,
+                       struct runner_child *ret_child, struct sg_error *err)
+{
+    int job[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int r = 0;
+    int *all[] = {&null, &job[0], &job[1], &out[0], &out[1], &er[0], &er[1], &res[0], &res[1]};
+    if (null < 0 || pipe2(job, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+        pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0) {
+        r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
+        goto out;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        r = sg_error_set(err, -errno, "cannot fork the child: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        int fds[5] = {null, out[1], er[1], job[0], res[1]};
+        child_exec(argv, envp, workspace, fds);
+    }
+    setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
+    *ret_child = (struct runner_child){
+        .pid = pid, .job_w = job[1], .out_r = out[0], .err_r = er[0], .res_r = res[0]};
+    job[1] = out[0] = er[0] = res[0] = -1;
+out:
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        close_keep_errno(*all[i]);
+    return r;
+}
+
+void runner_child_kill(const struct runner_child *child)
+{
+    if (child->pid > 0)
+        kill(-child->pid, SIGKILL);
+}
+
+/* Appends what fits under the cap; 0 or -E2BIG when some was dropped. */
+static int take(struct sg_buf *b, const char *data, size_t len)
+{
+    size_t room = b->cap - b->len;
+    if (sg_buf_append(b, data, len < room ? len : room) < 0)
+        return -E2BIG; /* out of memory: treated like the cap */
+    return len > room ? -E2BIG : 0;
+}
+
+/* One read from a pipe into its buffer. Returns 1 (data), 0 (EOF: fd closed
+ * and set to -1), -EAGAIN (nothing now) or -E2BIG (over the cap). */
+static int pump(int *fd, struct sg_buf *b)
+{
+    static char chunk[READ_CHUNK];
+    ssize_t n = read(*fd, chunk, sizeof(chunk));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return -EAGAIN;
+    if (n <= 0) {
+        *fd = close_keep_errno(*fd);
+        return 0;
+    }
+    return take(b, chunk, (size_t)n) < 0 ? -E2BIG : 1;
+}
+
+static const char *const PIPE_NAMES[] = {"stdout", "stderr", "result"};
+
+/* Reads whatever the pipes hold now (the child has reported or exited, so
+ * everything it wrote before is there), without waiting for EOF: something
+ * the program started may hold them open. */
+static void drain(struct runner_child *c, struct runner_watch *w)
+{
+    int *fds[] = {&c->out_r, &c->err_r, &c->res_r};
+    struct sg_buf *bufs[] = {&w->out, &w->err, &w->res};
+    for (int i = 0; i < 3; i++) {
+        int r = 0;
+        while (*fds[i] >= 0 && (r = pump(fds[i], bufs[i])) == 1)
+            ;
+        if (*fds[i] >= 0 && r == -E2BIG && w->stop != RUNNER_OUTPUT_LIMIT) {
+            w->stop = RUNNER_OUTPUT_LIMIT;
+            w->limit_hit = PIPE_NAMES[i];
+        }
+    }
+}
+
+static int report_complete(const struct runner_watch *w, int res_open)
+{
+    return w->res.len > 0 && (!res_open || memchr(w->res.data, '\n', w->res.len));
+}
+
+static void reap(struct runner_child *c, struct runner_watch *w)
+{
+    int status;
+    struct rusage ru;
+    if (wait4(c->pid, &status, WNOHANG, &ru) == c->pid) {
+        w->reaped = 1;
+        w->status = status;
+        w->max_rss_kb = ru.ru_maxrss;
+    }
+}
+
+/* VmHWM of a live child from /proc (the peak RSS so far), 0 if unreadable. */
+static long proc_hwm_kb(pid_t pid)
+{
+    char path[64], text[STATUS_MAX];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    const char *p = strstr(text, "VmHWM:");
+    return p ? strtol(p + 6, NULL, 10) : 0;
+}
+
+static void write_args(struct runner_child *c, const char *args, size_t len, size_t *off)
+{
+    ssize_t n = write(c->job_w, args + *off, len - *off);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n > 0)
+        *off += (size_t)n;
+    if (n < 0 || *off == len) /* done, or the child is gone (EPIPE) */
+        c->job_w = close_keep_errno(c->job_w);
+}
+
+/* Handles what poll() reported for the three output pipes. */
+static void on_pipes(struct runner_child *c, struct runner_watch *w, const struct pollfd *p,
+                     const int *slot)
+{
+    int *fds[] = {&c->out_r, &c->err_r, &c->res_r};
+    struct sg_buf *bufs[] = {&w->out, &w->err, &w->res};
+    for (int i = 0; i < 3 && !w->stop; i++) {
+        if (slot[i] < 0 || !(p[slot[i]].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        if (pump(fds[i], bufs[i]) == -E2BIG) {
+            w->stop = RUNNER_OUTPUT_LIMIT;
+            w->limit_hit = PIPE_NAMES[i];
+        } else if (i == 2 && report_complete(w, c->res_r >= 0)) {
+            w->stop = RUNNER_REPORTED;
+        }
+    }
+}
+
+/* One poll() round; returns once something happened or the deadline passed. */
+static void watch_once(struct runner_child *c, int sigfd, const char *args, size_t args_len,
+                       size_t *args_off, double deadline, struct runner_watch *w)
+{
+    struct pollfd p[5];
+    int slot[3] = {-1, -1, -1}, n = 0, job_slot = -1;
+    const int fds[3] = {c->out_r, c->err_r, c->res_r};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0) {
+            slot[i] = n;
+            p[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        }
+    if (c->job_w >= 0) {
+        job_slot = n;
+        p[n++] = (struct pollfd){.fd = c->job_w, .events = POLLOUT};
+    }
+    p[n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    double left = deadline - now_ms();
+    if (left <= 0) {
+        w->stop = RUNNER_TIMEOUT;
+        return;
+    }
+    if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
+        return; /* EINTR or the deadline: the next round decides */
+    if (job_slot >= 0 && p[job_slot].revents)
+        write_args(c, args, args_len, args_off);
+    on_pipes(c, w, p, slot);
+    if (!w->stop && p[n - 1].revents) {
+        char sink[64];
+        while (read(sigfd, sink, sizeof(sink)) > 0)
+            ;
+        reap(c, w);
+        if (w->reaped)
+            w->stop = RUNNER_EXITED;
+    }
+}
+
+void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args,
+                      size_t args_len, size_t max_output, unsigned timeout_ms,
+                      struct runner_watch *ret_watch)
+{
+    struct runner_watch *w = ret_watch;
+    *w = (struct runner_watch){0};
+    sg_buf_init(&w->out, max_output);
+    sg_buf_init(&w->err, max_output);
+    sg_buf_init(&w->res, max_output);
+    const int fds[] = {child->job_w, child->out_r, child->err_r, child->res_r};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    double started = now_ms(), deadline = started + timeout_ms;
+    size_t args_off = 0;
+    reap(child, w); /* it may have died before the job came: no SIGCHLD is pending then */
+    if (w->reaped)
+        w->stop = RUNNER_EXITED;
+    while (!w->stop)
+        watch_once(child, sigchld_fd, args, args_len, &args_off, deadline, w);
+    if (w->stop == RUNNER_REPORTED || w->stop == RUNNER_EXITED)
+        drain(child, w);
+    w->elapsed_ms = now_ms() - started;
+    if (!w->reaped)
+        reap(child, w);
+    if (!w->reaped)
+        w->max_rss_kb = proc_hwm_kb(child->pid);
+}
+
+void runner_watch_free(struct runner_watch *watch)
+{
+    if (!watch)
+        return;
+    sg_buf_free(&watch->out);
+    sg_buf_free(&watch->err);
+    sg_buf_free(&watch->res);
+}

@@ -1,0 +1,72 @@
+/* runner_watch.h - the child process that runs the program, seen from the
+ * protocol-holding parent (sandgate-runner).
+ *
+ * The child is started before the job exists, in its own process group, with
+ *   fd 0  /dev/null           fd 3  job pipe: the arguments (JSON), then EOF
+ *   fd 1  stdout pipe         fd 4  result pipe: one report line, '\n'-terminated
+ *   fd 2  stderr pipe
+ * and nothing else open. The parent then watches the pipes until the report
+ * line is complete (the answer: it does not wait for the child to exit), the
+ * child exits without one, the deadline passes or an output cap is hit.
+ */
+#ifndef RUNNER_WATCH_H
+#define RUNNER_WATCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "sg_error.h"
+
+struct runner_child {
+    pid_t pid;
+    int job_w; /* parent ends; -1 once closed */
+    int out_r;
+    int err_r;
+    int res_r;
+};
+
+enum runner_stop {
+    RUNNER_RUNNING = 0,
+    RUNNER_REPORTED,     /* the report line is complete (the child may still run) */
+    RUNNER_EXITED,       /* the child exited (report complete or not) */
+    RUNNER_TIMEOUT,      /* the deadline passed */
+    RUNNER_OUTPUT_LIMIT, /* stdout, stderr or the report went over the cap */
+};
+
+struct runner_watch {
+    struct sg_buf out; /* what the child wrote, each capped at max_output */
+    struct sg_buf err;
+    struct sg_buf res;
+    enum runner_stop stop;
+    const char *limit_hit; /* "stdout", "stderr" or "result" with RUNNER_OUTPUT_LIMIT */
+    int reaped;            /* status is valid */
+    int status;            /* wait status */
+    long max_rss_kb;       /* the child's peak RSS (0 when unknown) */
+    double elapsed_ms;     /* from handing over the arguments to the stop */
+};
+
+/* Installs the SIGCHLD handler and returns the read end of its self-pipe (the
+ * watch loop polls it), or a negative errno. Call once, before spawning. */
+int runner_sigchld_fd(void);
+
+/* Starts argv (execvp) as the child described above, in workspace, with the
+ * environment envp. Returns 0 or a negative errno (err says what failed). */
+int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace,
+                       struct runner_child *ret_child, struct sg_error *err);
+
+/* SIGKILL to the child's whole process group (what the program started too). */
+void runner_child_kill(const struct runner_child *child);
+
+/* Hands args (args_len bytes) to the child and watches it until it stops (see
+ * enum runner_stop). ret_watch is always filled; caller frees it with
+ * runner_watch_free(). The child is left running (kill it with
+ * runner_child_kill()). */
+void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args,
+                      size_t args_len, size_t max_output, unsigned timeout_ms,
+                      struct runner_watch *ret_watch);
+
+/* NULL is a no-op. */
+void runner_watch_free(struct runner_watch *watch);
+
+#endif
