@@ -1,0 +1,376 @@
+/* Unit tests for sandgate-runner, the Node.js sandbox's protocol-holding
+ * process (images/nodejs/runner_*.c): job line validation, workspace files,
+ * outcome classification from the child's report, artifacts, text decoding.
+ * The whole runner in a real sandbox: tests/e2e/test_runners.py. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner_job.h"
+#include "runner_result.h"
+#include "runner_watch.h"
+
+static struct runner_cfg test_cfg(void)
+{
+    struct runner_cfg cfg;
+    runner_cfg_from_env(&cfg);
+    return cfg;
+}
+
+static int parse(const struct runner_cfg *cfg, const char *line, struct runner_job *job,
+                 struct sg_error *err)
+{
+    return runner_job_parse(cfg, line, strlen(line), job, err);
+}
+
+Test(node_runner, names)
+{
+    cr_assert(runner_name_ok("data.csv", 8, "main.js"));
+    cr_assert(runner_name_ok("helper.js", 9, "main.js"));
+    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_not(runner_name_ok(bad[i], strlen(bad[i]), "main.js"), "%s", bad[i]);
+    cr_assert_not(runner_name_ok("a\0b", 3, "main.js"));
+    char longname[RUNNER_MAX_NAME_BYTES + 2];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    cr_assert_not(runner_name_ok(longname, strlen(longname), "main.js"));
+    cr_assert(runner_name_ok(longname, RUNNER_MAX_NAME_BYTES, "main.js"));
+}
+
+Test(node_runner, minimal_job_defaults)
+{
+    struct runner_cfg cfg = test_cfg();
+    struct runner_job job;
+    cr_assert_eq(parse(&cfg, "{\"code\": \"function main() {}\"}", &job, NULL), 0);
+    cr_assert_str_eq(job.nonce, "");
+    cr_assert_str_eq(job.code, "function main() {}");
+    cr_assert_str_eq(job.args_json, "{}");
+    cr_assert_eq(job.timeout_ms, RUNNER_DEFAULT_TIMEOUT_MS);
+    cr_assert_eq(job.max_output, RUNNER_DEFAULT_MAX_OUTPUT);
+    cr_assert_eq(job.n_files, 0);
+    runner_job_free(&job);
+    runner_job_free(NULL);
+}
+
+Test(node_runner, full_job_and_clamps)
+{
+    struct runner_cfg cfg = test_cfg();
+    struct runner_job job;
+    struct sg_error err = {0};
+    const char *line = "{\"nonce\": \"abcdefABCDEF0123\", \"code\": \"x\", \"arguments\": {\"a\": [1, 2]},"
+                       " \"files\": {\"d.csv\": \"YSxiCg==\"},"
+                       " \"limits\": {\"timeout_ms\": 999999999, \"max_output_bytes\": 7}}";
+    cr_assert_eq(parse(&cfg, line, &job, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(job.nonce, "abcdefABCDEF0123");
+    cr_assert_str_eq(job.args_json, "{\"a\":[1,2]}");
+    cr_assert_eq(job.timeout_ms, RUNNER_MAX_TIMEOUT_MS);
+    cr_assert_eq(job.max_output, 7);
+    cr_assert_eq(job.n_files, 1);
+    cr_assert_str_eq(job.files[0].name, "d.csv");
+    cr_assert_eq(job.files[0].len, 4);
+    cr_assert_eq(memcmp(job.files[0].data, "a,b\n", 4), 0);
+    runner_job_free(&job);
+}
+
+Test(node_runner, bad_jobs_are_einval_with_a_reason)
+{
+    struct runner_cfg cfg = test_cfg();
+    static const struct {
+        const char *line, *reason;
+    } cases[] = {
+        {"not json", "not valid JSON"},
+        {"[1]", "JSON object"},
+        {"{\"code\": 5}", "'code'"},
+        {"{\"code\": \"\", \"arguments\": []}", "'arguments'"},
+        {"{\"code\": \"\", \"limits\": 3}", "'limits'"},
+        {"{\"code\": \"\", \"limits\": {\"timeout_ms\": -1}}", "limits.timeout_ms"},
+        {"{\"code\": \"\", \"limits\": {\"max_output_bytes\": 1.5}}", "limits.max_output_bytes"},
+        {"{\"code\": \"\", \"nonce\": \"short\"}", "'nonce'"},
+        {"{\"code\": \"\", \"nonce\": \"abcdefabcdefabc-\"}", "'nonce'"},
+        {"{\"code\": \"\", \"files\": []}", "'files'"},
+        {"{\"code\": \"\", \"files\": {\"../x\": \"\"}}", "refused file name"},
+        {"{\"code\": \"\", \"files\": {\"main.js\": \"\"}}", "refused file name"},
+        {"{\"code\": \"\", \"files\": {\"a\": 1}}", "base64 string"},
+        {"{\"code\": \"\", \"files\": {\"a\": \"abc\"}}", "not valid base64"},
+        {"{\"code\": \"a\", \"code\": \"b\"}", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct runner_job job;
+        struct sg_error err = {0};
+        cr_assert_eq(parse(&cfg, cases[i].line, &job, &err), -EINVAL, "%s", cases[i].line);
+        cr_assert(strstr(err.msg, cases[i].reason), "%s: %s", cases[i].line, err.msg);
+        runner_job_free(&job);
+    }
+}
+
+Test(node_runner, bad_job_keeps_a_good_nonce)
+{
+    struct runner_cfg cfg = test_cfg();
+    struct runner_job job;
+    cr_assert_eq(parse(&cfg, "{\"nonce\": \"0123456789abcdef\", \"code\": 1}", &job, NULL), -EINVAL);
+    cr_assert_str_eq(job.nonce, "0123456789abcdef");
+    runner_job_free(&job);
+}
+
+Test(node_runner, input_file_caps)
+{
+    struct runner_cfg cfg = test_cfg();
+    cfg.max_files = 1;
+    struct runner_job job;
+    struct sg_error err = {0};
+    cr_assert_eq(parse(&cfg, "{\"code\": \"\", \"files\": {\"a\": \"\", \"b\": \"\"}}", &job, &err),
+                 -EINVAL);
+    cr_assert(strstr(err.msg, "too many input files"), "%s", err.msg);
+    runner_job_free(&job);
+    cfg = test_cfg();
+    cfg.max_files_bytes = 5;
+    cr_assert_eq(parse(&cfg, "{\"code\": \"\", \"files\": {\"a\": \"YWFh\", \"b\": \"YmJi\"}}", &job,
+                       &err), -EINVAL);
+    cr_assert(strstr(err.msg, "larger than 5 bytes"), "%s", err.msg);
+    runner_job_free(&job);
+}
+
+static char *make_workspace(void)
+{
+    char *dir = strdup("/tmp/sg-node-runner-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    return dir;
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(node_runner, workspace_written_once)
+{
+    struct runner_cfg cfg = test_cfg();
+    char *dir = make_workspace();
+    cfg.workspace = dir;
+    struct runner_job job;
+    cr_assert_eq(parse(&cfg, "{\"code\": \"x = 1\", \"files\": {\"d.txt\": \"aGk=\"}}", &job, NULL), 0);
+    struct sg_error err = {0};
+    cr_assert_eq(runner_job_write(&cfg, &job, &err), 0, "%s", err.msg);
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/main.js", dir);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 5);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    snprintf(path, sizeof(path), "%s/artifacts", dir);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(S_ISDIR(st.st_mode));
+    /* A second write finds main.js there: never overwritten. */
+    cr_assert_eq(runner_job_write(&cfg, &job, &err), -EEXIST);
+    cr_assert(strstr(err.msg, "given twice"), "%s", err.msg);
+    runner_job_free(&job);
+    remove_tree(dir);
+    cfg.workspace = dir; /* now gone: the sandbox is unusable */
+    cr_assert_eq(parse(&cfg, "{\"code\": \"\"}", &job, NULL), 0);
+    cr_assert_eq(runner_job_write(&cfg, &job, &err), -ENOENT);
+    cr_assert(strstr(err.msg, "cannot open"), "%s", err.msg);
+    runner_job_free(&job);
+    free(dir);
+}
+
+Test(node_runner, text_replaces_invalid_utf8)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "plain"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"\xff" "A", "\xef\xbf\xbd" "A"},
+        {"\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd"},             /* overlong NUL */
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* surrogate */
+        {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},             /* cut short */
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* > U+10FFFF */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = runner_text(cases[i].in, strlen(cases[i].in));
+        cr_assert_not_null(j, "case %zu", i);
+        cr_assert_str_eq(json_string_value(j), cases[i].out, "case %zu", i);
+        json_decref(j);
+    }
+    json_t *nul = runner_text("a\0b", 3);
+    cr_assert_eq(json_string_length(nul), 3);
+    json_decref(nul);
+}
+
+/* A watch as runner_watch_run() leaves it, with the child's report. */
+static void fake_watch(struct runner_watch *w, const char *report, const char *out)
+{
+    *w = (struct runner_watch){.stop = RUNNER_REPORTED, .elapsed_ms = 1.2345, .max_rss_kb = 10};
+    sg_buf_init(&w->out, 1 << 20);
+    sg_buf_init(&w->err, 1 << 20);
+    sg_buf_init(&w->res, 1 << 20);
+    cr_assert_eq(sg_buf_append(&w->res, report, strlen(report)), 0);
+    cr_assert_eq(sg_buf_append(&w->out, out, strlen(out)), 0);
+}
+
+static json_t *classify(const char *report, int stop, int status)
+{
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, report, "hi\n");
+    if (stop) {
+        w.stop = stop;
+        w.limit_hit = "stderr";
+    }
+    w.status = status;
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert_not_null(r);
+    return r;
+}
+
+static const char *str(json_t *r, const char *key)
+{
+    return json_string_value(json_object_get(r, key));
+}
+
+static json_int_t num(json_t *r, const char *key)
+{
+    return json_integer_value(json_object_get(r, key));
+}
+
+Test(node_runner, report_ok_with_value)
+{
+    json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,\"max_rss_kb\":99,\"value\":{\"a\":\"\\u0000\"}}\n",
+                         0, 0);
+    cr_assert_str_eq(str(r, "outcome"), "ok");
+    cr_assert_eq(num(r, "exit_code"), 0);
+    cr_assert_str_eq(str(r, "stdout"), "hi\n");
+    cr_assert_eq(num(r, "memory_used_kb"), 99);
+    json_t *value = json_object_get(json_object_get(r, "result"), "value");
+    cr_assert_eq(json_string_length(json_object_get(value, "a")), 1);
+    cr_assert(json_is_null(json_object_get(r, "message")));
+    cr_assert_float_eq(json_real_value(json_object_get(r, "time_used_ms")), 1.235, 1e-9);
+    json_decref(r);
+}
+
+Test(node_runner, report_exception_and_no_main)
+{
+    json_t *r = classify("{\"outcome\":\"exception\",\"message\":\"TypeError: x\"}\n", 0, 0);
+    cr_assert_str_eq(str(r, "outcome"), "exception");
+    cr_assert_eq(num(r, "exit_code"), 1);
+    cr_assert_str_eq(str(r, "message"), "TypeError: x");
+    cr_assert(json_is_false(json_object_get(json_object_get(r, "result"), "present")));
+    json_decref(r);
+    r = classify("{\"outcome\":\"no_main\",\"message\":\"none\"}\n", 0, 0);
+    cr_assert_str_eq(str(r, "outcome"), "no_main");
+    cr_assert_eq(num(r, "exit_code"), 1);
+    json_decref(r);
+}
+
+Test(node_runner, unusable_reports_are_the_programs_exception)
+{
+    const char *reports[] = {"garbage\n", "{\"outcome\":\"bad_job\"}\n", "[1]\n",
+                             "{\"outcome\":\"ok\",\"present\":true,\"value\":18446744073709552000}\n"};
+    for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
+        json_t *r = classify(reports[i], 0, 0);
+        cr_assert_str_eq(str(r, "outcome"), "exception", "%s", reports[i]);
+        cr_assert_eq(num(r, "exit_code"), 1);
+        json_decref(r);
+    }
+    json_t *r = classify(reports[3], 0, 0);
+    cr_assert(strstr(str(r, "message"), "64-bit"), "%s", str(r, "message"));
+    json_decref(r);
+}
+
+Test(node_runner, no_report_classified_by_exit)
+{
+    json_t *r = classify("", RUNNER_EXITED, 3 << 8);
+    cr_assert_str_eq(str(r, "outcome"), "exception");
+    cr_assert_eq(num(r, "exit_code"), 3);
+    json_decref(r);
+    r = classify("", RUNNER_EXITED, 0);
+    cr_assert_str_eq(str(r, "outcome"), "ok");
+    json_decref(r);
+    r = classify("", RUNNER_EXITED, SIGKILL);
+    cr_assert_str_eq(str(r, "outcome"), "killed");
+    cr_assert_eq(num(r, "exit_code"), -SIGKILL);
+    cr_assert_eq(num(r, "signal"), SIGKILL);
+    json_decref(r);
+}
+
+Test(node_runner, limits_win_over_a_report)
+{
+    const char *ok = "{\"outcome\":\"ok\",\"present\":true,\"value\":1}\n";
+    json_t *r = classify(ok, RUNNER_TIMEOUT, 0);
+    cr_assert_str_eq(str(r, "outcome"), "timeout");
+    cr_assert_eq(num(r, "exit_code"), RUNNER_EXIT_TIMEOUT);
+    cr_assert(json_is_false(json_object_get(json_object_get(r, "result"), "present")));
+    json_decref(r);
+    r = classify(ok, RUNNER_OUTPUT_LIMIT, 0);
+    cr_assert_str_eq(str(r, "outcome"), "output_limit");
+    cr_assert_eq(num(r, "exit_code"), RUNNER_EXIT_OUTPUT);
+    cr_assert_str_eq(str(r, "message"), "stderr larger than max_output_bytes (1000)");
+    json_decref(r);
+}
+
+Test(node_runner, artifacts_within_caps_in_name_order)
+{
+    struct runner_cfg cfg = test_cfg();
+    char *dir = make_workspace();
+    cfg.workspace = dir;
+    cfg.art_files = 3;
+    cfg.art_bytes = 4;
+    char sub[512];
+    snprintf(sub, sizeof(sub), "%s/artifacts", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file(sub, "b.txt", "bb");
+    write_file(sub, "a.PNG", "aa");
+    write_file(sub, "big.csv", "12345");
+    write_file(sub, "tool.exe", "x");
+    write_file(sub, "c.md", "c");
+    char link[600];
+    snprintf(link, sizeof(link), "%s/link.txt", sub);
+    cr_assert_eq(symlink("/etc/passwd", link), 0);
+    json_t *r = json_object();
+    runner_result_artifacts(&cfg, r);
+    json_t *found = json_object_get(r, "artifacts"), *skipped = json_object_get(r, "artifacts_skipped");
+    cr_assert_eq(json_array_size(found), 3);
+    cr_assert_str_eq(str(json_array_get(found, 0), "name"), "a.PNG");
+    cr_assert_str_eq(str(json_array_get(found, 0), "mime_type"), "image/png");
+    cr_assert_str_eq(str(json_array_get(found, 0), "content_b64"), "YWE=");
+    cr_assert_eq(num(json_array_get(found, 0), "size"), 2);
+    cr_assert_str_eq(str(json_array_get(found, 1), "name"), "b.txt");
+    cr_assert_str_eq(str(json_array_get(found, 2), "name"), "c.md");
+    /* Name order: big.csv is too large, link.txt comes after the count is full. */
+    cr_assert_eq(json_array_size(skipped), 2);
+    cr_assert_str_eq(str(json_array_get(skipped, 0), "name"), "big.csv");
+    cr_assert_str_eq(str(json_array_get(skipped, 0), "reason"), "too large");
+    cr_assert_str_eq(str(json_array_get(skipped, 1), "name"), "link.txt");
+    cr_assert_str_eq(str(json_array_get(skipped, 1), "reason"), "too many artifacts");
+    json_decref(r);
+    cfg.art_files = 10;
+    r = json_object();
+    runner_result_artifacts(&cfg, r);
+    skipped = json_object_get(r, "artifacts_skipped");
+    cr_assert_str_eq(str(json_array_get(skipped, 1), "name"), "link.txt");
+    cr_assert_str_eq(str(json_array_get(skipped, 1), "reason"), "not a regular file");
+    json_decref(r);
+    remove_tree(dir);
+    free(dir);
+}
