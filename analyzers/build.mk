@@ -31,7 +31,7 @@ ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
                  analyzers/analyze.c
 # Shared tree-sitter helpers and the bump arena the language analyzers use.
-ANALYZER_SRCS += analyzers/ts_util.c analyzers/arena.c
+ANALYZER_SRCS += analyzers/ts_util.c analyzers/ts_bound.c analyzers/arena.c
 # The language analyzers; each one's modules are named after it.
 ANALYZER_SRCS += analyzers/python.c $(wildcard analyzers/python_*.c)
 ANALYZER_SRCS += analyzers/javascript.c $(wildcard analyzers/js_*.c)

@@ -3,6 +3,7 @@
 
 #include "analyze.h"
 #include "rules.h"
+#include "ts_bound.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -79,12 +80,24 @@ static TSParser *parser_for(const TSLanguage *lang, int *ret_owned)
     return p;
 }
 
-/* The stack guard (see SG_TS_GUARD_BYTES): the parse log says when a token
+/* The stack guard (see SG_TS_STACK_MAX): the parse log says when a token
  * is pushed ("shift", "shift_extra") and how many subtrees a reduction
  * pops ("reduce sym:X, child_count:N"); "process version:V,
- * version_count:C" says whether one stack version is live. */
+ * version_count:C, ..., row:R, col:K" says whether one stack version is
+ * live and where it is.
+ *
+ * Formatting the log makes a parse 2-3 times slower, so the logger is
+ * switched off for good at the first point X (one version live) where the
+ * rest cannot build a node with more than SG_TS_CHILDREN_MAX children:
+ * every later stack entry holds one of the <= depth entries live at X or
+ * one of the <= 2 * rest later leaves (ts_bound.h), so later nodes have at
+ * most depth + 2 * rest children, and the root at most that plus the
+ * children of one entry made before X (<= the largest depth seen). */
 struct stack_guard {
-    unsigned long depth;
+    TSParser *parser;
+    const uint64_t *suffix; /* token bound from each line block to the end */
+    size_t blocks;
+    unsigned long depth, max_depth;
     unsigned versions;
     size_t cancel; /* the parser's cancellation flag */
     int tripped;
@@ -96,6 +109,16 @@ static unsigned long log_number(const char *msg, const char *key)
     return at ? strtoul(at + strlen(key), NULL, 10) : 0;
 }
 
+/* With one version live at line row, can the rest of the parse still
+ * build a node past SG_TS_CHILDREN_MAX children? If not, stop logging. */
+static void stack_guard_checkpoint(struct stack_guard *g, unsigned long row)
+{
+    size_t b = row / SG_TS_BOUND_BLOCK_LINES;
+    uint64_t rest = g->suffix[b < g->blocks ? b : g->blocks - 1];
+    if (g->depth + g->max_depth + 2 * rest + SG_TS_BOUND_SLACK <= SG_TS_CHILDREN_MAX)
+        ts_parser_set_logger(g->parser, (TSLogger){0});
+}
+
 static void stack_guard_log(void *payload, TSLogType type, const char *msg)
 {
     struct stack_guard *g = payload;
@@ -103,8 +126,12 @@ static void stack_guard_log(void *payload, TSLogType type, const char *msg)
         return;
     if (strncmp(msg, "process version:", 16) == 0) {
         g->versions = (unsigned)log_number(msg, "version_count:");
+        if (g->versions == 1)
+            stack_guard_checkpoint(g, log_number(msg, "row:"));
     } else if (strncmp(msg, "shift", 5) == 0) {
-        if (++g->depth > SG_TS_STACK_MAX) {
+        if (++g->depth > g->max_depth)
+            g->max_depth = g->depth;
+        if (g->depth > SG_TS_STACK_MAX) {
             g->tripped = 1;
             g->cancel = 1;
         }
@@ -113,19 +140,26 @@ static void stack_guard_log(void *payload, TSLogType type, const char *msg)
          * to another version, so only pushes count (an overestimate) */
         unsigned long n = log_number(msg, "child_count:");
         g->depth = n == 0 ? g->depth + 1 : g->depth - (n - 1 < g->depth ? n - 1 : g->depth);
+        g->max_depth = g->depth > g->max_depth ? g->depth : g->max_depth;
     }
 }
 
-static TSTree *parse_guarded(TSParser *p, const char *src, uint32_t len, int *ret_tripped)
+static int parse_guarded(TSParser *p, const char *src, uint32_t len, int *ret_tripped,
+                         TSTree **ret_tree)
 {
-    struct stack_guard g = {.versions = 1};
+    struct stack_guard g = {.parser = p, .versions = 1};
+    uint64_t *suffix = NULL;
+    if (sg_ts_bound_suffixes(src, len, &suffix, &g.blocks) < 0)
+        return -ENOMEM;
+    g.suffix = suffix;
     ts_parser_set_logger(p, (TSLogger){.payload = &g, .log = stack_guard_log});
     ts_parser_set_cancellation_flag(p, &g.cancel);
-    TSTree *t = ts_parser_parse_string(p, NULL, src, len);
+    *ret_tree = ts_parser_parse_string(p, NULL, src, len);
     ts_parser_set_cancellation_flag(p, NULL);
     ts_parser_set_logger(p, (TSLogger){0});
+    free(suffix);
     *ret_tripped = g.tripped;
-    return t;
+    return 0;
 }
 
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree)
@@ -133,16 +167,21 @@ int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **re
     *ret_tree = NULL;
     if (len > UINT32_MAX)
         return -E2BIG;
-    int owned = 0, tripped = 0;
+    int owned = 0, tripped = 0, r = 0;
     TSParser *p = parser_for(lang, &owned);
     if (!p)
         return -ENOMEM;
-    TSTree *t = len <= SG_TS_GUARD_BYTES ? ts_parser_parse_string(p, NULL, src, (uint32_t)len)
-                                         : parse_guarded(p, src, (uint32_t)len, &tripped);
+    TSTree *t = NULL;
+    if (sg_ts_bound_needs_guard(src, len))
+        r = parse_guarded(p, src, (uint32_t)len, &tripped, &t);
+    else
+        t = ts_parser_parse_string(p, NULL, src, (uint32_t)len);
     if (!t)
         ts_parser_reset(p); /* timed out or cancelled: the next parse must start afresh */
     if (owned)
         ts_parser_delete(p);
+    if (r < 0)
+        return r;
     if (!t)
         return tripped ? -ELOOP : -ETIMEDOUT;
     *ret_tree = t;

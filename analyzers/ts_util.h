@@ -21,17 +21,19 @@
  * super-linear part of an analysis. */
 #define SG_TS_PARSE_TIMEOUT_US 2000000u
 
-/* tree-sitter 0.20.7 corrupts its heap (a double free in ts_tree_delete)
- * when error recovery runs with about 65535 subtrees on the parse stack,
- * which 64 KiB of `[` or `x:` reaches. A source of at most
- * SG_TS_GUARD_BYTES cannot put that many tokens on the stack; a longer one
- * is parsed with a logger that keeps an upper bound of the stack depth
- * (exact while one stack version is live, counting only pushes while
- * several are) and cancels the parse past SG_TS_STACK_MAX. The bound drifts
- * up by about 30 per KiB of ordinary code, so only sources of several MiB
- * (or nesting no policy allows) reach it. */
-#define SG_TS_GUARD_BYTES 16384u
-#define SG_TS_STACK_MAX 48000u
+/* tree-sitter 0.20.7 keeps a node's child count in 16 bits, so a node
+ * built from 65536 or more stack entries corrupts the heap when it is freed
+ * (64 KiB of `[` or `x:` do it; see ts_bound.h). A source whose token bound
+ * (ts_bound.h) rules that out is parsed as is. Any other source is parsed
+ * with a logger that keeps an upper bound of the stack depth (exact while
+ * one stack version is live, counting only pushes while several are) and
+ * cancels the parse past SG_TS_STACK_MAX; the logger is dropped as soon as
+ * the rest of the source can no longer build a node that large (ts_util.c).
+ * Under half of 65535: the root takes the stack's entries plus the children
+ * of its last one, each at most the limit. The bound drifts up by 20-30 per
+ * KiB of ordinary code, so only sources of about a MiB (or nesting no policy
+ * allows) reach it. */
+#define SG_TS_STACK_MAX 32000u
 
 /* Parse src[0..len) with lang on this thread's cached parser (one per
  * language and thread, created on first use and deleted at thread exit).

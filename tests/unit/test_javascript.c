@@ -11,6 +11,7 @@
 #include "analyze.h"
 #include "lang.h"
 #include "rules.h"
+#include "test_text.h"
 
 static struct sg_policy *load(const char *name)
 {
@@ -584,18 +585,6 @@ Test(javascript, node_limit_and_stats)
     sg_policy_free(p);
 }
 
-static char *repeat(const char *prefix, const char *unit, size_t n)
-{
-    size_t pl = strlen(prefix), ul = strlen(unit);
-    char *s = malloc(pl + ul * n + 1);
-    cr_assert(s);
-    memcpy(s, prefix, pl);
-    for (size_t i = 0; i < n; i++)
-        memcpy(s + pl + i * ul, unit, ul);
-    s[pl + ul * n] = '\0';
-    return s;
-}
-
 /* tree-sitter 0.20.7 corrupts its heap when error recovery meets ~65535
  * subtrees on its stack (ts_util.h): these must be a violation, not a
  * crash (the test runs under ASan). */
@@ -608,13 +597,13 @@ Test(javascript, parse_stack_guard)
     } bombs[] = {{"x = ", "[", 66000}, {"", "x:", 34000}, {"", "if(", 34000},
                  {"x = ", "!", 66000}, {"x = ", "`${", 34000}};
     for (size_t i = 0; i < N(bombs); i++) {
-        char *s = repeat(bombs[i].prefix, bombs[i].unit, bombs[i].n);
+        char *s = test_repeat(bombs[i].prefix, bombs[i].unit, bombs[i].n, NULL);
         expect_reject_lp(&p->javascript, s, SG_RULE_DEPTH);
         free(s);
     }
     /* a long ordinary program is parsed under the guard and accepted */
-    char *big = repeat("", "function f(a, b) { const r = [a, b].map((x) => x * 2); "
-                           "return { r, s: `${a}-${b}` } }\n", 2500);
+    char *big = test_repeat("", "function f(a, b) { const r = [a, b].map((x) => x * 2); "
+                                "return { r, s: `${a}-${b}` } }\n", 2500, NULL);
     cr_assert_gt(strlen(big), 100000);
     expect_accept_lp(&p->javascript, big);
     free(big);
