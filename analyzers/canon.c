@@ -14,7 +14,7 @@
 
 #include "rules.h"
 
-enum canon_rule { C_UTF8, C_NUL, C_CR, C_COOKIE, C_LSEP, C_BIDI, C_COUNT };
+enum canon_rule { C_UTF8, C_NUL, C_CR, C_COOKIE, C_LSEP, C_BIDI, C_MIXED, C_COUNT };
 
 #define NOT_FOUND ((size_t)-1)
 
@@ -132,6 +132,38 @@ static void find_bad_cookie(const char *src, size_t len, struct finding *ret)
     }
 }
 
+/* The first tab that follows a space in the leading blanks of a line that
+ * holds code (not blank, not only a comment: both parsers ignore the
+ * indentation of those; a form feed starts the indentation afresh, as in
+ * CPython). tree-sitter-python advances a tab to a fixed width while CPython
+ * advances to the next multiple of 8 and raises TabError only for some of
+ * the ambiguous cases, so the two can put such a line in different blocks.
+ * Continuation and string lines are checked too: bytes cannot tell them
+ * apart, and rejecting more is safe. */
+static void find_mixed_indent(const char *src, size_t len, struct finding *ret)
+{
+    for (size_t i = 0; i < len;) {
+        size_t tab = NOT_FOUND;
+        int space = 0;
+        for (; i < len && (src[i] == ' ' || src[i] == '\t' || src[i] == '\f'); i++) {
+            if (src[i] == '\f')
+                space = 0;
+            else if (src[i] == ' ')
+                space = 1;
+            else if (space && tab == NOT_FOUND)
+                tab = i;
+        }
+        if (tab != NOT_FOUND && i < len && src[i] != '\n' && src[i] != '\r' && src[i] != '#') {
+            *ret = (struct finding){tab, tab + 1};
+            return;
+        }
+        const char *nl = i < len ? memchr(src + i, '\n', len - i) : NULL;
+        if (!nl)
+            return;
+        i = (size_t)(nl - src) + 1;
+    }
+}
+
 static void find_all(enum sg_lang lang, const char *src, size_t len, struct finding f[C_COUNT])
 {
     for (int i = 0; i < C_COUNT; i++)
@@ -147,8 +179,10 @@ static void find_all(enum sg_lang lang, const char *src, size_t len, struct find
     size_t cr = find_lone_cr(src, len);
     if (cr != NOT_FOUND)
         f[C_CR] = (struct finding){cr, cr + 1};
-    if (lang == SG_LANG_PYTHON)
+    if (lang == SG_LANG_PYTHON) {
         find_bad_cookie(src, len, &f[C_COOKIE]);
+        find_mixed_indent(src, len, &f[C_MIXED]);
+    }
     find_e2_chars(src, len, &f[C_LSEP], &f[C_BIDI]);
 }
 
@@ -156,6 +190,7 @@ static const char *const rule_ids[C_COUNT] = {
     [C_UTF8] = SG_RULE_INVALID_UTF8,         [C_NUL] = SG_RULE_NUL_BYTE,
     [C_CR] = SG_RULE_LONE_CR,                [C_COOKIE] = SG_RULE_CODING_COOKIE,
     [C_LSEP] = SG_RULE_LINE_SEPARATOR,       [C_BIDI] = SG_RULE_BIDI_CONTROL,
+    [C_MIXED] = SG_RULE_MIXED_INDENTATION,
 };
 
 static const char *const messages[C_COUNT] = {
@@ -165,6 +200,8 @@ static const char *const messages[C_COUNT] = {
     [C_COOKIE] = NULL, /* formatted with the name */
     [C_LSEP] = "U+2028/U+2029 line or paragraph separator in source",
     [C_BIDI] = "bidirectional control character in source (Trojan Source)",
+    [C_MIXED] = "tab after a space in indentation (the parser and Python can read different "
+                "blocks; indent with spaces only, or tabs only)",
 };
 
 int sg_canon_check(enum sg_lang lang, const char *src, size_t len, struct sg_violations *out)

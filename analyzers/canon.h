@@ -3,7 +3,8 @@
  * The gateway forwards exactly the bytes it checked, so these checks never
  * rewrite the source: they reject what a parser and the runtime could read
  * differently (invalid UTF-8, NUL, lone CR, non-UTF-8 coding cookies,
- * U+2028/U+2029, bidi controls) and leave identifier normalisation to the
+ * U+2028/U+2029, bidi controls, Python indentation with a tab after a
+ * space) and leave identifier normalisation to the
  * analyzers, which call sg_nfkc() on names before matching.
  */
 #ifndef SG_CANON_H

@@ -21,6 +21,7 @@ static const struct {
     {SG_RULE_CODING_COOKIE, "Python coding declaration other than utf-8"},
     {SG_RULE_LINE_SEPARATOR, "U+2028/U+2029 line or paragraph separator"},
     {SG_RULE_BIDI_CONTROL, "Bidirectional control character (Trojan Source)"},
+    {SG_RULE_MIXED_INDENTATION, "Python indentation with a tab after a space"},
     {SG_RULE_SYNTAX_ERROR, "Source does not parse"},
     {SG_RULE_SOURCE_BYTES, "Source larger than the policy allows"},
     {SG_RULE_DEPTH, "Syntax tree deeper than the policy allows"},

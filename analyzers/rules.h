@@ -11,6 +11,7 @@
 #define SG_RULE_CODING_COOKIE "source.coding-cookie"
 #define SG_RULE_LINE_SEPARATOR "source.line-separator"
 #define SG_RULE_BIDI_CONTROL "source.bidi-control"
+#define SG_RULE_MIXED_INDENTATION "source.mixed-indentation"
 /* Parsing and structural limits */
 #define SG_RULE_SYNTAX_ERROR "parse.syntax-error"
 #define SG_RULE_SOURCE_BYTES "limit.source-bytes"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "canon.h"
 #include "rules.h"
 
@@ -114,6 +115,48 @@ Test(canon, bidi_controls)
     }
     /* U+200E/U+200F marks and U+2065 are not in the set */
     expect_clean(SG_LANG_PYTHON, S("s = '\xe2\x80\x8e\xe2\x81\xa5'\n"));
+}
+
+Test(canon, mixed_indentation)
+{
+    /* a tab after a space in the indentation, reported at the tab */
+    expect_one(SG_LANG_PYTHON, S("if x:\n    y = 1\n \ty = 2\n"), SG_RULE_MIXED_INDENTATION, 3, 2);
+    expect_one(SG_LANG_PYTHON, S("if x:\n\t  \tpass\n"), SG_RULE_MIXED_INDENTATION, 2, 4);
+    expect_one(SG_LANG_PYTHON, S(" \tx = 1"), SG_RULE_MIXED_INDENTATION, 1, 2);
+    /* continuation lines count too: bytes cannot tell them from others */
+    expect_one(SG_LANG_PYTHON, S("x = (1,\n  \t2)\n"), SG_RULE_MIXED_INDENTATION, 2, 3);
+    /* comment-only lines do not: no parser reads their indentation */
+    expect_clean(SG_LANG_PYTHON, S("if x:\n  \t# note\n    pass\n"));
+    /* tabs only, spaces only, tab then spaces: accepted */
+    expect_clean(SG_LANG_PYTHON, S("if x:\n\tif y:\n\t\tpass\n"));
+    expect_clean(SG_LANG_PYTHON, S("if x:\n    pass\n"));
+    expect_clean(SG_LANG_PYTHON, S("if x:\n\t    pass\n"));
+    /* a tab after the indentation, a blank line, a form feed restarting it */
+    expect_clean(SG_LANG_PYTHON, S("if x:\n    y = 1 \t# c\n"));
+    expect_clean(SG_LANG_PYTHON, S("if x:\n \t \n    pass\n"));
+    expect_clean(SG_LANG_PYTHON, S("x = 1\n \f\ty = 2\n"));
+    expect_clean(SG_LANG_PYTHON, S("x = 1\r\n \t\r\n"));
+    /* JavaScript indentation carries no meaning */
+    expect_clean(SG_LANG_JAVASCRIPT, S("if (x) {\n \ty = 2;\n}\n"));
+}
+
+Test(canon, mixed_indentation_through_the_analysis)
+{
+    /* CPython puts `c` (7 spaces and a tab: column 8) in `if x:`'s body;
+     * tree-sitter-python (a tab adds 8: column 15) puts it under `if y:` */
+    struct sg_policy *p = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(sg_policy_load_file("policies/default.json", &p, &err), 0, "%s", err.msg);
+    static const char src[] = "if x:\n        a\n        if y:\n            b\n       \tc\n";
+    struct sg_analysis a;
+    cr_assert_eq(sg_analyze(p, SG_LANG_PYTHON, src, sizeof(src) - 1, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(a.accepted, 0);
+    cr_assert_eq(a.violations.count, 1);
+    cr_expect_str_eq(a.violations.items[0].rule, SG_RULE_MIXED_INDENTATION);
+    cr_expect_eq(a.violations.items[0].line, 5);
+    cr_expect_eq(a.violations.items[0].column, 8);
+    sg_analysis_free(&a);
+    sg_policy_free(p);
 }
 
 Test(canon, bom_only_at_start)
