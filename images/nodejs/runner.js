@@ -35,10 +35,17 @@
 const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
+// Node 18 lists these two as "not yet supported in user snapshots" and warns
+// when the snapshot is built. Loaded here anyway: required after the snapshot
+// the same warning would go to the program's stderr, and what the runner uses
+// of them (compileFunction, the CommonJS loader) is what Node's own bootstrap
+// uses; tests/e2e/test_runners.py runs every job path from the snapshot.
 const Module = require('module');
 const vm = require('vm');
 
-const WORKSPACE = process.cwd();
+// Set at start (not when the snapshot is built): the parent's --workspace is
+// the child's working directory.
+let WORKSPACE = '/workspace';
 const MAIN_FILE = 'main.js';
 const JOB_FD = 3;
 const REPORT_FD = 4;
@@ -46,9 +53,9 @@ const READ_CHUNK = 65536;
 // A lone surrogate, which JSON.stringify writes as an escape that other JSON
 // parsers (the executor's) reject; an even run of backslashes before it is text.
 const LONE_SURROGATE_RE = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
-// The hidden parameter that receives a top-level `main`; unguessable, so the
-// program cannot shadow or call it by name.
-const HOOK = `__sandgate_main_${crypto.randomBytes(8).toString('hex')}`;
+// The hidden parameter that receives a top-level `main`: random per process
+// (set at start), so no program can collide with it by accident.
+let HOOK = '';
 
 function writeAllSync(fd, buf) {
   let off = 0;
@@ -183,32 +190,7 @@ function readArguments() {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-// The job path's code run once on a dummy module before the job, so that its
-// first real run does not pay for lazy compilation and lazy initialisation
-// (measured under runsc: ~1-2 ms). Nothing of it is left for the program: the
-// dummy is not in the module cache and writes nothing.
-function warmUp() {
-  const filename = path.join(WORKSPACE, '.sandgate-warm-up.js');
-  const fn = vm.compileFunction('module.exports.main = (a) => [a];',
-    ['exports', 'require', 'module', '__filename', '__dirname', HOOK], { filename });
-  const mod = new Module(filename, null);
-  mod.paths = Module._nodeModulePaths(WORKSPACE);
-  fn.call(mod.exports, mod.exports, Module.createRequire(filename), mod, filename, WORKSPACE, null);
-  serialise(mod.exports.main(JSON.parse('{"a":[1,"x"]}')));
-  process.resourceUsage();
-  const { Writable } = require('stream');
-  const sink = new Writable({ write(chunk, encoding, cb) { cb(); } });
-  new console.Console({ stdout: sink, stderr: sink }).log('%s %d %j', 'x', 1, { a: [1] });
-}
-
-function main() {
-  const preimport = (process.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
-    .filter(Boolean);
-  for (const name of preimport) {
-    try { require(name); } catch (e) { /* optional module missing: not fatal */ }
-  }
-  blockingStdio();
-  warmUp();
+function runJob() {
   let raw;
   try {
     raw = readArguments();
@@ -219,7 +201,30 @@ function main() {
   childRun(JSON.parse(raw));
 }
 
-// From the event loop, not from the main script: Node finishes its own
-// start-up after the main script returns, and a program's first microtask
-// would otherwise wait for that (~2 ms under runsc).
-setImmediate(main);
+// Per process, before the job: what a snapshot cannot hold (the random hook
+// name, the working directory, the stdio streams, modules of the image's
+// configuration), then wait for the job from the event loop rather than from
+// here: Node finishes its own start-up after this returns, and a program's
+// first microtask would otherwise wait for that (~2 ms under runsc).
+function start() {
+  HOOK = `__sandgate_main_${crypto.randomBytes(8).toString('hex')}`;
+  WORKSPACE = process.cwd();
+  const preimport = (process.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of preimport) {
+    try { require(name); } catch (e) { /* optional module missing: not fatal */ }
+  }
+  blockingStdio();
+  setImmediate(runJob);
+}
+
+// The image runs this file from a V8 start-up snapshot (images/nodejs/README.md):
+// `node --snapshot-blob runner.blob --build-snapshot runner.js` runs the code
+// above once at image build time, and each sandbox's node starts from that
+// heap and calls start(). Run directly, it starts at once.
+const { startupSnapshot } = require('v8');
+if (startupSnapshot && startupSnapshot.isBuildingSnapshot()) {
+  startupSnapshot.setDeserializeMainFunction(start);
+} else {
+  start();
+}

@@ -316,6 +316,7 @@ class NodeRunner(unittest.TestCase):
         self.assertEqual(r["outcome"], "ok", r)
         self.assertEqual(r["result"], {"present": True, "value": {"x": 42}})
         self.assertEqual(r["stdout"], "hi\n")
+        self.assertEqual(r["stderr"], "")  # nothing of the runner's own (snapshot warnings)
 
     def test_exports_main(self):
         r = self.run_js("exports.main = (args) => args.a * 2;\n", arguments={"a": 4})
@@ -427,6 +428,15 @@ class NodeRunner(unittest.TestCase):
     def test_process_exit(self):
         r = self.run_js("function main() { process.exit(4); }\n")
         self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 4))
+
+    def test_each_sandbox_has_its_own_randomness(self):
+        # The node child starts from a snapshot taken at image build time;
+        # nothing random may be frozen into it.
+        code = ("const c = require('crypto');\n"
+                "function main() { return [Math.random(), c.randomBytes(16).toString('hex')]; }\n")
+        a, b = self.run_js(code), self.run_js(code)
+        self.assertNotEqual(a["result"]["value"][0], b["result"]["value"][0])
+        self.assertNotEqual(a["result"]["value"][1], b["result"]["value"][1])
 
     def test_killed_by_a_signal(self):
         r = self.run_js("function main() { process.kill(process.pid, 'SIGKILL'); }\n")
