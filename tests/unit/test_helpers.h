@@ -1,10 +1,13 @@
-/* test_text.h - building large test sources (header-only, for unit tests). */
-#ifndef SG_TEST_TEXT_H
-#define SG_TEST_TEXT_H
+/* test_helpers.h - small helpers shared by unit tests (header-only). */
+#ifndef SG_TEST_HELPERS_H
+#define SG_TEST_HELPERS_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "policy.h"
 
 /* prefix followed by n copies of unit, NUL-terminated; *ret_len (may be
  * NULL) gets its length. Caller frees with free(). */
@@ -20,6 +23,18 @@ static inline char *test_repeat(const char *prefix, const char *unit, size_t n, 
     if (ret_len)
         *ret_len = pl + ul * n;
     return s;
+}
+
+/* The shipped policy policies/<name>.json (tests run from the repository
+ * root). Caller frees with sg_policy_free(). */
+static inline struct sg_policy *test_load_policy(const char *name)
+{
+    char path[64];
+    struct sg_policy *p = NULL;
+    struct sg_error err = {0};
+    snprintf(path, sizeof(path), "policies/%s.json", name);
+    cr_assert_eq(sg_policy_load_file(path, &p, &err), 0, "%s", err.msg);
+    return p;
 }
 
 #endif

@@ -11,7 +11,7 @@
 #include "analyze.h"
 #include "lang.h"
 #include "rules.h"
-#include "test_text.h"
+#include "test_helpers.h"
 
 static struct sg_policy *load(const char *name)
 {

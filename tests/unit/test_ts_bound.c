@@ -10,7 +10,7 @@
 
 #include "analyze.h"
 #include "rules.h"
-#include "test_text.h"
+#include "test_helpers.h"
 #include "ts_bound.h"
 
 static uint64_t bound(const char *s)

@@ -11,17 +11,8 @@
 #include "policy.h"
 #include "rules.h"
 #include "sha256.h"
+#include "test_helpers.h"
 #include "verdict_cache.h"
-
-static struct sg_policy *load(const char *name)
-{
-    char path[64];
-    struct sg_policy *p = NULL;
-    struct sg_error err = {0};
-    snprintf(path, sizeof(path), "policies/%s.json", name);
-    cr_assert_eq(sg_policy_load_file(path, &p, &err), 0, "%s", err.msg);
-    return p;
-}
 
 static void key_of(const struct sg_policy *p, enum sg_lang lang, const char *src, uint8_t *key)
 {
@@ -60,7 +51,7 @@ static int has(struct sg_vcache *c, const uint8_t *key)
 
 Test(vcache, hit_returns_the_stored_result)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_vcache *c = NULL;
     cr_assert_eq(sg_vcache_new(64, 1 << 20, &c), 0);
     static const char bad[] = "import os\nos.system('id')\neval('1')\n";
@@ -102,7 +93,7 @@ Test(vcache, hit_returns_the_stored_result)
 
 Test(vcache, policy_language_and_source_are_in_the_key)
 {
-    struct sg_policy *def = load("default"), *strict = load("strict");
+    struct sg_policy *def = test_load_policy("default"), *strict = test_load_policy("strict");
     struct sg_vcache *c = NULL;
     cr_assert_eq(sg_vcache_new(64, 1 << 20, &c), 0);
     uint8_t key[SG_VCACHE_KEY_LEN], other[SG_VCACHE_KEY_LEN];
@@ -121,7 +112,7 @@ Test(vcache, policy_language_and_source_are_in_the_key)
 
 Test(vcache, evicts_least_recently_used_by_count)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_vcache *c = NULL;
     cr_assert_eq(sg_vcache_new(3, 1 << 20, &c), 0);
     uint8_t k[4][SG_VCACHE_KEY_LEN];
@@ -144,7 +135,7 @@ Test(vcache, evicts_least_recently_used_by_count)
 
 Test(vcache, evicts_by_bytes_and_skips_oversized_entries)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     uint8_t small[SG_VCACHE_KEY_LEN], big[SG_VCACHE_KEY_LEN];
     /* measure one accepted entry and one entry with many violations */
     struct sg_vcache *c = NULL;
@@ -184,7 +175,7 @@ Test(vcache, disabled_and_invalid_caps)
     struct sg_vcache *c = (struct sg_vcache *)1;
     cr_assert_eq(sg_vcache_new(0, 1 << 20, &c), 0);
     cr_assert_null(c);
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     uint8_t key[SG_VCACHE_KEY_LEN];
     put(c, p, SG_LANG_PYTHON, "a = 1\n", key); /* NULL cache: stores nothing */
     cr_expect_eq(has(c, key), 0);
@@ -238,7 +229,7 @@ static void *vc_worker(void *arg)
 
 Test(vcache, concurrent_use)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_vcache *c = NULL;
     /* sharded (>= 16 * 8 entries) but smaller than the working set of both
      * kinds of sources, so entries are evicted while others read them */
