@@ -5,8 +5,10 @@
 #   pool is full and quiet), sustained jobs/s at concurrency 4, and the pool's
 #   container-create rate beside the bare `docker run --rm --runtime=runsc`
 #   rate measured in the same run (the ceiling: every job uses up a sandbox).
-# Targets: Python p50 <= 15 ms; sustained jobs/s >= 80% of the bare rate.
-# Prints the figures; fails only when it cannot measure.
+# Targets: Python p50 <= 15 ms, Node p50 close to Python's; sustained jobs/s
+# >= 80% of the bare rate. Prints the figures and the load average before and
+# after (compare runs only on a quiet machine); fails only when it cannot
+# measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/rel}
@@ -40,11 +42,14 @@ bare_rate() { # IMAGE CMD...: containers/s for single-use runsc containers, 4 at
     python3 -c "print(round($BARE / ($t1 - $t0), 2))"
 }
 
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
 bare=$(bare_rate sandgate/sandbox-python:latest /bin/true)
 echo "  bare rate (/bin/true): $bare containers/s"
-# The same with the interpreter started once, as in the pool (the runners
-# start two: the parent and the child that waits for the job).
+# The same with the interpreter started once, plainly. For reference only: a
+# pooled Python sandbox starts python3 once and forks its child; a pooled Node
+# sandbox starts the small C runner and one node from a start-up snapshot,
+# which is cheaper than a plain `node -e 0` (images/nodejs/README.md).
 declare -A bare_interp
 bare_interp[python]=$(bare_rate sandgate/sandbox-python:latest python3 -c pass)
 bare_interp[nodejs]=$(bare_rate sandgate/sandbox-nodejs:latest node -e 0)
@@ -74,3 +79,4 @@ for lang in python nodejs; do
          "$(python3 -c "print(round(100 * $jps / $bare))")% of the bare ceiling," \
          "$(python3 -c "print(round(100 * $jps / ${bare_interp[$lang]}))")% of the interpreter one"
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
