@@ -179,8 +179,12 @@ static void analyze_tree(struct js_ctx *c, TSTree *tree, struct sg_analysis_stat
     TSTreeCursor cur = ts_tree_cursor_new(root);
     size_t first = c->out->count, before = c->out->count + c->out->dropped;
     walk(c, &cur, root, st);
+    int complex_names = 0;
+    if (c->out->count + c->out->dropped == before)
+        complex_names = js_consts_finish(c); /* names built from other names */
     /* aliases and tainted names matter only for a program not rejected already */
-    if ((c->n_aliases || c->n_taints) && !c->err && c->out->count + c->out->dropped == before) {
+    if ((c->n_aliases || c->n_taints || complex_names) && !c->err &&
+        c->out->count + c->out->dropped == before) {
         c->second_pass = 1;
         walk(c, &cur, root, st);
     }
@@ -224,6 +228,7 @@ int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t
         if (c) {
             analyze_tree(c, tree, stats);
             r = c->err;
+            js_consts_free(c->consts);
             free(c);
         } else {
             r = -ENOMEM;

@@ -7,6 +7,7 @@
  */
 #include "js_fold.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 struct fold {
     const struct js_syms *sy;
     const char *src;
+    const struct js_fold_env *env; /* NULL: identifiers are dynamic */
     unsigned depth, nodes;
 };
 
@@ -368,6 +370,108 @@ static enum js_fold_kind fold_case(struct fold *f, TSNode obj, TSNode args, int 
     return js_str_casemap(out, from, upper) == 0 ? JS_FOLD_STRING : JS_FOLD_DYNAMIC;
 }
 
+/* The first two arguments of a call (null nodes when absent). */
+static unsigned two_args(const struct fold *f, TSNode args, TSNode *ret_a, TSNode *ret_b)
+{
+    struct kids k;
+    TSNode c;
+    unsigned n = 0;
+    *ret_a = *ret_b = (TSNode){0};
+    kids_open(&k, args);
+    while (n < 3 && kids_next(f, &k, &c)) {
+        if (n == 0)
+            *ret_a = c;
+        else if (n == 1)
+            *ret_b = c;
+        n++;
+    }
+    kids_close(&k);
+    return n;
+}
+
+/* 1 when out[from..len) is ASCII, so byte offsets are UTF-16 offsets. */
+static int ascii_tail(const struct js_str *out, size_t from)
+{
+    if (out->truncated)
+        return 0;
+    for (size_t i = from; i < out->len; i++)
+        if ((unsigned char)out->buf[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
+/* Keep out[from + s .. from + e) of the folded receiver. */
+static void keep_range(struct js_str *out, size_t from, size_t s, size_t e)
+{
+    memmove(out->buf + from, out->buf + from + s, e - s);
+    out->len = from + (e - s);
+    out->buf[out->len] = '\0';
+}
+
+/* s.slice(a, b) / s.substring(a, b) / s.substr(a, n) with non-negative
+ * integer arguments on an ASCII string (JavaScript indexes UTF-16 units). */
+static enum js_fold_kind fold_substring(struct fold *f, TSNode obj, TSNode args, int which,
+                                        struct js_str *out)
+{
+    TSNode a, b;
+    unsigned long long va = 0, vb = ULLONG_MAX;
+    if (two_args(f, args, &a, &b) > 2 || ts_node_is_null(a) || fold_uint(f, a, &va) != JS_FOLD_NUMBER ||
+        (!ts_node_is_null(b) && fold_uint(f, b, &vb) != JS_FOLD_NUMBER))
+        return JS_FOLD_DYNAMIC;
+    size_t from = out->len;
+    enum js_fold_kind k = fold_into(f, obj, out);
+    if (k != JS_FOLD_STRING)
+        return not_text(k);
+    if (!ascii_tail(out, from))
+        return JS_FOLD_DYNAMIC;
+    unsigned long long n = out->len - from;
+    unsigned long long s = va < n ? va : n, e;
+    if (which == 2) /* substr(start, length) */
+        e = vb >= n - s ? n : s + vb;
+    else
+        e = vb < n ? vb : n;
+    if (e < s) {
+        unsigned long long t = s; /* substring swaps; slice yields "" */
+        s = which == 1 ? e : s;
+        e = which == 1 ? t : s;
+    }
+    keep_range(out, from, (size_t)s, (size_t)e);
+    return JS_FOLD_STRING;
+}
+
+/* s.replace(p, r) / s.replaceAll(p, r) with string p and r (r without '$'
+ * patterns). */
+static enum js_fold_kind fold_replace(struct fold *f, TSNode obj, TSNode args, int all,
+                                      struct js_str *out)
+{
+    TSNode a, b;
+    struct js_str pat, rep, tmp;
+    js_str_clear(&pat);
+    js_str_clear(&rep);
+    js_str_clear(&tmp);
+    if (two_args(f, args, &a, &b) != 2 || fold_into(f, a, &pat) != JS_FOLD_STRING ||
+        fold_into(f, b, &rep) != JS_FOLD_STRING || pat.truncated || rep.truncated ||
+        memchr(rep.buf, '$', rep.len) || (all && pat.len == 0))
+        return JS_FOLD_DYNAMIC;
+    if (fold_into(f, obj, &tmp) != JS_FOLD_STRING || tmp.truncated)
+        return JS_FOLD_DYNAMIC;
+    size_t i = 0;
+    int done = 0;
+    while (i <= tmp.len) {
+        const char *hit = done ? NULL
+                               : pat.len ? memmem(tmp.buf + i, tmp.len - i, pat.buf, pat.len)
+                                         : tmp.buf + i;
+        size_t at = hit ? (size_t)(hit - tmp.buf) : tmp.len;
+        js_str_append(out, tmp.buf + i, at - i);
+        if (!hit)
+            break;
+        js_str_append(out, rep.buf, rep.len);
+        i = at + pat.len;
+        done = !all;
+    }
+    return JS_FOLD_STRING;
+}
+
 /* obj.method(args) where obj folds to a string (or is an array literal). */
 static enum js_fold_kind fold_method(struct fold *f, const struct callee *c, TSNode args,
                                      struct js_str *out)
@@ -379,8 +483,11 @@ static enum js_fold_kind fold_method(struct fold *f, const struct callee *c, TSN
         return fold_char_codes(f, args, 0, out);
     if (object_is(f, c->object, "String") && is_name(&c->name, "fromCodePoint"))
         return fold_char_codes(f, args, 1, out);
-    if (is_name(&c->name, "join") && ts_node_symbol(c->object) == f->sy->array)
-        return fold_join(f, c->object, args, out);
+    TSNode arr = c->object;
+    if (f->env && ts_node_symbol(arr) == f->sy->identifier)
+        arr = f->env->lookup(f->env->arg, arr); /* const parts = [...]; parts.join("") */
+    if (is_name(&c->name, "join") && !ts_node_is_null(arr) && ts_node_symbol(arr) == f->sy->array)
+        return fold_join(f, arr, args, out);
     if (is_name(&c->name, "concat")) {
         enum js_fold_kind k = fold_into(f, c->object, out);
         return k == JS_FOLD_STRING ? fold_args_text(f, args, out) : not_text(k);
@@ -388,6 +495,12 @@ static enum js_fold_kind fold_method(struct fold *f, const struct callee *c, TSN
     for (int i = 0; i < 4; i++)
         if (is_name(&c->name, cases[i]))
             return fold_case(f, c->object, args, i & 1, i >= 2, out);
+    static const char *const subs[] = {"slice", "substring", "substr"};
+    for (int i = 0; i < 3; i++)
+        if (is_name(&c->name, subs[i]))
+            return fold_substring(f, c->object, args, i, out);
+    if (is_name(&c->name, "replace") || is_name(&c->name, "replaceAll"))
+        return fold_replace(f, c->object, args, is_name(&c->name, "replaceAll"), out);
     if ((is_name(&c->name, "toString") || is_name(&c->name, "valueOf")) &&
         count_args(f, args, &first) == 0) {
         enum js_fold_kind k = fold_into(f, c->object, out);
@@ -418,6 +531,37 @@ static enum js_fold_kind fold_call(struct fold *f, TSNode n, struct js_str *out)
     return fold_method(f, &c, args, out);
 }
 
+/* a || b, a && b, a ?? b with a constant left side: the side that is the
+ * value. */
+static enum js_fold_kind fold_logical(struct fold *f, TSNode n, struct js_str *out)
+{
+    TSNode op = ts_node_child_by_field_id(n, f->sy->f_operator);
+    uint32_t os = ts_node_start_byte(op);
+    if (ts_node_end_byte(op) - os != 2)
+        return JS_FOLD_DYNAMIC;
+    const char *t = f->src + os;
+    int kind = !memcmp(t, "||", 2) ? 0 : !memcmp(t, "&&", 2) ? 1 : !memcmp(t, "??", 2) ? 2 : -1;
+    if (kind < 0)
+        return JS_FOLD_DYNAMIC;
+    struct js_str l;
+    js_str_clear(&l);
+    enum js_fold_kind kl = fold_into(f, ts_node_child_by_field_id(n, f->sy->f_left), &l);
+    if (!js_fold_is_text(kl) && kl != JS_FOLD_NUMBER_INEXACT)
+        return not_text(kl);
+    int nullish = kl == JS_FOLD_OTHER && (!strcmp(l.buf, "null") || !strcmp(l.buf, "undefined"));
+    int falsy = nullish || (kl == JS_FOLD_OTHER && !strcmp(l.buf, "false")) ||
+                (kl == JS_FOLD_STRING && l.len == 0) || (kl == JS_FOLD_NUMBER && !strcmp(l.buf, "0"));
+    if (kl == JS_FOLD_NUMBER_INEXACT && kind != 2)
+        return JS_FOLD_DYNAMIC; /* 0.0 or -0 may be falsy */
+    int take_left = kind == 0 ? !falsy : kind == 1 ? falsy : !nullish;
+    if (!take_left)
+        return fold_into(f, ts_node_child_by_field_id(n, f->sy->f_right), out);
+    if (kl == JS_FOLD_NUMBER_INEXACT)
+        return kl;
+    js_str_append(out, l.buf, l.len);
+    return kl;
+}
+
 static enum js_fold_kind fold_dispatch(struct fold *f, TSNode n, struct js_str *out)
 {
     const struct js_syms *sy = f->sy;
@@ -442,12 +586,18 @@ static enum js_fold_kind fold_dispatch(struct fold *f, TSNode n, struct js_str *
     if (s == sy->binary_expression &&
         ts_node_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->plus)
         return fold_plus(f, n, out);
+    if (s == sy->binary_expression)
+        return fold_logical(f, n, out);
     if (s == sy->unary_expression &&
         ts_node_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->minus &&
         ts_node_symbol(ts_node_child_by_field_id(n, sy->f_argument)) == sy->number)
         return JS_FOLD_NUMBER_INEXACT;
     if (s == sy->call_expression)
         return fold_call(f, n, out);
+    if (s == sy->identifier && f->env) {
+        TSNode v = f->env->lookup(f->env->arg, n);
+        return ts_node_is_null(v) ? JS_FOLD_DYNAMIC : fold_into(f, v, out);
+    }
     return JS_FOLD_DYNAMIC;
 }
 
@@ -466,7 +616,14 @@ static enum js_fold_kind fold_into(struct fold *f, TSNode n, struct js_str *out)
 enum js_fold_kind js_fold(const struct js_syms *sy, const char *src, TSNode node,
                           struct js_str *ret_value)
 {
-    struct fold f = {.sy = sy, .src = src};
+    return js_fold_env(sy, src, NULL, node, ret_value);
+}
+
+enum js_fold_kind js_fold_env(const struct js_syms *sy, const char *src,
+                              const struct js_fold_env *env, TSNode node,
+                              struct js_str *ret_value)
+{
+    struct fold f = {.sy = sy, .src = src, .env = env};
     js_str_clear(ret_value);
     enum js_fold_kind k = fold_into(&f, node, ret_value);
     js_str_flush(ret_value);

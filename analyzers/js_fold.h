@@ -37,6 +37,21 @@ enum js_fold_kind {
 enum js_fold_kind js_fold(const struct js_syms *sy, const char *src, TSNode node,
                           struct js_str *ret_value);
 
+/* Constant bindings for js_fold_env: `lookup` returns the one expression an
+ * identifier is bound to (`const b = a + "x"` gives `a + "x"` for b), or a
+ * null node when the identifier is not a single known binding. Folding
+ * follows identifiers through it, within the same depth and node bounds
+ * (so a cycle or a long chain folds as JS_FOLD_COMPLEX). */
+struct js_fold_env {
+    TSNode (*lookup)(const void *arg, TSNode ident);
+    const void *arg;
+};
+
+/* js_fold, following identifiers through env (NULL: like js_fold). */
+enum js_fold_kind js_fold_env(const struct js_syms *sy, const char *src,
+                              const struct js_fold_env *env, TSNode node,
+                              struct js_str *ret_value);
+
 /* 1 when a kind is a constant whose text is exact (usable as a name). */
 int js_fold_is_text(enum js_fold_kind kind);
 

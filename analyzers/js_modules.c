@@ -87,6 +87,8 @@ static void check_timer(struct js_ctx *c, TSNode args, const struct js_str *fn)
     if (ts_node_is_null(arg))
         return;
     enum js_fold_kind k = js_fold(c->sy, c->src, arg, &v);
+    if (k == JS_FOLD_DYNAMIC)
+        js_consts_defer(c, arg, JS_DEFER_TIMER); /* setTimeout(code) with const code = ... */
     if (k == JS_FOLD_STRING || k == JS_FOLD_COMPLEX)
         js_report(c, arg, SG_RULE_CALL_FORBIDDEN, "%s with a string argument evaluates code",
                   fn->buf);

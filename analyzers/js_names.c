@@ -217,9 +217,16 @@ static void record_alias(struct js_ctx *c, TSNode name_node, TSNode value)
  * direct bindings of a constant are followed (not values passed around). */
 static void record_taint(struct js_ctx *c, TSNode name_node, TSNode value)
 {
-    struct js_str v, name;
-    if (js_fold(c->sy, c->src, value, &v) != JS_FOLD_STRING ||
-        (!js_is_forbidden_attr(c, &v) && !js_is_denied_dunder(c, &v)))
+    struct js_str v;
+    if (js_fold(c->sy, c->src, value, &v) == JS_FOLD_STRING)
+        js_taint_name(c, name_node, value, &v);
+}
+
+void js_taint_name(struct js_ctx *c, TSNode name_node, TSNode value, const struct js_str *vp)
+{
+    struct js_str name;
+    if ((!js_is_forbidden_attr(c, vp) && !js_is_denied_dunder(c, vp)) ||
+        js_tainted_value(c, name_node))
         return;
     js_node_name(c, name_node, &name);
     if (c->n_taints == JS_TAINT_MAX) {
@@ -232,8 +239,8 @@ static void record_taint(struct js_ctx *c, TSNode name_node, TSNode value)
     memcpy(t->name, name.buf, n);
     t->name[n] = '\0';
     t->name_truncated = name.truncated || name.len > JS_ALIAS_NAME_MAX;
-    n = strnlen(v.buf, JS_ALIAS_NAME_MAX); /* a policy entry: at most 128 bytes */
-    memcpy(t->value, v.buf, n);
+    n = strnlen(vp->buf, JS_ALIAS_NAME_MAX); /* a policy entry: at most 128 bytes */
+    memcpy(t->value, vp->buf, n);
     t->value[n] = '\0';
 }
 
@@ -259,4 +266,5 @@ void js_record_binding(struct js_ctx *c, TSNode name_node, TSNode value)
         return;
     record_alias(c, name_node, value);
     record_taint(c, name_node, value);
+    js_consts_record(c, name_node, value);
 }

@@ -297,9 +297,14 @@ static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
         if (tainted)
             js_report(c, key, SG_RULE_ATTRIBUTE_FORBIDDEN,
                       "computed property name holds '" SHOWN "', which is forbidden", tainted);
+        else if (js_consts_is_complex(c, key))
+            js_report(c, key, SG_RULE_REFLECTION_DYNAMIC,
+                      "computed property name is too complex to check");
         return;
     }
     enum js_fold_kind k = js_fold(c->sy, c->src, key, &v);
+    if (k == JS_FOLD_DYNAMIC && !js_is(key, c->sy->identifier))
+        js_consts_defer(c, key, JS_DEFER_KEY); /* may fold through constant names */
     if (k == JS_FOLD_STRING || k == JS_FOLD_OTHER) {
         check_property(c, key, &v);
         return;

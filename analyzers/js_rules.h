@@ -48,6 +48,8 @@ struct js_name_filter {
     size_t min_len, max_len;
 };
 
+struct js_consts;
+
 struct js_ctx {
     const struct sg_lang_policy *lp;
     const struct js_syms *sy;
@@ -64,6 +66,7 @@ struct js_ctx {
     size_t n_aliases;
     struct js_taint taints[JS_TAINT_MAX];
     size_t n_taints;
+    struct js_consts *consts; /* string bindings, js_consts.c (owned) */
     int second_pass;   /* second walk: only uses of aliases and tainted names */
     int stop;          /* a fail-closed rule fired: end the walk */
     int err;           /* first internal error (-ENOMEM) */
@@ -124,6 +127,23 @@ void js_check_chain_name(struct js_ctx *ctx, TSNode at, TSNode root, const struc
 void js_record_binding(struct js_ctx *ctx, TSNode name, TSNode value);
 /* The forbidden property name an identifier was bound to, or NULL. */
 const char *js_tainted_value(const struct js_ctx *ctx, TSNode ident);
+
+/* js_consts.c: constant propagation through bindings. Every `name =
+ * <string-like expression>` is recorded in the first walk; after it,
+ * js_consts_finish() folds each binding through the others (`const a =
+ * "constr"; const b = a + "uctor"`), taints names whose value is a forbidden
+ * property name, and re-folds the computed keys and timer arguments the
+ * first walk could not fold. */
+enum js_defer_kind { JS_DEFER_KEY, JS_DEFER_TIMER };
+void js_consts_record(struct js_ctx *ctx, TSNode name, TSNode value);
+void js_consts_defer(struct js_ctx *ctx, TSNode expr, enum js_defer_kind kind);
+/* Returns 1 when a second walk is needed for names whose value was too
+ * complex to fold (js_consts_is_complex). */
+int js_consts_finish(struct js_ctx *ctx);
+int js_consts_is_complex(const struct js_ctx *ctx, TSNode ident);
+void js_consts_free(struct js_consts *consts);
+/* js_names.c: taint `name` with a forbidden property name found later. */
+void js_taint_name(struct js_ctx *ctx, TSNode name, TSNode at, const struct js_str *value);
 
 /* js_scope.c: what `this` and `arguments` are at the current node. */
 int js_this_may_be_global(const struct js_ctx *ctx);
