@@ -155,8 +155,11 @@ static json_t *classify_exit(const struct runner_watch *w)
     int st = w->status;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        snprintf(msg, sizeof(msg), "the program was killed by signal %s",
-                 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+        const char *name = sigabbrev_np(sig);
+        if (name)
+            snprintf(msg, sizeof(msg), "the program was killed by signal SIG%s", name);
+        else
+            snprintf(msg, sizeof(msg), "the program was killed by signal %d", sig);
         return base_result("killed", -sig, sig, msg);
     }
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;

@@ -311,6 +311,7 @@ Test(node_runner, no_report_classified_by_exit)
     cr_assert_str_eq(str(r, "outcome"), "killed");
     cr_assert_eq(num(r, "exit_code"), -SIGKILL);
     cr_assert_eq(num(r, "signal"), SIGKILL);
+    cr_assert_str_eq(str(r, "message"), "the program was killed by signal SIGKILL");
     json_decref(r);
 }
 
