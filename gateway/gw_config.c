@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "readfile.h"
+#include "verdict_cache.h"
 
 enum key_type { K_STR, K_U64, K_MS, K_BOOL3, K_LEVEL };
 
@@ -83,6 +84,10 @@ static const struct key keys[] = {
      "burst for anonymous_rate"},
     {"audit_queue_max", "SANDGATE_AUDIT_QUEUE_MAX", U64(audit_queue_max), 1, 1000000,
      "audit lines buffered before new ones are dropped (and counted)"},
+    {"analysis_cache_entries", "SANDGATE_ANALYSIS_CACHE_ENTRIES", U64(analysis_cache_entries), 0,
+     SG_VCACHE_ENTRIES_MAX, "analysis results kept for resubmitted code (0 disables the cache)"},
+    {"analysis_cache_bytes", "SANDGATE_ANALYSIS_CACHE_BYTES", U64(analysis_cache_bytes), 4096,
+     SG_VCACHE_BYTES_MAX, "memory cap of the analysis cache"},
     {"drain_timeout_ms", "SANDGATE_DRAIN_TIMEOUT_MS", MS(drain_timeout_ms), 0, 3600000,
      "SIGTERM: how long in-flight requests may take to finish"},
     {"log_level", "SANDGATE_LOG_LEVEL", K_LEVEL, offsetof(struct gw_config, log_level), 0, 0, 0,
@@ -125,6 +130,8 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->idle_timeout_s = 60;
     cfg->audit_queue_max = 8192;
     cfg->drain_timeout_ms = 30000;
+    cfg->analysis_cache_entries = 4096;
+    cfg->analysis_cache_bytes = 32u << 20;
     cfg->log_level = SG_LOG_INFO;
 }
 

@@ -60,6 +60,8 @@ struct gw_config {
     uint64_t anonymous_burst;
     uint64_t audit_queue_max;   /* audit lines waiting for the writer */
     uint64_t drain_timeout_ms;  /* SIGTERM: wait this long for in-flight requests */
+    uint64_t analysis_cache_entries; /* verdict cache entries; 0 = no cache */
+    uint64_t analysis_cache_bytes;   /* verdict cache memory cap */
     enum sg_log_level log_level;
 };
 

@@ -14,6 +14,7 @@
 #include "gw_util.h"
 #include "log.h"
 #include "sha256.h"
+#include "verdict_cache.h"
 
 #define ANONYMOUS "anonymous"
 
@@ -29,6 +30,7 @@ struct job {
     const struct sg_policy *policy;
     struct sg_analysis an;
     int analyzed;
+    int cached; /* the analysis came from the verdict cache */
     struct gw_exec_result ex;
     const char *outcome; /* executor status or error code, for the audit line */
     char outcome_buf[48];
@@ -125,11 +127,29 @@ static int select_policy(struct job *j, struct sg_http_response *resp)
     return 0;
 }
 
+/* The verdict cache first (the key needs the code's sha256, which the audit
+ * line has anyway); a miss analyses and stores the result. */
+static int analyze_or_reuse(struct job *j, struct sg_error *err)
+{
+    uint8_t key[SG_VCACHE_KEY_LEN];
+    struct sg_vcache *vc = j->s->vcache;
+    if (vc) {
+        sg_vcache_key(j->policy->sha256, j->req.lang, j->sha, key);
+        j->cached = sg_vcache_get(vc, key, &j->an) == 1;
+        if (j->cached)
+            return 0;
+    }
+    int r = sg_analyze(j->policy, j->req.lang, j->req.code, j->req.code_len, &j->an, err);
+    if (r == 0 && vc && sg_vcache_put(vc, key, &j->an) < 0)
+        sg_log(SG_LOG_WARN, "analysis_cache", "job_id=%s error=\"out of memory\"", j->id);
+    return r;
+}
+
 static int analyze(struct job *j, struct sg_http_response *resp)
 {
     struct sg_error err = {0};
     uint64_t t = gw_now_ns();
-    int r = sg_analyze(j->policy, j->req.lang, j->req.code, j->req.code_len, &j->an, &err);
+    int r = analyze_or_reuse(j, &err);
     j->analysis_us = (gw_now_ns() - t) / 1000;
     gw_metrics_observe(j->s->metrics, GW_HIST_ANALYSIS, j->analysis_us);
     if (r < 0) {
@@ -151,8 +171,9 @@ static json_t *policy_json(const struct sg_policy *p)
 
 static json_t *timings_json(const struct job *j)
 {
-    return json_pack("{s:f,s:f,s:f}", "analysis_ms", ms(j->analysis_us), "exec_ms",
-                     ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
+    return json_pack("{s:f,s:b,s:f,s:f}", "analysis_ms", ms(j->analysis_us), "cached",
+                     j->cached, "exec_ms", ms(j->exec_us), "total_ms",
+                     ms((gw_now_ns() - j->t0) / 1000));
 }
 
 /* Native endpoints add the job id, policy, violations and timings. */
@@ -168,14 +189,15 @@ static void add_native(struct job *j, json_t *o)
 static void respond_analysis(struct job *j, struct sg_http_response *resp)
 {
     const struct sg_analysis_stats *st = &j->an.stats;
-    json_t *o = json_pack("{s:s,s:o,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:f,s:f}}", "verdict",
+    /* a cached answer reports 0 for the phases: nothing was parsed */
+    json_t *o = json_pack("{s:s,s:o,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:b}}", "verdict",
                           j->an.accepted ? "accept" : "reject", "violations",
                           sg_violations_to_json(&j->an.violations), "policy",
                           policy_json(j->policy), "stats", "source_bytes",
                           (json_int_t)st->source_bytes, "nodes", (json_int_t)st->nodes,
                           "max_depth", (json_int_t)st->max_depth, "canon_ms", ms(st->canon_us),
                           "parse_ms", ms(st->parse_us), "eval_ms", ms(st->eval_us),
-                          "analysis_ms", ms(j->analysis_us));
+                          "analysis_ms", ms(j->analysis_us), "cached", j->cached);
     if (o)
         json_object_set_new(o, "dropped_violations",
                             json_integer((json_int_t)j->an.violations.dropped));
@@ -277,7 +299,7 @@ static void audit(struct job *j, int status)
     for (size_t i = 0; rules && j->analyzed && i < j->an.violations.count; i++)
         json_array_append_new(rules, json_string(j->an.violations.items[i].rule));
     json_t *o = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:s?,s:i,s:s?,s:f,s:f,s:f}",
+        "{s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:b,s:s?,s:i,s:s?,s:f,s:f,s:f}",
         "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tenant",
         j->tenant ? j->tenant->name : ANONYMOUS, "peer", j->peer, "language",
         j->parsed ? sg_lang_name(j->req.lang) : NULL, "code_bytes",
@@ -285,7 +307,7 @@ static void audit(struct job *j, int status)
         "policy", j->policy ? j->policy->name : NULL, "policy_sha256",
         j->policy ? j->policy->sha256 : NULL, "verdict",
         j->analyzed ? (j->an.accepted ? "accept" : "reject") : NULL, "rules", rules,
-        "executor", j->ex.executor[0] ? j->ex.executor : NULL, "status", status, "outcome",
+        "analysis_cached", j->cached, "executor", j->ex.executor[0] ? j->ex.executor : NULL, "status", status, "outcome",
         j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms", ms(j->exec_us), "total_ms",
         ms((gw_now_ns() - j->t0) / 1000));
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;

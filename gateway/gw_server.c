@@ -49,10 +49,33 @@ static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
     gw_respond_json(resp, ready ? 200 : 503, o);
 }
 
+static int render_cache(struct gw_server *s, struct sg_buf *b)
+{
+    struct sg_vcache_stats vs;
+    sg_vcache_get_stats(s->vcache, &vs);
+    return sg_buf_printf(
+        b,
+        "# HELP sandgate_analysis_cache_lookups_total Verdict cache lookups by result.\n"
+        "# TYPE sandgate_analysis_cache_lookups_total counter\n"
+        "sandgate_analysis_cache_lookups_total{result=\"hit\"} %llu\n"
+        "sandgate_analysis_cache_lookups_total{result=\"miss\"} %llu\n"
+        "# HELP sandgate_analysis_cache_evictions_total Verdict cache entries evicted.\n"
+        "# TYPE sandgate_analysis_cache_evictions_total counter\n"
+        "sandgate_analysis_cache_evictions_total %llu\n"
+        "# HELP sandgate_analysis_cache_entries Verdict cache entries held.\n"
+        "# TYPE sandgate_analysis_cache_entries gauge\nsandgate_analysis_cache_entries %zu\n"
+        "# HELP sandgate_analysis_cache_bytes Verdict cache memory held.\n"
+        "# TYPE sandgate_analysis_cache_bytes gauge\nsandgate_analysis_cache_bytes %zu\n",
+        (unsigned long long)vs.hits, (unsigned long long)vs.misses,
+        (unsigned long long)vs.evictions, vs.entries, vs.bytes);
+}
+
 static int render_extra(struct gw_server *s, struct sg_buf *b)
 {
     struct gw_audit_stats as;
     gw_audit_get_stats(s->audit, &as);
+    if (render_cache(s, b) < 0)
+        return -ENOSPC;
     return sg_buf_printf(
         b,
         "# HELP sandgate_audit_writable 1 when the audit log accepts writes.\n"
@@ -189,6 +212,12 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         r = sg_error_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
+    r = sg_vcache_new(cfg->analysis_cache_entries, cfg->analysis_cache_bytes, &s->vcache);
+    if (r < 0) {
+        sg_error_set(err, r, "analysis cache: cannot allocate %llu entries",
+                     (unsigned long long)cfg->analysis_cache_entries);
+        goto fail;
+    }
     free(token);
     *ret = s;
     return 0;
@@ -255,6 +284,7 @@ void gw_server_free(struct gw_server *s)
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);
     gw_ratelimit_free(s->ratelimit);
+    sg_vcache_free(s->vcache);
     gw_ruleset_slot_destroy(&s->rules);
     pthread_mutex_destroy(&s->reload_lock);
     free(s);

@@ -18,6 +18,7 @@
 #include "gw_router.h"
 #include "gw_ruleset.h"
 #include "httpsrv.h"
+#include "verdict_cache.h"
 
 struct gw_server {
     struct gw_config cfg;
@@ -26,6 +27,7 @@ struct gw_server {
     struct gw_audit *audit;
     struct gw_metrics *metrics;
     struct gw_ratelimit *ratelimit;
+    struct sg_vcache *vcache;    /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
