@@ -14,3 +14,9 @@ $(BUILD)/tests/test_node_runner: tests/unit/test_node_runner.c $(NODE_RUNNER_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -Iimages/nodejs $< -o $@ $(ALL_LDFLAGS) $(NODE_RUNNER_OBJS) \
 	    $(ALL_LIBS) $(LIBS) $(TEST_LIBS)
+
+# Its fuzz target likewise (`make fuzz` builds every $(FUZZ_BINS)).
+$(BUILD)/fuzz/fuzz_node_runner: tests/fuzz/fuzz_node_runner.c $(NODE_RUNNER_OBJS) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iimages/nodejs -fsanitize=fuzzer $< -o $@ $(ALL_LDFLAGS) -fsanitize=fuzzer \
+	    $(NODE_RUNNER_OBJS) $(ALL_LIBS) $(LIBS)
