@@ -1,11 +1,18 @@
 /* bench_analyze - time sg_analyze on one source file.
  *
- *   bench_analyze POLICY.json LANG FILE RUNS
+ *   bench_analyze POLICY.json LANG FILE RUNS [analyze|parse]
  *
- * Runs the full analysis (canonicalise, parse, evaluate) RUNS times after
- * one warm-up run and prints one key=value line:
+ * analyze (the default) runs the full, cold analysis (canonicalise, parse,
+ * evaluate; no verdict cache is involved) RUNS times after one warm-up run
+ * and prints one key=value line:
  *   bytes=N runs=N verdict=accept|reject violations=N
- *   median_us=.. p50_us=.. p99_us=.. min_us=.. mbps=..
+ *   median_us=.. p50_us=.. p99_us=.. min_us=.. parse_median_us=..
+ *   eval_median_us=.. mbps=..
+ * parse times tree-sitter's bare parse of the same bytes (a fresh tree and
+ * its deletion, no guard, no walk): the floor under any analysis. It runs
+ * only after an analysis accepted the file, since an unguarded parse of
+ * arbitrary input can overflow tree-sitter (ts_bound.h); it prints
+ * bytes=N runs=N median_us=.. p50_us=.. p99_us=.. min_us=.. mbps=..
  * mbps is bytes / median time (MB = 10^6 bytes). Exits 1 when it cannot
  * measure (bad arguments, policy, file, or an analysis error). */
 #include <errno.h>
@@ -13,9 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tree_sitter/api.h>
+
 #include "analyze.h"
 #include "policy.h"
 #include "readfile.h"
+
+const TSLanguage *tree_sitter_python(void);
+const TSLanguage *tree_sitter_javascript(void);
 
 #define BENCH_RUNS_MAX 1000000
 #define BENCH_FILE_MAX (16u * 1024u * 1024u)
@@ -93,10 +105,50 @@ static int bench(const struct sg_policy *pol, enum sg_lang lang, const char *src
     return r;
 }
 
+/* The bare parse, after one guarded analysis accepted the same bytes. */
+static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const char *src,
+                       size_t len, size_t runs)
+{
+    struct sg_analysis a;
+    struct sg_error err = {0};
+    if (sg_analyze(pol, lang, src, len, &a, &err) < 0 || !a.accepted) {
+        fprintf(stderr, "bench_analyze: parse mode needs a file the policy accepts\n");
+        sg_analysis_free(&a);
+        return -EINVAL;
+    }
+    sg_analysis_free(&a);
+    TSParser *p = ts_parser_new();
+    uint64_t *t = calloc(runs, sizeof(uint64_t));
+    if (!p || !t || !ts_parser_set_language(p, lang == SG_LANG_PYTHON ? tree_sitter_python()
+                                                                      : tree_sitter_javascript())) {
+        free(t);
+        if (p)
+            ts_parser_delete(p);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i <= runs; i++) { /* run 0 warms up */
+        uint64_t t0 = sg_monotonic_us();
+        ts_tree_delete(ts_parser_parse_string(p, NULL, src, (uint32_t)len));
+        if (i > 0)
+            t[i - 1] = sg_monotonic_us() - t0;
+    }
+    qsort(t, runs, sizeof(uint64_t), cmp_u64);
+    uint64_t med = percentile(t, runs, 0.5);
+    printf("bytes=%zu runs=%zu median_us=%llu p50_us=%llu p99_us=%llu min_us=%llu mbps=%.1f\n",
+           len, runs, (unsigned long long)med, (unsigned long long)med,
+           (unsigned long long)percentile(t, runs, 0.99), (unsigned long long)t[0],
+           med ? (double)len / (double)med : 0.0);
+    free(t);
+    ts_parser_delete(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: bench_analyze POLICY.json python|javascript FILE RUNS\n");
+    int parse_only = argc == 6 && strcmp(argv[5], "parse") == 0;
+    if ((argc != 5 && argc != 6) || (argc == 6 && !parse_only && strcmp(argv[5], "analyze"))) {
+        fprintf(stderr, "usage: bench_analyze POLICY.json python|javascript FILE RUNS "
+                        "[analyze|parse]\n");
         return 1;
     }
     enum sg_lang lang;
@@ -115,8 +167,10 @@ int main(int argc, char **argv)
         r = sg_read_file_capped(argv[3], BENCH_FILE_MAX, &src, &len, &err);
     if (r < 0)
         fprintf(stderr, "bench_analyze: %s\n", err.msg);
+    else if (len > UINT32_MAX)
+        r = -E2BIG;
     else
-        r = bench(pol, lang, src, len, runs);
+        r = parse_only ? bench_parse(pol, lang, src, len, runs) : bench(pol, lang, src, len, runs);
     free(src);
     sg_policy_free(pol);
     return r < 0 ? 1 : 0;

@@ -10,6 +10,11 @@
  *   bench_gateway rps URL CONCURRENCY SECONDS BODY_FILE
  *       POST BODY_FILE to URL from CONCURRENCY keep-alive clients for SECONDS;
  *       prints requests/s and how many answers were not HTTP 200.
+ *   bench_gateway rps-unique URL CONCURRENCY SECONDS BODY_FILE
+ *       the same, but BODY_FILE holds the marker UNIQUE_MARKER (in a comment
+ *       of the code) and every request replaces it with a different
+ *       counter of the same length, so no two requests carry the same code
+ *       (the gateway's verdict cache can never hit).
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -28,6 +33,8 @@
 #define MAX_SAMPLES 100000
 #define MAX_THREADS 64
 #define BODY_MAX (16u * 1024u * 1024u)
+#define UNIQUE_MARKER "SGUNIQUE00000000"
+#define UNIQUE_LEN (sizeof(UNIQUE_MARKER) - 1)
 
 static double now_s(void)
 {
@@ -164,8 +171,10 @@ static int run_latency(const char *direct, const char *gateway, size_t n, const 
 
 struct load {
     const char *url, *body;
+    int unique;
     double until;
     atomic_long ok, bad;
+    atomic_uint next_thread;
 };
 
 static void *load_main(void *arg)
@@ -173,8 +182,18 @@ static void *load_main(void *arg)
     struct load *l = arg;
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
     h = curl_slist_append(h, "Expect:");
-    CURL *c = client(l->url, l->body, h);
-    while (now_s() < l->until) {
+    char *body = strdup(l->body); /* this thread's copy, rewritten per request */
+    char *mark = body && l->unique ? strstr(body, UNIQUE_MARKER) : NULL;
+    /* process id and thread in the top bits: unique across runs as well */
+    unsigned long long seq = ((unsigned long long)getpid() & 0xfffffu) << 44 |
+                             ((unsigned long long)atomic_fetch_add(&l->next_thread, 1) & 0xffu) << 36;
+    CURL *c = client(l->url, body, h);
+    while (body && now_s() < l->until) {
+        if (mark) { /* same length: curl sends strlen(body) bytes */
+            char num[UNIQUE_LEN + 1];
+            snprintf(num, sizeof(num), "%016llx", seq++);
+            memcpy(mark, num, UNIQUE_LEN);
+        }
         if (timed(c) >= 0)
             atomic_fetch_add(&l->ok, 1);
         else
@@ -182,10 +201,11 @@ static void *load_main(void *arg)
     }
     curl_easy_cleanup(c);
     curl_slist_free_all(h);
+    free(body);
     return NULL;
 }
 
-static int run_rps(const char *url, int conc, double secs, const char *body_file)
+static int run_rps(const char *url, int conc, double secs, const char *body_file, int unique)
 {
     char *body = NULL;
     size_t len;
@@ -194,8 +214,13 @@ static int run_rps(const char *url, int conc, double secs, const char *body_file
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
+    if (unique && !strstr(body, UNIQUE_MARKER)) {
+        fprintf(stderr, "rps-unique: %s holds no %s marker\n", body_file, UNIQUE_MARKER);
+        free(body);
+        return 1;
+    }
     conc = conc < 1 ? 1 : conc > MAX_THREADS ? MAX_THREADS : conc;
-    struct load l = {.url = url, .body = body};
+    struct load l = {.url = url, .body = body, .unique = unique};
     pthread_t th[MAX_THREADS];
     double t0 = now_s();
     l.until = t0 + secs;
@@ -217,9 +242,10 @@ int main(int argc, char **argv)
         return run_stub(atoi(argv[2]));
     if (argc == 6 && strcmp(argv[1], "latency") == 0)
         return run_latency(argv[2], argv[3], (size_t)atol(argv[4]), argv[5]);
-    if (argc == 6 && strcmp(argv[1], "rps") == 0)
-        return run_rps(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
+    if (argc == 6 && (strcmp(argv[1], "rps") == 0 || strcmp(argv[1], "rps-unique") == 0))
+        return run_rps(argv[2], atoi(argv[3]), atof(argv[4]), argv[5],
+                       strcmp(argv[1], "rps-unique") == 0);
     fprintf(stderr, "usage: bench_gateway stub PORT | latency DIRECT GATEWAY N LANG | "
-                    "rps URL CONC SECONDS BODY_FILE\n");
+                    "rps|rps-unique URL CONC SECONDS BODY_FILE\n");
     return 2;
 }
