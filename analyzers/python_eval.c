@@ -8,6 +8,7 @@
 #include "python_resolve.h"
 #include "python_rules.h"
 #include "python_scope.h"
+#include "python_strargs.h"
 #include "rules.h"
 
 /* Positional arguments of attrgetter() examined. */
@@ -385,9 +386,14 @@ int py_eval(struct py_ctx *c)
         case PE_ATTR:
             eval_attr(c, ev);
             break;
-        case PE_CALL:
+        case PE_CALL: {
+            size_t before = c->out->count + c->out->dropped;
             eval_call(c, ev);
+            /* strings that name attributes (get_field("0.__class__")), once */
+            if (!c->err && c->out->count + c->out->dropped == before)
+                py_check_string_args(c, ev);
             break;
+        }
         case PE_SUBSCRIPT:
             eval_subscript(c, ev);
             break;

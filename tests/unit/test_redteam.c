@@ -128,3 +128,68 @@ Test(redteam_js, ordinary_programs_stay_accepted)
     };
     expect_cases("default", JS, cases, N(cases));
 }
+
+/* ---- Python: attribute paths in string arguments ------------------------ */
+
+Test(redteam_py, attribute_paths_in_string_arguments)
+{
+    static const struct rt_case cases[] = {
+        {"import string\nstring.Formatter().get_field(\"0.__class__\", [1], {})\n", A_DUNDER},
+        {"import string\na = \"0.__cla\"\nb = a + \"ss__\"\n"
+         "string.Formatter().get_field(b, [1], {})\n",
+         A_DUNDER},
+        {"import string\nstring.Formatter().get_field(*[\"0.__init__.__globals__\", [1], {}])\n",
+         A_FORBIDDEN},
+        {"import string\nlist(string.Formatter().parse(\"{0.__class__}\"))\n", A_DUNDER},
+        /* pandas reads a string function name with getattr */
+        {"import pandas as pd\npd.Series([1]).agg(\"__reduce_ex__\", 2)\n", A_FORBIDDEN},
+        {"import pandas as pd\npd.DataFrame().apply(func=\"gi_frame\")\n", A_FORBIDDEN},
+        /* a literal too long to fold is read as written */
+        {"import string\nstring.Formatter().get_field(\"0.__class__\" \"                    "
+         "                                                                                "
+         "                                                                                "
+         "                                                                                "
+         "                                                                                "
+         "                                                                                "
+         "                                                                      \", [1], {})\n",
+         A_DUNDER},
+    };
+    expect_cases("default", PY, cases, N(cases));
+}
+
+Test(redteam_py, ordinary_strings_and_programs_stay_accepted)
+{
+    static const struct rt_case cases[] = {
+        {"1 + 1\nx = 'a' * 1024\ny = 60 * 60\n", NULL},
+        {"import re\nre.compile(r\"\\d+\")\nopen(\"artifacts/out.csv\", \"w\")\n", NULL},
+        {"class O:\n    name = 1\nobj = O()\nprint(getattr(obj, \"name\", None))\n", NULL},
+        /* bare dunders in text are not attribute steps; f-string fields are code */
+        {"if __name__ == \"__main__\":\n    print(\"running __main__; see __init__\")\n", NULL},
+        {"class A:\n    def __init__(self):\n        self.v = 1\n"
+         "print(f\"{type(A()).__name__} has {A().v}\", \"the mro\")\n",
+         NULL},
+        {"async def f(n):\n    return n\nasync def g():\n    return [await f(i) for i in range(3)]\n"
+         "def h(v):\n    match v:\n        case {\"k\": x}:\n            return f\"{x!r:>10}\"\n"
+         "        case [a, *rest]:\n            return a\n        case _:\n            return None\n",
+         NULL},
+        {"import pandas as pd\nimport numpy as np\nimport matplotlib\nmatplotlib.use(\"Agg\")\n"
+         "import matplotlib.pyplot as plt\n"
+         "df = pd.DataFrame({\"city\": [\"a\", \"b\", \"a\"], \"sales\": [1.0, 2.5, 3.0]})\n"
+         "g = df.groupby(\"city\", as_index=False).agg(total=(\"sales\", \"sum\"))\n"
+         "m = df.merge(g, on=\"city\", how=\"left\").rename(columns={\"sales\": \"s\"})\n"
+         "m[\"pct\"] = m[\"s\"] / m[\"total\"]\n"
+         "ax = m.plot(kind=\"bar\", x=\"city\", y=\"pct\", title=\"Share\")\n"
+         "plt.style.use(\"ggplot\"); plt.tight_layout(); plt.savefig(\"artifacts/share.png\")\n"
+         "a = np.arange(12).reshape(3, 4); w, v = np.linalg.eigh((a.T @ a).astype(float))\n"
+         "m.to_csv(\"artifacts/out.csv\", index=False)\n"
+         "print(\"{:.2f}\".format(float(np.mean(a))), \"%s-%d\" % (\"a\", 1), w.round(3))\n",
+         NULL},
+        {"import json\nfrom collections import Counter, defaultdict\n"
+         "data = json.loads('{\"items\": [{\"k\": \"a\", \"v\": 1}]}')\n"
+         "by = defaultdict(list)\nfor it in data[\"items\"]:\n    by[it[\"k\"]].append(it[\"v\"])\n"
+         "print(json.dumps({k: sum(v) for k, v in by.items()}, indent=2), "
+         "Counter(\"abca\").most_common(1))\n",
+         NULL},
+    };
+    expect_cases("default", PY, cases, N(cases));
+}

@@ -1,0 +1,128 @@
+/* python_strargs.c - attribute paths in constant string arguments
+ * (python_strargs.h).
+ *
+ * The rule reads words, not prose: `print("use obj.__class__")` is
+ * rejected (a `.`-prefixed denied dunder), `print("see __init__")` and
+ * `logging.getLogger("__main__")` pass (bare dunders are not attribute
+ * steps), and so does `print("the mro")` (a bare forbidden word without an
+ * underscore). Docstrings and other strings that are not call arguments
+ * are not read.
+ */
+#include "python_strargs.h"
+
+#include <string.h>
+
+#include "python_fold.h"
+#include "python_resolve.h"
+#include "python_rules.h"
+#include "python_scope.h"
+
+#define HOW " in a string argument"
+#define SPLAT_ELEMS_MAX 64 /* elements of a literal *[...] argument read */
+
+static int is_word_char(unsigned char ch)
+{
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (ch >= '0' && ch <= '9');
+}
+
+/* Check the words of s[0..n); 1 when one was reported. */
+static int scan_text(struct py_ctx *c, TSNode at, const char *s, size_t n)
+{
+    char word[PY_NAME_MAX];
+    for (size_t i = 0; i < n;) {
+        if (!is_word_char((unsigned char)s[i])) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < n && is_word_char((unsigned char)s[i]))
+            i++;
+        size_t len = i - start;
+        if (len >= sizeof(word))
+            continue;
+        memcpy(word, s + start, len);
+        word[len] = '\0';
+        int after_dot = start > 0 && s[start - 1] == '.';
+        int bare_forbidden = memchr(word, '_', len) &&
+                             sg_strset_has(&c->lp->forbidden_attributes, word);
+        if ((after_dot || bare_forbidden) && py_check_attr_name(c, at, word, HOW))
+            return 1;
+    }
+    return 0;
+}
+
+/* Expressions that may fold to a string (anything else is skipped
+ * without folding: most arguments are names of other values). */
+static int may_fold(enum py_kind k)
+{
+    return k == PK_STRING || k == PK_CONCAT_STRING || k == PK_BINARY_OP || k == PK_IDENTIFIER ||
+           k == PK_CALL || k == PK_SUBSCRIPT || k == PK_PAREN;
+}
+
+/* An f-string's replacement fields are code, checked as code; its text
+ * is folded or not read. */
+static int is_fstring(const struct py_ctx *c, TSNode str)
+{
+    for (uint32_t i = ts_node_start_byte(str); i < ts_node_end_byte(str); i++) {
+        char ch = c->src[i];
+        if (ch == '"' || ch == '\'')
+            return 0;
+        if (ch == 'f' || ch == 'F')
+            return 1;
+    }
+    return 0;
+}
+
+static void check_arg(struct py_ctx *c, TSNode a, int32_t scope)
+{
+    struct py_sbuf s = {0};
+    enum py_kind k = py_kind(c, a);
+    if (!may_fold(k))
+        return;
+    if (py_fold_str(c, a, scope, 0, &s)) {
+        scan_text(c, a, s.s, s.n);
+        return;
+    }
+    if (k == PK_STRING && !is_fstring(c, a)) { /* too long to fold: read the literal */
+        uint32_t b = ts_node_start_byte(a), e = ts_node_end_byte(a);
+        scan_text(c, a, c->src + b, e - b);
+    }
+}
+
+/* The elements of `*[a, b]` / `*(a, b)`. */
+static void check_splat(struct py_ctx *c, TSNode splat, int32_t scope)
+{
+    TSNode seq = py_first_expr(c, splat);
+    enum py_kind k = py_kind(c, seq);
+    if (k != PK_LIST && k != PK_TUPLE)
+        return;
+    uint32_t n = ts_node_named_child_count(seq);
+    for (uint32_t i = 0; i < n && i < SPLAT_ELEMS_MAX; i++)
+        check_arg(c, ts_node_named_child(seq, i), scope);
+}
+
+void py_check_string_args(struct py_ctx *c, const struct py_event *ev)
+{
+    const struct py_fields *f = &c->L->f;
+    TSNode args = ts_node_child_by_field_id(ev->node, f->arguments);
+    if (py_kind(c, args) != PK_ARGUMENT_LIST)
+        return;
+    TSTreeCursor *cur = py_cursor(c, args);
+    if (!cur)
+        return;
+    for (int more = ts_tree_cursor_goto_first_child(cur); more && !c->err;
+         more = ts_tree_cursor_goto_next_sibling(cur)) {
+        TSNode a = ts_tree_cursor_current_node(cur);
+        if (!ts_node_is_named(a) || ts_node_is_extra(a))
+            continue;
+        enum py_kind k = py_kind(c, a);
+        if (k == PK_KEYWORD_ARGUMENT)
+            check_arg(c, ts_node_child_by_field_id(a, f->value), ev->scope);
+        else if (k == PK_LIST_SPLAT)
+            check_splat(c, a, ev->scope);
+        else
+            check_arg(c, a, ev->scope);
+    }
+    py_cursor_done(c, cur);
+}
