@@ -5,6 +5,8 @@
 #   pool is full and quiet), sustained jobs/s at concurrency 4, and the pool's
 #   container-create rate beside the bare `docker run --rm --runtime=runsc`
 #   rate measured in the same run (the ceiling: every job uses up a sandbox).
+# EXEC_BENCH_LANGS picks the languages ("python nodejs"); the executor's own
+# environment (e.g. SANDBOX_BASE_NODEJS_IMAGE) picks another sandbox image.
 # Targets: Python p50 <= 15 ms, Node p50 close to Python's; sustained jobs/s
 # >= 80% of the bare rate. Prints the figures and the load average before and
 # after (compare runs only on a quiet machine); fails only when it cannot
@@ -16,9 +18,10 @@ EXECUTOR=$BUILD/sandgate-executor
 N=${EXEC_BENCH_N:-40}             # latency samples per language
 SECS=${EXEC_BENCH_SECONDS:-25}    # sustained phase per language
 BARE=${EXEC_BENCH_BARE_RUNS:-24}  # bare docker runs (4 at a time)
+LANGS=${EXEC_BENCH_LANGS:-python nodejs}
 [ -x "$EXECUTOR" ] || { echo "run-executor: $EXECUTOR is not built (make bench-bins)"; exit 1; }
 images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
-for lang in python nodejs; do
+for lang in $LANGS; do
     docker image inspect "sandgate/sandbox-$lang:latest" >/dev/null 2>&1 ||
         { echo "run-executor: sandgate/sandbox-$lang:latest missing (make images)"; exit 1; }
 done
@@ -54,7 +57,7 @@ declare -A bare_interp
 bare_interp[python]=$(bare_rate sandgate/sandbox-python:latest python3 -c pass)
 bare_interp[nodejs]=$(bare_rate sandgate/sandbox-nodejs:latest node -e 0)
 echo "  bare rate with the interpreter: python ${bare_interp[python]}/s, nodejs ${bare_interp[nodejs]}/s"
-for lang in python nodejs; do
+for lang in $LANGS; do
     p=$(port)
     url=http://127.0.0.1:$p
     "$EXECUTOR" --language "$lang" --listen "127.0.0.1:$p" --instance "bench-$lang-$$" \
