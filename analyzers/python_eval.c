@@ -332,6 +332,26 @@ static void check_mapping(struct py_ctx *c, TSNode obj, TSNode key, int32_t scop
     }
 }
 
+/* numpy.load(f, allow_pickle=X) (X is argument `pos`): unpickling a file the program wrote is
+ * running code, as pandas.read_pickle is. Only a literal False (or no
+ * argument) passes. */
+static void check_allow_pickle(struct py_ctx *c, const struct py_event *ev, const char *fname,
+                               uint32_t pos)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, pos, "allow_pickle", &unknown);
+    if (ts_node_is_null(a) && !unknown)
+        return;
+    if (!ts_node_is_null(a)) {
+        uint32_t s = ts_node_start_byte(a), e = ts_node_end_byte(a);
+        if (e - s == 5 && memcmp(c->src + s, "False", 5) == 0)
+            return;
+    }
+    py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_CALL_FORBIDDEN,
+              "%s() with allow_pickle other than False unpickles (runs code from) the file",
+              fname);
+}
+
 static void eval_call(struct py_ctx *c, const struct py_event *ev)
 {
     const struct py_fields *f = &c->L->f;
@@ -350,6 +370,10 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
             check_attrgetter(c, ev, fc->s[9] == 'm');
         else if (cand_is(fc, "builtins.str.format"))
             check_template(c, ev, fn, "format", 1);
+        else if (cand_is(fc, "numpy.load") || cand_is(fc, "numpy.lib.npyio.load"))
+            check_allow_pickle(c, ev, fc->s, 2);
+        else if (cand_is(fc, "numpy.lib.format.read_array"))
+            check_allow_pickle(c, ev, fc->s, 1);
     }
     if (py_kind(c, fn) != PK_ATTRIBUTE || c->err)
         return;

@@ -193,3 +193,37 @@ Test(redteam_py, ordinary_strings_and_programs_stay_accepted)
     };
     expect_cases("default", PY, cases, N(cases));
 }
+
+/* Library functions of allowed packages that start programs or unpickle:
+ * matplotlib's movie writers run rcParams["animation.ffmpeg_path"] (or any
+ * argv a MovieWriter subclass returns), numpy.testing.runstring execs. */
+Test(redteam_py, library_sinks_in_allowed_packages)
+{
+    static const struct rt_case cases[] = {
+        {"import matplotlib.animation as animation\n", SG_RULE_CALL_FORBIDDEN},
+        {"from matplotlib.animation import FFMpegWriter\n", SG_RULE_CALL_FORBIDDEN},
+        {"import matplotlib.pyplot as plt\nplt.matplotlib.animation.FuncAnimation\n",
+         SG_RULE_CALL_FORBIDDEN},
+        {"import matplotlib\nmatplotlib.cbook._check_and_log_subprocess([\"id\"], None)\n",
+         SG_RULE_CALL_FORBIDDEN},
+        {"import matplotlib.texmanager\n", SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nnp.testing.runstring(\"x = 1\", {})\n", SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nnp.testing.extbuild.build_and_import_extension(\"m\", [])\n",
+         SG_RULE_CALL_FORBIDDEN},
+        {"import pandas as pd\npd.DataFrame().style.from_custom_template(\".\", \"t.tpl\")\n",
+         A_FORBIDDEN},
+        {"import numpy as np\nnp.load(\"x.npy\", allow_pickle=True)\n", SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nnp.load(\"x.npy\", None, True)\n", SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nkw = {\"allow_pickle\": True}\nnp.load(\"x.npy\", **kw)\n",
+         SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nnp.lib.format.read_array(open(\"x\", \"rb\"), True)\n",
+         SG_RULE_CALL_FORBIDDEN},
+        {"import numpy as np\nnp.load(\"x.npy\")\nnp.load(\"y.npy\", allow_pickle=False)\n"
+         "np.testing.assert_allclose([1.0], [1.0])\n",
+         NULL},
+        {"import matplotlib.pyplot as plt\nplt.style.use(\"ggplot\")\nplt.plot([1, 2])\n"
+         "plt.savefig(\"artifacts/p.png\")\n",
+         NULL},
+    };
+    expect_cases("default", PY, cases, N(cases));
+}
