@@ -427,17 +427,30 @@ static void check_shorthand_pattern(struct js_ctx *c)
     check_pattern_chain(c, n, pattern_source(c, levels), &name);
 }
 
-/* `{__proto__: x}` in an object literal sets the prototype; other keys are
- * definitions, not reads, and stay allowed (`{constructor: 1}`). */
+/* `{__proto__: x}` in an object literal sets the prototype, and
+ * `Object.assign(Error, {prepareStackTrace(e, frames) {...}})` installs
+ * the stack-trace hook that hands out call sites (and through them the
+ * module wrapper function and its `arguments`, which hold `require`).
+ * Other keys are definitions, not reads, and stay allowed
+ * (`{constructor: 1}`). The key may be a name, a string, a computed
+ * constant or a method (pairs and object methods both come here). */
 static void check_pair(struct js_ctx *c)
 {
     struct js_str name;
-    TSNode key = field(c, js_cur(c), c->sy->f_key);
+    TSNode n = js_cur(c), key = field(c, n, c->sy->f_key);
+    if (js_is(n, c->sy->method_definition)) {
+        if (!js_is(js_up(c, 1), c->sy->object))
+            return; /* a class member */
+        key = field(c, n, c->sy->f_name);
+    }
     if (js_is(key, c->sy->property_identifier))
         js_node_name(c, key, &name);
-    else if (!js_is(key, c->sy->string) || js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
+    else if (js_is(key, c->sy->computed_property_name) && ts_node_named_child_count(key) >= 1) {
+        if (js_fold(c->sy, c->src, ts_node_named_child(key, 0), &name) != JS_FOLD_STRING)
+            return;
+    } else if (!js_is(key, c->sy->string) || js_fold(c->sy, c->src, key, &name) != JS_FOLD_STRING)
         return;
-    if (js_name_is(&name, "__proto__"))
+    if (js_name_is(&name, "__proto__") || js_name_is(&name, "prepareStackTrace"))
         check_property(c, key, &name);
 }
 
@@ -485,7 +498,7 @@ void js_rules_visit(struct js_ctx *c)
         check_pair_pattern(c);
     else if (s == sy->shorthand_property_identifier_pattern)
         check_shorthand_pattern(c);
-    else if (s == sy->pair)
+    else if (s == sy->pair || s == sy->method_definition)
         check_pair(c);
     else if (s == sy->import_statement || s == sy->export_statement)
         js_check_module_source(c, n);

@@ -98,6 +98,24 @@ Test(redteam_js, string_methods_fold)
     expect_cases("default", JS, cases, N(cases));
 }
 
+/* Defining the stack-trace hook through an object literal, not a member
+ * write: call sites expose the (sloppy) module wrapper and its arguments. */
+Test(redteam_js, stack_trace_hook_defined_by_literal)
+{
+    static const struct rt_case cases[] = {
+        {"Object.assign(Error, {prepareStackTrace: (e, s) => s});", A_FORBIDDEN},
+        {"Object.defineProperties(Error, {prepareStackTrace: {value: (e, s) => s}});",
+         A_FORBIDDEN},
+        {"Object.assign(Error, {prepareStackTrace(e, s) { return s }});", A_FORBIDDEN},
+        {"Object.assign(Error, {\"prepareStackTrace\": 1});", A_FORBIDDEN},
+        {"Object.assign(Error, {[\"prepare\" + \"StackTrace\"]: 1});", A_FORBIDDEN},
+        {"class A { constructor() { this.x = 1 } static create() { return new A() } }\n"
+         "const o = {constructor: 1, name: \"x\", toString() { return \"o\" }};",
+         NULL},
+    };
+    expect_cases("default", JS, cases, N(cases));
+}
+
 Test(redteam_js, ordinary_programs_stay_accepted)
 {
     static const struct rt_case cases[] = {
