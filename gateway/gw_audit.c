@@ -15,6 +15,11 @@
 
 #define BATCH_MAX 64
 #define RETRY_NS 1000000000ull /* reopen an unwritable log at most once a second */
+/* Once woken for a line, the writer waits this long for more before it
+ * writes: under load one wake-up and one writev() carry a batch instead of
+ * one line each (a context switch and a system call per request). Lines
+ * reach the file at most this much later. */
+#define LINGER_NS 2000000l
 
 struct line {
     char *data; /* owned, ends with '\n' */
@@ -130,6 +135,12 @@ static void *writer_main(void *arg)
         }
         if (!a->count && a->stop)
             break;
+        if (a->count < BATCH_MAX && !a->stop && !a->reopen) {
+            struct timespec linger = {0, LINGER_NS};
+            pthread_mutex_unlock(&a->lock);
+            nanosleep(&linger, NULL);
+            pthread_mutex_lock(&a->lock);
+        }
         size_t n = 0;
         while (a->count && n < BATCH_MAX) {
             batch[n++] = a->ring[a->head];
