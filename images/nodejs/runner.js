@@ -211,8 +211,11 @@ function start() {
   WORKSPACE = process.cwd();
   const preimport = (process.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
     .filter(Boolean);
+  // The full CommonJS require, resolving from this file as before: the
+  // snapshot's own `require` knows only built-in modules (and warns on some).
+  const load = Module.createRequire(__filename);
   for (const name of preimport) {
-    try { require(name); } catch (e) { /* optional module missing: not fatal */ }
+    try { load(name); } catch (e) { /* optional module missing: not fatal */ }
   }
   blockingStdio();
   setImmediate(runJob);

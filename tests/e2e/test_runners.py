@@ -438,6 +438,12 @@ class NodeRunner(unittest.TestCase):
         self.assertNotEqual(a["result"]["value"][0], b["result"]["value"][0])
         self.assertNotEqual(a["result"]["value"][1], b["result"]["value"][1])
 
+    def test_preimport_is_quiet_and_optional(self):
+        r = self.run_js("function main() { return require('zlib').gzipSync('x').length > 0; }\n",
+                        env={"SANDGATE_PREIMPORT": "zlib, http,child_process,no-such-module"})
+        self.assertEqual(r["result"], {"present": True, "value": True}, r)
+        self.assertEqual(r["stderr"], "")
+
     def test_killed_by_a_signal(self):
         r = self.run_js("function main() { process.kill(process.pid, 'SIGKILL'); }\n")
         self.assertEqual((r["outcome"], r["exit_code"], r["signal"]), ("killed", -9, 9))
