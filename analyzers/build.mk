@@ -14,8 +14,12 @@ $(GRAMMARS)/%/src/scanner.c: $(GRAMMARS)/%/src/parser.c
 
 GRAMMAR_OBJS := $(BUILD)/grammar/python-parser.o $(BUILD)/grammar/python-scanner.o \
                 $(BUILD)/grammar/javascript-parser.o $(BUILD)/grammar/javascript-scanner.o
-# Generated third-party code: compiled without our warning set.
-GRAMMAR_CFLAGS = -std=c11 -O2 -g -fPIE $(SANFLAGS) -w
+# Generated third-party code: compiled without our warning set. The
+# external scanners allocate through tree-sitter's allocator (array.h with
+# TREE_SITTER_REUSE_ALLOCATOR) and through analyzers/ts_alloc.c for their own
+# calloc/free, so an abandoned parse frees their blocks too (ts_alloc.h).
+GRAMMAR_CFLAGS = -std=c11 -O2 -g -fPIE $(SANFLAGS) -w -DTREE_SITTER_REUSE_ALLOCATOR \
+                 -Dcalloc=sg_grammar_calloc -Dfree=sg_grammar_free
 $(BUILD)/grammar/%-parser.o: $(GRAMMARS)/tree-sitter-%/src/parser.c
 	@mkdir -p $(dir $@)
 	$(CC) $(GRAMMAR_CFLAGS) -I$(GRAMMARS)/tree-sitter-$*/src -c $< -o $@
@@ -31,7 +35,7 @@ ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
                  analyzers/analyze.c analyzers/verdict_cache.c
 # Shared tree-sitter helpers and the bump arena the language analyzers use.
-ANALYZER_SRCS += analyzers/ts_util.c analyzers/ts_bound.c analyzers/arena.c
+ANALYZER_SRCS += analyzers/ts_util.c analyzers/ts_bound.c analyzers/ts_alloc.c analyzers/arena.c
 # The language analyzers; each one's modules are named after it.
 ANALYZER_SRCS += analyzers/python.c $(wildcard analyzers/python_*.c)
 ANALYZER_SRCS += analyzers/javascript.c $(wildcard analyzers/js_*.c)

@@ -3,6 +3,7 @@
 
 #include "analyze.h"
 #include "rules.h"
+#include "ts_alloc.h"
 #include "ts_bound.h"
 
 #include <errno.h>
@@ -144,22 +145,62 @@ static void stack_guard_log(void *payload, TSLogType type, const char *msg)
     }
 }
 
-static int parse_guarded(TSParser *p, const char *src, uint32_t len, int *ret_tripped,
-                         TSTree **ret_tree)
+/* One parse, run under sg_ts_alloc_run(): it may be abandoned at any
+ * allocation, so everything it needs that is not tree-sitter's (the guard,
+ * its suffix bounds) is made before and freed after. */
+struct parse_job {
+    TSParser *parser;
+    const char *src;
+    uint32_t len;
+    struct stack_guard *guard; /* NULL: plain parse */
+    TSTree *tree;
+};
+
+static void parse_job_run(void *arg)
+{
+    struct parse_job *j = arg;
+    if (j->guard) {
+        ts_parser_set_logger(j->parser, (TSLogger){.payload = j->guard, .log = stack_guard_log});
+        ts_parser_set_cancellation_flag(j->parser, &j->guard->cancel);
+    }
+    j->tree = ts_parser_parse_string(j->parser, NULL, j->src, j->len);
+    if (j->guard) {
+        ts_parser_set_cancellation_flag(j->parser, NULL);
+        ts_parser_set_logger(j->parser, (TSLogger){0});
+    }
+}
+
+/* After an abandoned parse every tree-sitter object of this thread is gone
+ * (ts_alloc.h): forget the cached parsers, never delete them. */
+static void cache_forget(void)
+{
+    struct ts_parser_cache *c = cache_key_ok ? pthread_getspecific(cache_key) : NULL;
+    if (c)
+        memset(c, 0, sizeof(*c));
+}
+
+/* Returns 0 (then *ret_tree may still be NULL: tree-sitter's timeout or
+ * the guard's cancellation), -ENOMEM before any parse, or the code of
+ * sg_ts_alloc_run() with *ret_abandoned set. */
+static int parse_budgeted(TSParser *p, const char *src, uint32_t len, int *ret_tripped,
+                          int *ret_abandoned, TSTree **ret_tree)
 {
     struct stack_guard g = {.parser = p, .versions = 1};
     uint64_t *suffix = NULL;
-    if (sg_ts_bound_suffixes(src, len, &suffix, &g.blocks) < 0)
-        return -ENOMEM;
-    g.suffix = suffix;
-    ts_parser_set_logger(p, (TSLogger){.payload = &g, .log = stack_guard_log});
-    ts_parser_set_cancellation_flag(p, &g.cancel);
-    *ret_tree = ts_parser_parse_string(p, NULL, src, len);
-    ts_parser_set_cancellation_flag(p, NULL);
-    ts_parser_set_logger(p, (TSLogger){0});
+    struct parse_job job = {.parser = p, .src = src, .len = len};
+    if (sg_ts_bound_needs_guard(src, len)) {
+        if (sg_ts_bound_suffixes(src, len, &suffix, &g.blocks) < 0)
+            return -ENOMEM;
+        g.suffix = suffix;
+        job.guard = &g;
+    }
+    int r = sg_ts_alloc_run(SG_TS_MEMORY_BASE + (size_t)len * SG_TS_MEMORY_PER_BYTE,
+                            sg_monotonic_us() + SG_TS_PARSE_TIMEOUT_US, parse_job_run, &job);
     free(suffix);
     *ret_tripped = g.tripped;
-    return 0;
+    *ret_abandoned = r < 0;
+    *ret_tree = r == 0 ? job.tree : NULL;
+    return r;
 }
 
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree)
@@ -167,16 +208,18 @@ int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **re
     *ret_tree = NULL;
     if (len > UINT32_MAX)
         return -E2BIG;
-    int owned = 0, tripped = 0, r = 0;
+    int owned = 0, tripped = 0;
     TSParser *p = parser_for(lang, &owned);
     if (!p)
         return -ENOMEM;
     TSTree *t = NULL;
-    if (sg_ts_bound_needs_guard(src, len))
-        r = parse_guarded(p, src, (uint32_t)len, &tripped, &t);
-    else
-        t = ts_parser_parse_string(p, NULL, src, (uint32_t)len);
-    if (!t)
+    int abandoned = 0;
+    int r = parse_budgeted(p, src, (uint32_t)len, &tripped, &abandoned, &t);
+    if (abandoned) { /* p, its tree and every other parser of this thread are gone */
+        cache_forget();
+        return r;
+    }
+    if (r == 0 && !t)
         ts_parser_reset(p); /* timed out or cancelled: the next parse must start afresh */
     if (owned)
         ts_parser_delete(p);
@@ -280,6 +323,12 @@ int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
         r = sg_violations_add_at(vs, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
                                  "source could not be parsed within %u ms",
                                  SG_TS_PARSE_TIMEOUT_US / 1000);
+        return r < 0 ? r : 1;
+    }
+    if (r == -ENOSPC) {
+        r = sg_violations_add_at(vs, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
+                                 "source could not be parsed within %zu MiB of memory",
+                                 (SG_TS_MEMORY_BASE + len * SG_TS_MEMORY_PER_BYTE) >> 20);
         return r < 0 ? r : 1;
     }
     if (r == -ELOOP) {

@@ -36,15 +36,19 @@
 #define SG_TS_STACK_MAX 32000u
 
 /* Parse src[0..len) with lang on this thread's cached parser (one per
- * language and thread, created on first use and deleted at thread exit).
- * Returns 0 and *ret_tree (caller frees with ts_tree_delete()), -ENOMEM,
- * -ETIMEDOUT when the parse ran past SG_TS_PARSE_TIMEOUT_US, or -ELOOP when
- * the parse stack grew past SG_TS_STACK_MAX. */
+ * language and thread, created on first use and deleted at thread exit),
+ * under the memory and time budget of ts_alloc.h. Returns 0 and *ret_tree
+ * (caller frees with ts_tree_delete()), -ENOMEM, -ETIMEDOUT when the parse
+ * ran past SG_TS_PARSE_TIMEOUT_US, -ENOSPC when it needed more memory than
+ * its budget, or -ELOOP when the parse stack grew past SG_TS_STACK_MAX.
+ * After -ENOSPC or -ETIMEDOUT every tree-sitter object of the calling
+ * thread is gone (ts_alloc.h): call it with no tree of this thread alive. */
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree);
 
 /* sg_ts_parse() plus the fail-closed rule: a parse that times out or a
  * tree with ERROR/MISSING nodes adds one SG_RULE_SYNTAX_ERROR violation (at
- * the first error node), a parse stopped by the stack guard one
+ * the first error node; a parse over its memory budget one at 1:1), a
+ * parse stopped by the stack guard one
  * SG_RULE_DEPTH violation, and returns 1 with no tree. Returns 0 and an
  * error-free *ret_tree (caller frees with ts_tree_delete()), or a negative
  * code (-ENOMEM, -E2BIG). *ret_parse_us gets the parse time. */
