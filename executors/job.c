@@ -46,7 +46,7 @@ int job_line_is_result(const char *line, size_t len, const char *nonce, json_t *
     /* Cheap filters first: most foreign lines are not objects or lack the nonce. */
     if (i == len || line[i] != '{' || (nonce[0] && !memmem(line, len, nonce, strlen(nonce))))
         return 0;
-    json_t *j = json_loadb(line + i, len - i, 0, NULL);
+    json_t *j = json_loadb(line + i, len - i, JSON_ALLOW_NUL, NULL);
     const char *n = json_string_value(json_object_get(j, "nonce"));
     json_t *v = json_object_get(j, "sandgate_runner");
     if (json_is_object(j) && json_is_integer(v) && json_integer_value(v) == 1 &&

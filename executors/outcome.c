@@ -140,7 +140,7 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
 
 int outcome_from_runner(const char *line, size_t len, struct exec_outcome *o)
 {
-    json_t *j = json_loadb(line, len, 0, NULL);
+    json_t *j = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
     int r = outcome_from_runner_json(j, o);
     json_decref(j);
     return r;

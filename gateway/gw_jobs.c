@@ -257,7 +257,7 @@ static void execute(struct job *j, struct sg_http_response *resp)
     gw_metrics_observe(j->s->metrics, GW_HIST_EXEC, j->exec_us);
     if (j->ex.outcome != GW_EXEC_OK)
         return exec_failed(j, resp);
-    json_t *ans = json_loadb(j->ex.body, j->ex.body_len, 0, NULL);
+    json_t *ans = json_loadb(j->ex.body, j->ex.body_len, JSON_ALLOW_NUL, NULL);
     if (!json_is_object(ans)) {
         json_decref(ans);
         j->ex.outcome = GW_EXEC_FAILED;

@@ -262,11 +262,23 @@ class PythonJobs(ExecutorCase):
                     return len(os.listdir(f"/proc/{self.ex.daemon.proc.pid}/fd"))
                 time.sleep(0.1)
             raise AssertionError(f"pool never settled: {h}")
+        # One descriptor may come and go with a connection being closed, so
+        # compare counts a batch of jobs apart: a per-job leak grows with the
+        # batch (12 jobs), jitter does not.
         before = quiet_fds()
-        for i in range(6):
+        for i in range(12):
             self.ex.ok(f"def main():\n    return {i}\n")
         self.ex.ok("def main():\n    while True:\n        pass\n", limits={"timeout_ms": 300})
-        self.assertEqual(quiet_fds(), before)
+        after = quiet_fds()
+        self.assertLessEqual(abs(after - before), 2, f"fds {before} -> {after} over 13 jobs")
+
+    def test_nul_in_output_and_result(self):
+        # The runner escapes NUL as \\u0000; the executor must still take the line.
+        r = self.ex.ok("import sys\ndef main():\n    sys.stdout.write('a\\x00b')\n"
+                       "    return 'x\\x00y'\n")
+        self.assertEqual(r["status"], "success", r)
+        self.assertEqual(r["stdout"], "a\x00b")
+        self.assertEqual(r["result"]["value"], "x\x00y")
 
     def test_healthz_and_metrics(self):
         self.ex.ok("def main():\n    return 1\n")
