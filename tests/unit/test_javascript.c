@@ -13,16 +13,6 @@
 #include "rules.h"
 #include "test_helpers.h"
 
-static struct sg_policy *load(const char *name)
-{
-    char path[64];
-    struct sg_policy *p = NULL;
-    struct sg_error err = {0};
-    snprintf(path, sizeof(path), "policies/%s.json", name);
-    cr_assert_eq(sg_policy_load_file(path, &p, &err), 0, "%s", err.msg);
-    return p;
-}
-
 static void check(const struct sg_lang_policy *lp, const char *src, struct sg_violations *vs,
                   struct sg_analysis_stats *st)
 {
@@ -79,7 +69,7 @@ struct reject_case {
 
 static void reject_all(const char *policy, const struct reject_case *cases, size_t n)
 {
-    struct sg_policy *p = load(policy);
+    struct sg_policy *p = test_load_policy(policy);
     for (size_t i = 0; i < n; i++)
         expect_reject_lp(&p->javascript, cases[i].src, cases[i].rule);
     sg_policy_free(p);
@@ -87,7 +77,7 @@ static void reject_all(const char *policy, const struct reject_case *cases, size
 
 static void accept_all(const char *policy, const char *const *srcs, size_t n)
 {
-    struct sg_policy *p = load(policy);
+    struct sg_policy *p = test_load_policy(policy);
     for (size_t i = 0; i < n; i++)
         expect_accept_lp(&p->javascript, srcs[i]);
     sg_policy_free(p);
@@ -435,7 +425,7 @@ Test(javascript, permissive_uses_its_deny_list)
 static void expect_first(const char *src, const char *rule, uint32_t line, uint32_t col,
                          const char *msg_part)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_violations vs;
     struct sg_analysis_stats st;
     char got[2048];
@@ -454,7 +444,7 @@ static void expect_first(const char *src, const char *rule, uint32_t line, uint3
 Test(javascript, syntax_error_stops_the_analysis_at_the_first_error)
 {
     static const char src[] = "const x = eval;\nif (x {\n  y();\n}\n";
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_violations vs;
     struct sg_analysis_stats st;
     check(&p->javascript, src, &vs, &st);
@@ -488,7 +478,7 @@ Test(javascript, many_literals_with_comment_marks)
     cr_assert(s);
     for (size_t i = 0; i < n; i++)
         o += (size_t)sprintf(s + o, "s%zu = '<!-- -->';\n", i % 10);
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_accept_lp(&p->javascript, s);
     sprintf(s + o, "t = u --> 0;\n");
     expect_reject_lp(&p->javascript, s, SG_RULE_SYNTAX_ERROR);
@@ -500,7 +490,7 @@ Test(javascript, positions_are_code_points)
 {
     expect_first("x = 1;\nconst y = eval;", N_FORBIDDEN, 2, 11, "'eval'");
     expect_first("const s = \"\xc3\xa9\xe2\x82\xac\"; eval", N_FORBIDDEN, 1, 17, NULL);
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_violations vs;
     struct sg_analysis_stats st;
     check(&p->javascript, "a.b;\n  x.constructor", &vs, &st);
@@ -548,7 +538,7 @@ static char *nested(size_t levels)
 
 Test(javascript, depth_limit)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     char *deep = nested(p->javascript.max_depth), *shallow = nested(40);
     expect_reject_lp(&p->javascript, deep, SG_RULE_DEPTH);
     struct sg_violations vs;
@@ -590,7 +580,7 @@ Test(javascript, node_limit_and_stats)
  * crash (the test runs under ASan). */
 Test(javascript, parse_stack_guard)
 {
-    struct sg_policy *p = load("permissive");
+    struct sg_policy *p = test_load_policy("permissive");
     static const struct {
         const char *prefix, *unit;
         size_t n;
@@ -620,7 +610,7 @@ Test(javascript, folding_past_its_bound_is_a_violation)
     for (size_t i = 0; i < terms; i++)
         o += (size_t)sprintf(s + o, "+ '' ");
     sprintf(s + o, "+ 'structor']");
-    struct sg_policy *p = load("permissive");
+    struct sg_policy *p = test_load_policy("permissive");
     expect_reject_lp(&p->javascript, s, SG_RULE_REFLECTION_DYNAMIC);
     sg_policy_free(p);
     free(s);
@@ -630,7 +620,7 @@ Test(javascript, folding_past_its_bound_is_a_violation)
 
 Test(javascript, through_sg_analyze)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_analysis a;
     struct sg_error err = {0};
     static const char ok[] = "function main(args) { return args.x }\nmodule.exports = { main };";
@@ -671,7 +661,7 @@ static void *hammer(void *p)
 
 Test(javascript, concurrent_checks_agree)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     pthread_t th[4];
     struct thread_arg args[4];
     for (int i = 0; i < 4; i++) {

@@ -10,18 +10,9 @@
 
 #include "analyze.h"
 #include "rules.h"
+#include "test_helpers.h"
 
 #define MINI_LANG "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"json\"]}}"
-
-static struct sg_policy *load(const char *name)
-{
-    char path[128];
-    struct sg_policy *p = NULL;
-    struct sg_error err = {0};
-    snprintf(path, sizeof(path), "policies/%s.json", name);
-    cr_assert_eq(sg_policy_load_file(path, &p, &err), 0, "%s: %s", path, err.msg);
-    return p;
-}
 
 /* A policy whose python section is `py` (JSON object body). */
 static struct sg_policy *inline_policy(const char *py)
@@ -117,7 +108,7 @@ static void expect_count(const struct sg_policy *p, const char *src, size_t n)
 
 Test(python, default_rejects_known_escapes)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_at(p, "getattr(__builtins__, 'ev'+'al')('1')", SG_RULE_NAME_FORBIDDEN, 1, 9, "'__builtins__'");
     expect_at(p, "__import__('so'[::-1])", SG_RULE_IMPORT_NOT_ALLOWED, 1, 12, "module 'os'");
     expect_at(p, "import importlib; importlib.import_module('os')", SG_RULE_IMPORT_NOT_ALLOWED, 1, 43, "'os'");
@@ -139,7 +130,7 @@ Test(python, default_rejects_known_escapes)
 
 Test(python, default_rejects_attack_families)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     static const char *const srcs[] = {
         "object.__subclasses__()",
         "type.__subclasses__(type)",
@@ -221,7 +212,7 @@ Test(python, default_rejects_attack_families)
 
 Test(python, default_accepts_ordinary_code)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     static const char *const srcs[] = {
         "1 + 1",
         "'a' * 1024",
@@ -281,7 +272,7 @@ Test(python, default_accepts_ordinary_code)
 
 Test(python, strict_rejects_file_io_and_third_party)
 {
-    struct sg_policy *p = load("strict");
+    struct sg_policy *p = test_load_policy("strict");
     expect_at(p, "open('x')", SG_RULE_NAME_FORBIDDEN, 1, 1, "'open'");
     expect_at(p, "with open('x') as f:\n    f.read()", SG_RULE_NAME_FORBIDDEN, 1, 6, "'open'");
     expect_rule(p, "import io", SG_RULE_IMPORT_NOT_ALLOWED);
@@ -294,7 +285,7 @@ Test(python, strict_rejects_file_io_and_third_party)
 
 Test(python, permissive_deny_list)
 {
-    struct sg_policy *p = load("permissive");
+    struct sg_policy *p = test_load_policy("permissive");
     expect_at(p, "import subprocess", SG_RULE_IMPORT_DENIED, 1, 8, "module 'subprocess' is denied");
     expect_at(p, "from os import path", SG_RULE_IMPORT_DENIED, 1, 6, "'os'");
     expect_rule(p, "import os.path", SG_RULE_IMPORT_DENIED);
@@ -325,7 +316,7 @@ Test(python, permissive_deny_list)
 
 Test(python, import_allow_mode_prefixes)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_at(p, "import os", SG_RULE_IMPORT_NOT_ALLOWED, 1, 8, "import of module 'os' is not allowed");
     expect_at(p, "import json, os.path", SG_RULE_IMPORT_NOT_ALLOWED, 1, 14, "'os.path'");
     expect_rule(p, "import os as o", SG_RULE_IMPORT_NOT_ALLOWED);
@@ -347,7 +338,7 @@ Test(python, import_allow_mode_prefixes)
 
 Test(python, relative_imports_are_rejected)
 {
-    struct sg_policy *d = load("default"), *pm = load("permissive");
+    struct sg_policy *d = test_load_policy("default"), *pm = test_load_policy("permissive");
     expect_at(d, "from . import x", SG_RULE_IMPORT_NOT_ALLOWED, 1, 6, "relative import '.'");
     expect_at(d, "from .mod import y", SG_RULE_IMPORT_NOT_ALLOWED, 1, 6, "'.mod'");
     expect_at(pm, "from ..pkg.mod import y as z", SG_RULE_IMPORT_DENIED, 1, 6, "'..pkg.mod'");
@@ -383,7 +374,7 @@ Test(python, dynamic_imports)
 
 Test(python, forbidden_names_wherever_referenced)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_at(p, "x = [1, eval][1]", SG_RULE_NAME_FORBIDDEN, 1, 9, NULL);
     expect_at(p, "def f(x=eval):\n    pass", SG_RULE_NAME_FORBIDDEN, 1, 9, NULL);
     expect_at(p, "g = lambda: exec", SG_RULE_NAME_FORBIDDEN, 1, 13, NULL);
@@ -402,7 +393,7 @@ Test(python, forbidden_names_wherever_referenced)
 
 Test(python, shadowing_follows_python_scoping)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     /* function locals are never the builtin */
     expect_accept(p, "def f(eval):\n    return eval(1)");
     expect_accept(p, "def f():\n    input = g\n    return input()");
@@ -462,7 +453,7 @@ Test(python, forbidden_calls_through_aliases)
 
 Test(python, too_many_meanings_fail_closed)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     char src[1024];
     size_t o = 0;
     for (int i = 0; i < 10; i++)
@@ -476,7 +467,7 @@ Test(python, too_many_meanings_fail_closed)
 
 Test(python, attribute_rules)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     static const char *const forbidden[] = {"gi_frame", "f_builtins", "f_globals", "f_locals", "f_back",
                                             "tb_frame", "cr_frame", "ag_frame", "gi_code", "co_code",
                                             "func_globals", "__globals__", "__code__", "__subclasses__",
@@ -498,7 +489,7 @@ Test(python, attribute_rules)
     expect_rule(p, "x.__class__ = Y", SG_RULE_ATTRIBUTE_DUNDER);
     expect_rule(p, "del x.__dict__", SG_RULE_ATTRIBUTE_DUNDER);
     sg_policy_free(p);
-    p = load("permissive");
+    p = test_load_policy("permissive");
     expect_accept(p, "x.__dict__\nx.__class__\nx.__weird__");
     expect_rule(p, "x.__globals__", SG_RULE_ATTRIBUTE_FORBIDDEN);
     sg_policy_free(p);
@@ -508,7 +499,7 @@ Test(python, attribute_rules)
 
 Test(python, reflection_with_constant_names)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_accept(p, "getattr(obj, 'name', None)\nsetattr(obj, 'x', 1)\ndelattr(obj, 'y')");
     expect_accept(p, "getattr(obj, 'ev' + 'al')"); /* obj.eval is an ordinary attribute */
     expect_at(p, "getattr(x, '__class__')", SG_RULE_ATTRIBUTE_DUNDER, 1, 12, "via getattr()");
@@ -575,7 +566,7 @@ Test(python, namespace_dictionaries)
 
 Test(python, templates_and_expression_strings)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_at(p, "'{0.__class__}'.format(x)", SG_RULE_ATTRIBUTE_DUNDER, 1, 1, "in a format string");
     expect_rule(p, "t = '{0[0].gi_frame}'\nt.format(x)", SG_RULE_ATTRIBUTE_FORBIDDEN);
     expect_rule(p, "'{:{0.__class__}}'.format(x)", SG_RULE_ATTRIBUTE_DUNDER);
@@ -591,7 +582,7 @@ Test(python, templates_and_expression_strings)
 
 Test(python, syntax_errors_fail_closed)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     expect_at(p, "def f(:\n    pass", SG_RULE_SYNTAX_ERROR, 1, 7, "invalid syntax");
     expect_count(p, "import os\neval(1)\nx = (", 1);
     expect_rule(p, "import os\neval(1)\nx = (", SG_RULE_SYNTAX_ERROR);
@@ -632,7 +623,7 @@ Test(python, structural_limits)
 
 Test(python, stats_and_positions_in_code_points)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_analysis a;
     run(p, "x = (1)\n", &a);
     cr_expect_gt(a.stats.nodes, 5);
@@ -653,7 +644,7 @@ Test(python, stats_and_positions_in_code_points)
 
 Test(python, violations_in_source_order)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     struct sg_analysis a;
     run(p, "g.gi_frame.f_builtins\nimport os", &a);
     cr_assert_eq(a.violations.count, 3);
@@ -689,7 +680,7 @@ static void *worker(void *ud)
 
 Test(python, concurrent_analyses)
 {
-    struct sg_policy *p = load("default");
+    struct sg_policy *p = test_load_policy("default");
     pthread_t th[4];
     struct thread_arg args[4];
     for (int i = 0; i < 4; i++) {
