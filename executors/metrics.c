@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "histogram.h"
 
 #define METRICS_RENDER_MAX (64u * 1024u)
 
@@ -15,17 +16,14 @@ static const char *reject_reasons[] = {"bad_request", "unauthorized", "pool_busy
 #define N_REASONS (sizeof(reject_reasons) / sizeof(reject_reasons[0]))
 
 /* Histogram bounds in seconds. */
-static const double job_bounds[] = {0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-                                    5, 10, 30, 60};
-static const double create_bounds[] = {0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30};
-#define N_JOB_B (sizeof(job_bounds) / sizeof(job_bounds[0]))
-#define N_CREATE_B (sizeof(create_bounds) / sizeof(create_bounds[0]))
-
-struct histo {
-    unsigned long long counts[16];
-    unsigned long long total;
-    double sum;
-};
+/* Bucket bounds in microseconds (rendered in seconds). */
+static const uint64_t job_bounds_us[] = {5000,    10000,   15000,   25000,    50000,
+                                         100000,  250000,  500000,  1000000,  2500000,
+                                         5000000, 10000000, 30000000, 60000000};
+static const uint64_t create_bounds_us[] = {100000,  200000,  300000,  500000,  750000,
+                                            1000000, 2000000, 5000000, 10000000, 30000000};
+#define N_JOB_B (sizeof(job_bounds_us) / sizeof(job_bounds_us[0]))
+#define N_CREATE_B (sizeof(create_bounds_us) / sizeof(create_bounds_us[0]))
 
 struct metrics {
     pthread_mutex_t mu;
@@ -33,14 +31,17 @@ struct metrics {
     unsigned long long limits[N_LIMITS];
     unsigned long long rejected[N_REASONS];
     unsigned long long creates_ok, creates_failed;
-    struct histo job_latency, create_latency;
+    struct sg_histogram job_latency, create_latency;
 };
 
 struct metrics *metrics_new(void)
 {
     struct metrics *m = calloc(1, sizeof(*m));
-    if (m)
-        pthread_mutex_init(&m->mu, NULL);
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->mu, NULL);
+    sg_histogram_init(&m->job_latency, job_bounds_us, N_JOB_B);
+    sg_histogram_init(&m->create_latency, create_bounds_us, N_CREATE_B);
     return m;
 }
 
@@ -52,13 +53,9 @@ void metrics_free(struct metrics *m)
     free(m);
 }
 
-static void observe(struct histo *h, const double *bounds, size_t n, double seconds)
+static uint64_t ms_to_us(double ms)
 {
-    for (size_t i = 0; i < n; i++)
-        if (seconds <= bounds[i])
-            h->counts[i]++;
-    h->total++;
-    h->sum += seconds;
+    return ms > 0 ? (uint64_t)(ms * 1000.0 + 0.5) : 0;
 }
 
 static size_t index_of(const char *const *names, size_t n, const char *s)
@@ -76,7 +73,7 @@ void metrics_job(struct metrics *m, enum exec_status st, const char *limit_type,
         m->jobs[st]++;
     if (st == EXEC_RESOURCE_LIMIT)
         m->limits[index_of(limit_types, N_LIMITS, limit_type)]++;
-    observe(&m->job_latency, job_bounds, N_JOB_B, ms / 1000.0);
+    sg_histogram_observe_us(&m->job_latency, ms_to_us(ms));
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -92,21 +89,11 @@ void metrics_create(struct metrics *m, double ms, bool ok)
     pthread_mutex_lock(&m->mu);
     if (ok) {
         m->creates_ok++;
-        observe(&m->create_latency, create_bounds, N_CREATE_B, ms / 1000.0);
+        sg_histogram_observe_us(&m->create_latency, ms_to_us(ms));
     } else {
         m->creates_failed++;
     }
     pthread_mutex_unlock(&m->mu);
-}
-
-static void render_histo(struct sg_buf *b, const char *name, const char *help,
-                         const struct histo *h, const double *bounds, size_t n)
-{
-    sg_buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    for (size_t i = 0; i < n; i++)
-        sg_buf_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], h->counts[i]);
-    sg_buf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n", name, h->total,
-                  name, h->sum, name, h->total);
 }
 
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
@@ -134,11 +121,10 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
                   "sandgate_executor_container_creates_total{result=\"ok\"} %llu\n"
                   "sandgate_executor_container_creates_total{result=\"failed\"} %llu\n",
                   m->creates_ok, m->creates_failed);
-    render_histo(&b, "sandgate_executor_job_duration_seconds", "Job latency (run, excl. wait).",
-                 &m->job_latency, job_bounds, N_JOB_B);
-    render_histo(&b, "sandgate_executor_container_create_seconds",
-                 "Container create+attach+start latency.", &m->create_latency, create_bounds,
-                 N_CREATE_B);
+    sg_histogram_render(&m->job_latency, "sandgate_executor_job_duration_seconds",
+                        "Job latency (run, excl. wait).", &b);
+    sg_histogram_render(&m->create_latency, "sandgate_executor_container_create_seconds",
+                        "Container create+attach+start latency.", &b);
     pthread_mutex_unlock(&m->mu);
     sg_buf_printf(&b,
                   "# TYPE sandgate_executor_pool_target gauge\nsandgate_executor_pool_target %u\n"

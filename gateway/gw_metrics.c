@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "histogram.h"
+
 static const int status_codes[] = {200, 400, 401, 403, 404, 405, 413, 429, 500, 502, 503, 504};
 #define STATUS_COUNT (sizeof(status_codes) / sizeof(status_codes[0]))
 #define STATUS_OTHER STATUS_COUNT
@@ -23,12 +25,6 @@ static const char *const hist_help[GW_HIST_COUNT] = {
     "Time spent canonicalising, parsing and evaluating the policy",
     "Time spent waiting for the executor", "Time from request to response"};
 
-struct hist {
-    atomic_uint_fast64_t buckets[BUCKETS + 1]; /* last = +Inf */
-    atomic_uint_fast64_t sum_us;
-    atomic_uint_fast64_t count;
-};
-
 struct rule_slot {
     char name[64];
     atomic_uint_fast64_t count;
@@ -37,7 +33,7 @@ struct rule_slot {
 struct gw_metrics {
     atomic_uint_fast64_t requests[GW_EP_COUNT][STATUS_COUNT + 1];
     atomic_uint_fast64_t verdicts[2]; /* reject, accept */
-    struct hist hists[GW_HIST_COUNT];
+    struct sg_histogram hists[GW_HIST_COUNT];
     pthread_mutex_t rules_lock;
     atomic_size_t rule_count;
     struct rule_slot rules[GW_METRICS_RULES_MAX];
@@ -47,8 +43,11 @@ struct gw_metrics {
 struct gw_metrics *gw_metrics_new(void)
 {
     struct gw_metrics *m = calloc(1, sizeof(*m));
-    if (m)
-        pthread_mutex_init(&m->rules_lock, NULL);
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->rules_lock, NULL);
+    for (int h = 0; h < GW_HIST_COUNT; h++)
+        sg_histogram_init(&m->hists[h], bucket_us, BUCKETS);
     return m;
 }
 
@@ -108,36 +107,15 @@ out:
 
 void gw_metrics_observe(struct gw_metrics *m, enum gw_hist h, uint64_t us)
 {
-    struct hist *hs = &m->hists[h];
-    size_t b = 0;
-    while (b < BUCKETS && us > bucket_us[b])
-        b++;
-    atomic_fetch_add_explicit(&hs->buckets[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&hs->sum_us, us, memory_order_relaxed);
-    atomic_fetch_add_explicit(&hs->count, 1, memory_order_relaxed);
+    sg_histogram_observe_us(&m->hists[h], us);
 }
 
 static int render_hist(struct gw_metrics *m, enum gw_hist h, struct sg_buf *out)
 {
-    struct hist *hs = &m->hists[h];
-    const char *n = hist_names[h];
-    int r = sg_buf_printf(out, "# HELP sandgate_%s_seconds %s.\n# TYPE sandgate_%s_seconds "
-                          "histogram\n", n, hist_help[h], n);
-    uint64_t cum = 0;
-    for (size_t b = 0; r == 0 && b <= BUCKETS; b++) {
-        cum += atomic_load(&hs->buckets[b]);
-        if (b < BUCKETS)
-            r = sg_buf_printf(out, "sandgate_%s_seconds_bucket{le=\"%g\"} %llu\n", n,
-                              (double)bucket_us[b] / 1e6, (unsigned long long)cum);
-        else
-            r = sg_buf_printf(out, "sandgate_%s_seconds_bucket{le=\"+Inf\"} %llu\n", n,
-                              (unsigned long long)cum);
-    }
-    if (r == 0)
-        r = sg_buf_printf(out, "sandgate_%s_seconds_sum %.6f\nsandgate_%s_seconds_count %llu\n",
-                          n, (double)atomic_load(&hs->sum_us) / 1e6, n,
-                          (unsigned long long)atomic_load(&hs->count));
-    return r;
+    char name[64], help[128];
+    snprintf(name, sizeof(name), "sandgate_%s_seconds", hist_names[h]);
+    snprintf(help, sizeof(help), "%s.", hist_help[h]);
+    return sg_histogram_render(&m->hists[h], name, help, out);
 }
 
 int gw_metrics_render(struct gw_metrics *m, struct sg_buf *out)

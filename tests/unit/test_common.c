@@ -12,6 +12,7 @@
 
 #include "b64.h"
 #include "buf.h"
+#include "histogram.h"
 #include "httpsrv.h"
 #include "log.h"
 #include "sg_error.h"
@@ -158,6 +159,25 @@ Test(error, set_formats_and_returns_code)
     cr_assert_eq(sg_error_set(NULL, -ENOMEM, "x"), -ENOMEM);
     sg_error_clear(&err);
     cr_assert_str_eq(err.msg, "");
+}
+
+Test(histogram, bounds_inclusive_cumulative_render)
+{
+    static const uint64_t bounds[] = {1000, 2000};
+    struct sg_histogram h;
+    sg_histogram_init(&h, bounds, 2);
+    sg_histogram_observe_us(&h, 1000); /* on the bound: first bucket */
+    sg_histogram_observe_us(&h, 1001);
+    sg_histogram_observe_us(&h, 5000); /* past every bound: +Inf only */
+    struct sg_buf b;
+    sg_buf_init(&b, 4096);
+    cr_assert_eq(sg_histogram_render(&h, "t_seconds", "Test.", &b), 0);
+    cr_assert_str_eq(b.data, "# HELP t_seconds Test.\n# TYPE t_seconds histogram\n"
+                             "t_seconds_bucket{le=\"0.001\"} 1\n"
+                             "t_seconds_bucket{le=\"0.002\"} 2\n"
+                             "t_seconds_bucket{le=\"+Inf\"} 3\n"
+                             "t_seconds_sum 0.007001\nt_seconds_count 3\n");
+    sg_buf_free(&b);
 }
 
 /* --- httpsrv: a real server on a loopback ephemeral port --- */
