@@ -31,25 +31,6 @@ def require_engine_and_images():
             raise AssertionError(f"sandbox image {image} is missing ({status}): run 'make images'")
 
 
-def stop_daemon(d, sig=signal.SIGTERM, timeout=60):
-    """Like sgtest.Daemon.stop (signal, wait, fail on sanitizer reports),
-    reading the log after the process is gone; returns the exit code."""
-    if d.proc.poll() is None:
-        d.proc.send_signal(sig)
-        try:
-            d.proc.wait(timeout)
-        except Exception:
-            d.proc.kill()
-            d.proc.wait()
-            raise AssertionError(f"{d.name} did not exit within {timeout}s of {sig}")
-    text = d.tail(400000)
-    d.log.close()
-    for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
-        if marker in text:
-            raise AssertionError(f"{d.name}: sanitizer report in {d.log_path}:\n{text[-4000:]}")
-    return d.proc.returncode
-
-
 class Executor:
     """One sandgate-executor (sanitizer build) on a free loopback port."""
 
@@ -90,7 +71,7 @@ class Executor:
         return body
 
     def stop(self, sig=signal.SIGTERM, timeout=60):
-        return stop_daemon(self.daemon, sig, timeout)
+        return self.daemon.stop(sig, timeout)
 
     def containers(self):
         return sgtest.containers_with_label(f"org.sandgate.executor={self.instance}")

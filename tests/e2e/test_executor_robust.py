@@ -18,7 +18,7 @@ import time
 import unittest
 
 import sgtest
-from test_executor import Executor, require_engine_and_images, stop_daemon, unique_instance
+from test_executor import Executor, require_engine_and_images, unique_instance
 
 DAEMON_JSON = "/etc/docker/daemon.json"
 NOSECCOMP_RUNTIME = "sandgate-e2e-noseccomp"

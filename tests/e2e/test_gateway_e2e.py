@@ -28,7 +28,7 @@ class GatewayE2E(unittest.TestCase):
         try:
             cls.js = tex.Executor("nodejs", pool_size=1)
         except BaseException:
-            tex.stop_daemon(cls.py.daemon)
+            cls.py.daemon.stop(timeout=60)
             raise
         cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
                                                       "nodejs": [cls.js.url]},

@@ -106,17 +106,6 @@ class FakeExecutor:
         self.server.server_close()
 
 
-class _Daemon(sgtest.Daemon):
-    """sgtest.Daemon whose tail() also works after stop() closed the log
-    (the harness's own tail() flushes the closed file)."""
-
-    def tail(self, n=4000):
-        if not self.log.closed:
-            self.log.flush()
-        with open(self.log_path, "rb") as f:
-            return f.read()[-n:].decode("utf-8", "replace")
-
-
 def dead_url():
     """A loopback URL where nothing listens (connection refused)."""
     return f"http://127.0.0.1:{sgtest.free_port()}"
@@ -153,7 +142,7 @@ class Gateway:
             self.start()
 
     def start(self):
-        self.daemon = _Daemon("sandgate", ["-c", self.config_path], env=self.env,
+        self.daemon = sgtest.Daemon("sandgate", ["-c", self.config_path], env=self.env,
                                     ready_url=self.url + "/healthz")
 
     def write_policy(self, name, doc):
