@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "b64.h"
+#include "json_nesting.h"
 
 int exec_job_id_valid(const char *id)
 {
@@ -32,21 +33,6 @@ int exec_file_name_valid(const char *name, size_t len)
     return 1;
 }
 
-static int depth_ok(json_t *v, int depth)
-{
-    if (depth > EXEC_ARGS_DEPTH_MAX)
-        return 0;
-    size_t i;
-    const char *k;
-    json_t *c;
-    if (json_is_object(v)) {
-        json_object_foreach(v, k, c) if (!depth_ok(c, depth + 1)) return 0;
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, c) if (!depth_ok(c, depth + 1)) return 0;
-    }
-    return 1;
-}
-
 static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error *err)
 {
     json_t *a = json_object_get(root, "arguments");
@@ -57,7 +43,7 @@ static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error
     }
     if (!json_is_object(a))
         return sg_error_set(err, -EINVAL, "arguments must be an object");
-    if (!depth_ok(a, 1))
+    if (sg_json_nesting_exceeds(a, EXEC_ARGS_DEPTH_MAX))
         return sg_error_set(err, -EINVAL, "arguments nest deeper than %d levels",
                             EXEC_ARGS_DEPTH_MAX);
     size_t n = json_dumpb(a, NULL, 0, JSON_COMPACT);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "json_nesting.h"
 
 #define LANG_NAME_MAX 16
 
@@ -36,34 +37,6 @@ int gw_file_name_ok(const char *name)
         if (!isalnum((unsigned char)*name) && *name != '.' && *name != '_' && *name != '-')
             return 0;
     return 1;
-}
-
-/* Nesting depth of v (a scalar is 0, {} is 1), giving up past limit. */
-static size_t json_depth(json_t *v, size_t limit)
-{
-    if (limit == 0 || (!json_is_object(v) && !json_is_array(v)))
-        return 0;
-    size_t max = 0;
-    if (json_is_object(v)) {
-        const char *k;
-        json_t *c;
-        json_object_foreach(v, k, c) {
-            size_t d = json_depth(c, limit - 1);
-            max = d > max ? d : max;
-            if (max >= limit)
-                break;
-        }
-    } else {
-        size_t i;
-        json_t *c;
-        json_array_foreach(v, i, c) {
-            size_t d = json_depth(c, limit - 1);
-            max = d > max ? d : max;
-            if (max >= limit)
-                break;
-        }
-    }
-    return max + 1;
 }
 
 static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
@@ -127,7 +100,7 @@ static int parse_arguments(json_t *v, const struct gw_caps *caps, struct gw_requ
     }
     if (!json_is_object(v))
         return fail(e, 400, "bad_type", "arguments: expected an object");
-    if (json_depth(v, caps->max_arguments_depth + 1) > caps->max_arguments_depth)
+    if (sg_json_nesting_exceeds(v, caps->max_arguments_depth))
         return fail(e, 400, "arguments_too_deep", "arguments: nested deeper than %llu levels",
                     (unsigned long long)caps->max_arguments_depth);
     size_t size = json_dumpb(v, NULL, 0, JSON_COMPACT);

@@ -13,6 +13,7 @@
 #include "b64.h"
 #include "buf.h"
 #include "histogram.h"
+#include "json_nesting.h"
 #include "httpsrv.h"
 #include "log.h"
 #include "sg_error.h"
@@ -178,6 +179,25 @@ Test(histogram, bounds_inclusive_cumulative_render)
                              "t_seconds_bucket{le=\"+Inf\"} 3\n"
                              "t_seconds_sum 0.007001\nt_seconds_count 3\n");
     sg_buf_free(&b);
+}
+
+Test(json_nesting, containers_count_scalars_do_not)
+{
+    json_t *flat = json_loads("{\"a\": 1}", 0, NULL);
+    json_t *three = json_loads("{\"a\": [[1]]}", 0, NULL);
+    json_t *empty3 = json_loads("[[[]]]", 0, NULL);
+    json_t *scalar = json_integer(7);
+    cr_assert_eq(sg_json_nesting_exceeds(scalar, 0), 0);
+    json_decref(scalar);
+    cr_assert_eq(sg_json_nesting_exceeds(flat, 1), 0);
+    cr_assert_eq(sg_json_nesting_exceeds(flat, 0), 1);
+    cr_assert_eq(sg_json_nesting_exceeds(three, 3), 0);
+    cr_assert_eq(sg_json_nesting_exceeds(three, 2), 1);
+    cr_assert_eq(sg_json_nesting_exceeds(empty3, 3), 0);
+    cr_assert_eq(sg_json_nesting_exceeds(empty3, 2), 1);
+    json_decref(flat);
+    json_decref(three);
+    json_decref(empty3);
 }
 
 /* --- httpsrv: a real server on a loopback ephemeral port --- */

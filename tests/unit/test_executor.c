@@ -308,6 +308,23 @@ Test(exec_api, argument_depth_and_file_caps)
     sg_buf_free(&b);
 }
 
+Test(exec_api, arguments_at_the_depth_cap_are_accepted)
+{
+    /* What the gateway forwards (container nesting <= the cap, scalars not
+     * counted) must not be refused here. */
+    char deep[256] = "{\"code\":\"x\",\"arguments\":{\"a\":";
+    for (int i = 0; i < EXEC_ARGS_DEPTH_MAX - 1; i++)
+        strcat(deep, "[");
+    strcat(deep, "1");
+    for (int i = 0; i < EXEC_ARGS_DEPTH_MAX - 1; i++)
+        strcat(deep, "]");
+    strcat(deep, "}}");
+    struct exec_request r;
+    struct sg_error e = {0};
+    cr_assert_eq(req(deep, &r, &e), 0, "%s", e.msg);
+    exec_request_free(&r);
+}
+
 Test(exec_api, files_canonicalised_in_job_line)
 {
     struct exec_request r;
