@@ -14,6 +14,7 @@
 # cannot measure (missing binary, analysis error).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 RUNS=${RUNS:-51}
 JOBS=${JOBS:-5000}
@@ -111,17 +112,12 @@ open(big, "w").write("".join(parts))
 PY
 
 policy=policies/default.json
-read -r load1 _ </proc/loadavg
-echo "load average $load1 on $(nproc) CPUs (figures are noisy while the machine is busy)"
+print_load
 printf 'inputs: %s (%d bytes), %s (%d bytes), policy %s\n' "$small" "$(wc -c <"$small")" \
     "$big" "$(wc -c <"$big")" "$policy"
 ROUNDS=${ROUNDS:-5}
 per_round=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
 jobs_round=$(( (JOBS + ROUNDS - 1) / ROUNDS ))
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-med() { printf '%s\n' "$@" | median; }
-mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.1f", (t > 0 ? b / t : 0) }'; }
 measure() { "$bin" "$policy" nodejs "$@" || { echo "run-analyze-js: cannot measure"; exit 1; }; }
 s50=() s99=() sparse=() seval=() sbare=() ban=() bparse=() beval=() bbare=()
 for ((i = 0; i < ROUNDS; i++)); do

@@ -14,6 +14,7 @@
 # a busy machine slows all of them alike. Fails only when it cannot measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 RUNS=${RUNS:-50}
 JOBS=${JOBS:-5000}
@@ -104,14 +105,10 @@ PY
 
 policy=policies/default.json
 big=$work/big.py small=$work/small.py
-read -r load1 _ </proc/loadavg
-echo "load average $load1 on $(nproc) CPUs (figures are noisy while the machine is busy)"
+print_load
 printf 'inputs: %s (%d bytes), %s (%d bytes), policy %s\n' "$big" "$(wc -c <"$big")" \
     "$small" "$(wc -c <"$small")" "$policy"
 
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # CPython's side: ast.parse + a full ast.walk, median of N runs after a warm-up.
 cpython_median_us() {
@@ -146,8 +143,6 @@ for ((i = 0; i < ROUNDS; i++)); do
     small_eval+=("$(field eval_median_us "$small_line")")
     small_bare+=("$(field p50_us "$(measure "$small" "$jobs_round" parse)")")
 done
-med() { printf '%s\n' "$@" | median; }
-mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.1f", (t > 0 ? b / t : 0) }'; }
 an_us=$(med "${big_an[@]}") bare_us=$(med "${big_parse[@]}") cpy_us=$(med "${cpy[@]}")
 [ "$(field verdict "$big_line")" = accept ] && [ "$(field verdict "$small_line")" = accept ] ||
     { echo "run-analyze: the benchmark inputs must be accepted"; exit 1; }
