@@ -18,18 +18,16 @@
 
 #include "js_fold.h"
 #include "rules.h"
+#include "ts_util.h"
 
 #define SHOWN "%.80s" /* names in messages are cut, the snippet has the rest */
 
 void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, ...)
 {
-    char msg[SG_VIOLATION_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int r = sg_ts_vreport(ctx->out, ctx->src, ctx->len, n, rule, fmt, ap);
     va_end(ap);
-    int r = sg_violations_add_at(ctx->out, rule, ctx->src, ctx->len, ts_node_start_byte(n),
-                                 ts_node_end_byte(n), "%s", msg);
     if (r < 0 && !ctx->err)
         ctx->err = r;
 }
