@@ -15,7 +15,7 @@ import unittest
 import sgtest
 
 _seq = [0]
-IMAGES = {"python": "sandgate/sandbox-python:latest", "nodejs": "sandgate/sandbox-nodejs:latest"}
+IMAGES = {"python": sgtest.image("python"), "nodejs": sgtest.image("nodejs")}
 
 
 def unique_instance(tag):

@@ -15,8 +15,8 @@ import unittest
 
 import sgtest
 
-PY_IMAGE = "sandgate/sandbox-python:latest"
-JS_IMAGE = "sandgate/sandbox-nodejs:latest"
+PY_IMAGE = sgtest.image("python")
+JS_IMAGE = sgtest.image("nodejs")
 LABEL = "sandgate.test=runners"
 SECCOMP = os.path.join(sgtest.ROOT, "images", "seccomp", "sandbox.json")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

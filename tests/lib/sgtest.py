@@ -29,6 +29,15 @@ def binary(name):
     return path
 
 
+def image(name):
+    """The image sandgate builds as `name` (python, nodejs, gateway, executor),
+    at $SANDGATE_TAG (default latest), as images/build-images.sh tags it. A
+    separate tag lets two checkouts build and test their own images side by side."""
+    repo = {"python": "sandgate/sandbox-python", "nodejs": "sandgate/sandbox-nodejs",
+            "gateway": "sandgate/gateway", "executor": "sandgate/executor"}[name]
+    return f"{repo}:{os.environ.get('SANDGATE_TAG') or 'latest'}"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

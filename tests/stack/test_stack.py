@@ -19,8 +19,7 @@ from urllib.parse import quote
 import sgtest
 
 PROJECT = f"sgtest{os.getpid()}"
-IMAGES = ("sandgate/gateway:latest", "sandgate/executor:latest",
-          "sandgate/sandbox-python:latest", "sandgate/sandbox-nodejs:latest")
+IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs"))
 STACK = os.path.join(sgtest.ROOT, "images", "stack.sh")
 TOKEN = secrets.token_hex(24)
 LIMITED_TOKEN = secrets.token_hex(24)
@@ -38,6 +37,10 @@ def stack_env():
         "SANDGATE_POOL_SIZE_PYTHON": "2",
         "SANDGATE_POOL_SIZE_NODEJS": "1",
         "SANDGATE_READY_TIMEOUT_S": "180",
+        "SANDGATE_GATEWAY_IMAGE": sgtest.image("gateway"),
+        "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
+        "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
+        "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
     })
     return env
 
