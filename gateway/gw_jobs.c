@@ -52,7 +52,10 @@ int gw_jobs_authenticate(const struct gw_ruleset *rs, const struct sg_http_reque
     size_t len = 0;
     const char *tok = gw_auth_token(sg_http_header(req, "Authorization"),
                                     sg_http_header(req, "X-Sandbox-Token"), &len);
-    *ret_tenant = tok ? gw_tenants_lookup(rs->tenants, tok, len) : NULL;
+    /* A token decides when there is one; only without one does the source
+     * address count (trusted networks, gw_netauth.h). */
+    *ret_tenant = tok ? gw_tenants_lookup(rs->tenants, tok, len)
+                      : gw_tenants_lookup_peer(rs->tenants, req->peer, NULL);
     if (*ret_tenant)
         return 0;
     sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"
