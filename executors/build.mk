@@ -3,6 +3,7 @@
 EXECUTOR_SRCS += executors/config.c executors/docker.c executors/attach.c executors/sandbox.c \
                  executors/outcome.c executors/job.c executors/exec_api.c executors/metrics.c \
                  executors/pool.c executors/seccomp.c executors/server.c
+EXECUTOR_SRCS += executors/runtime_info.c
 BINS += $(BUILD)/sandgate-executor
 
 $(BUILD)/sandgate-executor: $(BUILD)/obj/executors/main.o $(LIB_EXECUTOR) $(LIB_COMMON)

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pool.h"
+#include "runtime_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
 #include "server.h"
@@ -53,6 +54,19 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
                                           "with 'make images'",
                             cfg->image, err->msg);
     return 0;
+}
+
+/* The image's runtime listing, or NULL (logged): jobs run either way. */
+static const char *load_runtime(struct docker_client *dc, const struct exec_config *cfg,
+                                char **ret)
+{
+    struct sg_error e = {0};
+    if (runtime_info_read(dc, cfg, ret, &e) < 0) {
+        sg_log(SG_LOG_WARN, "runtime_unknown", "image=%s error=\"%s\"", cfg->image, e.msg);
+        return NULL;
+    }
+    sg_log(SG_LOG_INFO, "runtime_listed", "image=%s bytes=%zu", cfg->image, strlen(*ret));
+    return *ret;
 }
 
 /* Load the profile and prove it is enforced. *ret_json stays NULL without one. */
@@ -99,9 +113,11 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     struct sg_httpsrv_config hc = {cfg->listen_addr, cfg->listen_port, cfg->max_body,
                                    cfg->max_jobs, (cfg->max_timeout_ms + 60000) / 1000};
     int r = -ENOMEM;
+    char *runtime = NULL;
     if (!m || (r = pool_new(&pc, &pool, err)) < 0)
         goto out;
     srv.pool = pool;
+    srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, exec_server_handle, &srv, &http, err)) < 0)
         goto out;
     sg_log(SG_LOG_INFO, "listening", "addr=%s port=%u language=%s runtime=%s pool=%u instance=%s",
@@ -123,6 +139,7 @@ out:
     sg_httpsrv_stop(http);
     pool_free(pool); /* tears down idle sandboxes, drains the teardown queue */
     metrics_free(m);
+    free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);
     return r;
 }

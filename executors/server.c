@@ -161,6 +161,23 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
     resp->content_type = "text/plain; version=0.0.4";
 }
 
+/* The image's runtime listing (runtime_info.h); behind the token like jobs. */
+static void handle_runtime(struct exec_server *s, const struct sg_http_request *req,
+                           struct sg_http_response *resp)
+{
+    if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token))
+        return sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
+    if (!s->runtime_json)
+        return sg_http_error(resp, 404, "runtime_unknown", "the sandbox image has no "
+                             "runtime listing (images built by sandgate have one)");
+    free(resp->body);
+    resp->body = strdup(s->runtime_json);
+    resp->body_len = 0;
+    if (!resp->body)
+        return sg_http_error(resp, 500, "internal", "out of memory");
+    resp->status = 200;
+}
+
 void exec_server_handle(void *ctx, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
@@ -173,7 +190,10 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req,
         handle_health(s, resp);
     else if (strcmp(u, "/metrics") == 0 && strcmp(m, "GET") == 0)
         handle_metrics(s, resp);
-    else if (!strcmp(u, "/v1/exec") || !strcmp(u, "/healthz") || !strcmp(u, "/metrics"))
+    else if (strcmp(u, "/v1/runtime") == 0 && strcmp(m, "GET") == 0)
+        handle_runtime(s, req, resp);
+    else if (!strcmp(u, "/v1/exec") || !strcmp(u, "/healthz") || !strcmp(u, "/metrics") ||
+             !strcmp(u, "/v1/runtime"))
         sg_http_error(resp, 405, "method_not_allowed", "%s is not allowed on %s", m, u);
     else
         sg_http_error(resp, 404, "not_found", "no such endpoint");
