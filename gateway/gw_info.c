@@ -6,6 +6,7 @@
 #include "gw_respond.h"
 
 #define ANONYMOUS "anonymous"
+#define RUNTIME_FETCH_TIMEOUT_MS 5000u
 
 json_t *gw_info_identity(const struct gw_ruleset *rs, const struct gw_tenant *tenant,
                          const struct sg_http_request *req)
@@ -72,5 +73,80 @@ void gw_info_whoami(struct gw_server *s, const struct sg_http_request *req,
     const struct gw_tenant *t = NULL;
     if (gw_jobs_authenticate(rs, req, resp, &t) == 0)
         gw_respond_json(resp, 200, whoami_body(s, rs, t, req));
+    gw_ruleset_unref(rs);
+}
+
+json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, char sep)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(modules, i, v) {
+        const char *m = json_string_value(v);
+        if (!m || !lp->enabled)
+            continue;
+        int listed = sg_strset_has_prefix(&lp->modules, m, sep);
+        if (lp->import_mode == SG_IMPORTS_ALLOW ? listed : !listed)
+            json_array_append(out, v);
+    }
+    return out;
+}
+
+/* Every module name of a listing: the standard ones, then each package's. */
+static json_t *listing_modules(json_t *listing)
+{
+    json_t *all = json_array();
+    json_array_extend(all, json_object_get(listing, "stdlib_modules"));
+    size_t i;
+    json_t *pkg;
+    json_array_foreach(json_object_get(listing, "packages"), i, pkg)
+        json_array_extend(all, json_object_get(pkg, "modules"));
+    return all;
+}
+
+static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs,
+                                const struct gw_tenant *t, int lang)
+{
+    struct gw_exec_result ex;
+    gw_router_get(s->router, lang, "/v1/runtime", RUNTIME_FETCH_TIMEOUT_MS, &ex);
+    json_t *listing = ex.outcome == GW_EXEC_OK ? json_loadb(ex.body, ex.body_len, 0, NULL) : NULL;
+    if (!json_is_object(listing)) {
+        json_decref(listing);
+        json_t *o = json_pack("{s:b,s:s}", "available", 0, "error", ex.message);
+        gw_exec_result_free(&ex);
+        return o;
+    }
+    gw_exec_result_free(&ex);
+    json_t *mods = listing_modules(listing), *pols = json_object();
+    const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
+    for (size_t i = 0; pols && i < rs->policies->count; i++) {
+        const struct sg_policy *p = rs->policies->items[i];
+        if (t && p != def && !gw_tenant_may_use(t, p->name))
+            continue;
+        const struct sg_lang_policy *lp = lang == 0 ? &p->python : &p->javascript;
+        json_object_set_new(pols, p->name, json_pack("{s:b,s:o}", "enabled", lp->enabled,
+                                                     "importable", gw_info_importable(
+                                                         lp, mods, lang == 0 ? '.' : '/')));
+    }
+    json_decref(mods);
+    json_object_set_new(listing, "available", json_true());
+    json_object_set_new(listing, "policies", pols);
+    return listing;
+}
+
+void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
+                      struct sg_http_response *resp)
+{
+    struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
+    const struct gw_tenant *t = NULL;
+    if (gw_jobs_authenticate(rs, req, resp, &t) == 0) {
+        const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
+        json_t *langs = json_object();
+        for (int l = 0; langs && l < GW_LANG_COUNT; l++)
+            json_object_set_new(langs, l == 0 ? "python" : "nodejs",
+                                language_runtime(s, rs, t, l));
+        gw_respond_json(resp, 200, json_pack("{s:o,s:s}", "runtimes", langs, "default_policy",
+                                             def->name));
+    }
     gw_ruleset_unref(rs);
 }

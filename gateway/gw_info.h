@@ -22,4 +22,14 @@ json_t *gw_info_identity(const struct gw_ruleset *rs, const struct gw_tenant *te
 void gw_info_whoami(struct gw_server *s, const struct sg_http_request *req,
                     struct sg_http_response *resp);
 
+/* GET /v1/runtimes: per language the executor's listing (interpreter,
+ * packages with versions, standard modules), and for each policy the caller
+ * may use, the modules of that listing a job may import. */
+void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
+                      struct sg_http_response *resp);
+
+/* The names of `modules` (a JSON array of strings) that lp lets a job import,
+ * as a new array; sep is '.' for Python, '/' for JavaScript. */
+json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, char sep);
+
 #endif

@@ -28,6 +28,7 @@ static const struct route routes[] = {
     {"/v1/analyze", "POST", GW_EP_V1_ANALYZE}, {"/healthz", "GET", GW_EP_HEALTHZ},
     {"/readyz", "GET", GW_EP_READYZ},      {"/metrics", "GET", GW_EP_METRICS},
     {"/v1/policies", "GET", GW_EP_POLICIES}, {"/v1/whoami", "GET", GW_EP_WHOAMI},
+    {"/v1/runtimes", "GET", GW_EP_RUNTIMES},
 };
 
 static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
@@ -158,6 +159,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return handle_policies(s, req, resp);
     case GW_EP_WHOAMI:
         return gw_info_whoami(s, req, resp);
+    case GW_EP_RUNTIMES:
+        return gw_info_runtimes(s, req, resp);
     default:
         return gw_jobs_handle(s, rt->ep, req, resp);
     }

@@ -33,6 +33,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake.health_calls += 1
             ok = fake.healthy
             return self._send(200 if ok else 503, {"status": "ok" if ok else "degraded"})
+        if self.path == "/v1/runtime" and fake.runtime is not None:
+            with fake.lock:
+                fake.headers.append(dict(self.headers))
+            return self._send(200, fake.runtime)
         self._send(404, {"error": {"code": "not_found", "message": self.path}})
 
     def do_POST(self):
@@ -65,13 +69,15 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeExecutor:
     """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
     ("ok", "busy", "error500", "garbage", "hangup"), delay (seconds before
-    answering), healthy (what /healthz says)."""
+    answering), healthy (what /healthz says), runtime (the listing GET
+    /v1/runtime returns)."""
 
     def __init__(self, name="python"):
         self.name = name
         self.mode = "ok"
         self.delay = 0
         self.healthy = True
+        self.runtime = None  # GET /v1/runtime answer (None: 404, as an image without one)
         self.jobs = []
         self.headers = []
         self.health_calls = 0
