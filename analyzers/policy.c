@@ -365,12 +365,18 @@ static int load_header(const struct loader *ld, json_t *root, struct sg_policy *
 
 static int load_root(struct loader *ld, json_t *root, struct sg_policy *pol)
 {
-    static const char *const keys[] = {"name", "description", "python", "javascript", NULL};
+    static const char *const keys[] = {"name", "description", "extends", "python",
+                                       "javascript", NULL};
     if (!json_is_object(root))
         return lfail(ld, "", "expected a JSON object at the top level");
     int r = check_keys(ld, root, "", keys);
     if (r < 0 || (r = load_header(ld, root, pol)) < 0)
         return r;
+    /* policy_set.c merges a child with its parent and drops the key; here it
+     * means the parent was not available */
+    if (json_object_get(root, "extends"))
+        return lfail(ld, "extends", "the parent policy is resolved in a policies directory: "
+                     "put this file there (sandgate -t, sandgate-check --policies-dir)");
     ld->js = 0;
     if ((r = load_lang(ld, root, "python", &pol->python)) < 0)
         return r;
@@ -395,15 +401,27 @@ int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
             msg[0] = '\0';
         return set_clean_error(err, -EINVAL, msg);
     }
+    char sha[65];
+    sg_sha256_hex(buf, len, sha);
+    int r = sg_policy_load_doc(root, ld.origin, sha, ret_policy, err);
+    json_decref(root);
+    return r;
+}
+
+int sg_policy_load_doc(json_t *root, const char *origin, const char *sha256_hex,
+                       struct sg_policy **ret_policy, struct sg_error *err)
+{
+    struct loader ld = {.origin = origin ? origin : "policy", .err = err};
+    *ret_policy = NULL;
     struct sg_policy *pol = calloc(1, sizeof(*pol));
     int r = pol ? load_root(&ld, root, pol)
                 : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);
-    json_decref(root);
     if (r < 0) {
         sg_policy_free(pol);
         return r;
     }
-    sg_sha256_hex(buf, len, pol->sha256);
+    snprintf(pol->sha256, sizeof(pol->sha256), "%s", sha256_hex);
+    pol->doc = json_incref(root);
     *ret_policy = pol;
     return 0;
 }
@@ -438,5 +456,6 @@ void sg_policy_free(struct sg_policy *policy)
     free(policy->description);
     lang_policy_free(&policy->python);
     lang_policy_free(&policy->javascript);
+    json_decref(policy->doc);
     free(policy);
 }
