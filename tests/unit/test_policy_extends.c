@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "policy.h"
+#include "rules.h"
 
 static char dir[64];
 
@@ -189,5 +191,44 @@ Test(policy_extends, a_single_file_needs_its_directory)
     cr_assert(sg_strset_has(&p->python.modules, "tabulate"));
     sg_policy_free(p);
     unlink(outside);
+    sg_policy_set_free(set);
+}
+
+static const struct sg_violation *first(const struct sg_policy *p, enum sg_lang lang,
+                                        const char *src, struct sg_analysis *a)
+{
+    struct sg_error err = {0};
+    cr_assert_eq(sg_analyze(p, lang, src, strlen(src), a, &err), 0, "%s", err.msg);
+    return a->violations.count ? &a->violations.items[0] : NULL;
+}
+
+Test(policy_extends, an_installed_module_stays_rejected_naming_the_policy)
+{
+    put("data.json", DATA);
+    struct sg_policy_set *set = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(sg_policy_set_load_dir(dir, &set, &err), 0, "%s", err.msg);
+    const struct sg_policy *def = sg_policy_set_find(set, "default");
+    const struct sg_policy *data = sg_policy_set_find(set, "data");
+    struct sg_analysis a;
+    const struct sg_violation *v = first(def, SG_LANG_PYTHON, "import tabulate\n", &a);
+    cr_assert_not_null(v);
+    cr_assert_str_eq(v->rule, SG_RULE_IMPORT_NOT_ALLOWED);
+    cr_assert_str_eq(v->message, "import of module 'tabulate' is not allowed by policy "
+                                 "'default' (python.imports.modules)");
+    sg_analysis_free(&a);
+    v = first(def, SG_LANG_JAVASCRIPT, "const _ = require('lodash');\n", &a);
+    cr_assert_str_eq(v->message, "require of module 'lodash' is not allowed by policy "
+                                 "'default' (javascript.imports.modules)");
+    sg_analysis_free(&a);
+    v = first(def, SG_LANG_PYTHON, "from . import x\n", &a);
+    cr_assert(strstr(v->message, "a job is a single file"), "not an allow-list gap: %s",
+              v->message);
+    cr_assert_null(strstr(v->message, "by policy"));
+    sg_analysis_free(&a);
+    cr_assert_null(first(data, SG_LANG_PYTHON, "import tabulate\n", &a), "the extension allows it");
+    sg_analysis_free(&a);
+    cr_assert_null(first(data, SG_LANG_JAVASCRIPT, "const _ = require('lodash');\n", &a));
+    sg_analysis_free(&a);
     sg_policy_set_free(set);
 }
