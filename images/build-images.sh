@@ -87,9 +87,8 @@ build_one() {
     local args=(--build-arg BASE_IMAGE="$base")
     if [ "$name" = python ]; then
         args+=(--build-arg SANDGATE_PREIMPORT="${SANDGATE_PYTHON_PREIMPORT:-}")
-        args+=(--build-arg SANDGATE_EXTRA_PACKAGES="$(python_packages)")
+        args+=(--build-arg SANDGATE_EXTRA_PACKAGES="$PYTHON_EXTRA")
     fi
-    [ "$name" = nodejs ] && node_packages
     docker build "${args[@]}" -f "$dockerfile" \
         -t "${TAGS[$name]}:$TAG" "$context" 2>&1 | sed -u "s/^/  [$name] /"
     [ "${PIPESTATUS[0]}" = 0 ] || die "docker build of ${TAGS[$name]} failed"
@@ -99,6 +98,7 @@ build_one() {
 MAX_EXTRA_PACKAGES=64
 NODE_LOCK=${SANDGATE_NODE_LOCK:-images/nodejs/packages.lock}
 NPM_DIR=build/npm-packages
+PYTHON_EXTRA=""
 
 # SANDGATE_PYTHON_PACKAGES, checked: Debian package names (optionally =version).
 python_packages() {
@@ -181,6 +181,11 @@ main() {
     [ ${#names[@]} -gt 0 ] || names=("${ORDER[@]}")
     for name in "${names[@]}"; do
         [ -n "${SPEC[$name]:-}" ] || die "unknown image '$name' (known: ${ORDER[*]})"
+    done
+    # Extras are checked (and npm tarballs verified) before anything is built.
+    for name in "${names[@]}"; do
+        if [ "$name" = python ]; then PYTHON_EXTRA=$(python_packages); fi
+        if [ "$name" = nodejs ]; then node_packages; fi
     done
     host_check || die "the host is not ready (see above)"
     base=$(choose_base)

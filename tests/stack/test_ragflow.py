@@ -159,6 +159,31 @@ class RagflowNetwork(unittest.TestCase):
         self.assertEqual([a["name"] for a in artifacts], ["out.csv"])
         self.assertEqual(base64.b64decode(artifacts[0]["content_b64"]), b"1,2\r\n3,4\r\n")
 
+    def test_ragflows_own_chart_example_and_pathlib_run(self):
+        # the example RAGFlow's code tool puts into its prompt, verbatim
+        chart = ("def main() -> dict:\n    import matplotlib\n    matplotlib.use(\"Agg\")\n"
+                 "    import matplotlib.pyplot as plt\n    import pandas as pd\n\n"
+                 "    df = pd.DataFrame({\"x\": [1, 2, 3, 4], \"y\": [10, 20, 25, 30]})\n"
+                 "    fig, ax = plt.subplots()\n    ax.plot(df[\"x\"], df[\"y\"])\n"
+                 "    ax.set_title(\"Sample Chart\")\n"
+                 "    fig.savefig(\"artifacts/chart.png\", dpi=150, bbox_inches=\"tight\")\n"
+                 "    plt.close(fig)\n"
+                 "    return {\"summary\": \"Chart saved to artifacts/chart.png\"}\n")
+        st, body = client_in_container(RAGFLOW_NET, "sandbox-executor-manager", chart)
+        self.assertEqual((st, body["status"]), (200, "success"), body)
+        _, _, present, value, artifacts = ragflow_reads(self, body)
+        self.assertEqual(value, {"summary": "Chart saved to artifacts/chart.png"})
+        self.assertEqual([(a["name"], a["mime_type"]) for a in artifacts],
+                         [("chart.png", "image/png")])
+        self.assertTrue(base64.b64decode(artifacts[0]["content_b64"]).startswith(b"\x89PNG"))
+        files = ("from pathlib import Path\n\ndef main():\n"
+                 "    (Path('artifacts') / 'note.txt').write_text('hi')\n"
+                 "    return sorted(p.name for p in Path('.').iterdir())\n")
+        st, body = client_in_container(RAGFLOW_NET, "sandbox-executor-manager", files)
+        self.assertEqual((st, body["status"]), (200, "success"), body)
+        self.assertIn("artifacts", body["result"]["value"])
+        self.assertEqual([a["name"] for a in body["artifacts"]], ["note.txt"])
+
     def test_unsafe_code_keeps_ragflows_shape(self):
         st, body = client_in_container(RAGFLOW_NET, "sandbox-executor-manager", JOB)
         self.assertEqual(st, 200, body)
