@@ -172,8 +172,8 @@ def bind(name, nets, create):
         t["networks"] = nets
     else:
         t.pop("networks", None)
-        if not t:
-            del tenants[name]
+        if not t.get("tokens") and not t.get("token_sha256"):
+            del tenants[name]  # it was a network-only tenant: nothing identifies it now
 bind("default", [host_addr + ("/128" if ":" in host_addr else "/32")] if host_addr else [], False)
 bind("ragflow", ragflow_nets, True)
 after = json.dumps(doc, indent=2) + "\n"
