@@ -439,6 +439,14 @@ int sg_policy_load_file(const char *path, struct sg_policy **ret_policy, struct 
     return r;
 }
 
+int sg_lang_policy_allows_import(const struct sg_lang_policy *lp, const char *module, char sep)
+{
+    if (!lp->enabled || !module || !*module)
+        return 0;
+    int listed = sg_strset_has_prefix(&lp->modules, module, sep);
+    return lp->import_mode == SG_IMPORTS_ALLOW ? listed : !listed;
+}
+
 static void lang_policy_free(struct sg_lang_policy *lp)
 {
     sg_strset_free(&lp->modules);

@@ -74,6 +74,11 @@ struct sg_policy {
     json_t *doc;       /* owned reference: the validated document (parents merged in) */
 };
 
+/* 1 when a job may import module under lp (the language enabled, and the
+ * module allow-listed, or not deny-listed): the same test as the analyzer's
+ * import rule. sep is '.' for Python, '/' for JavaScript. */
+int sg_lang_policy_allows_import(const struct sg_lang_policy *lp, const char *module, char sep);
+
 /* Parse and validate a policy from bytes. origin names the source in errors.
  * Caller frees *ret_policy with sg_policy_free(). */
 int sg_policy_load_buf(const char *buf, size_t len, const char *origin,

@@ -82,11 +82,7 @@ json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, cha
     size_t i;
     json_t *v;
     json_array_foreach(modules, i, v) {
-        const char *m = json_string_value(v);
-        if (!m || !lp->enabled)
-            continue;
-        int listed = sg_strset_has_prefix(&lp->modules, m, sep);
-        if (lp->import_mode == SG_IMPORTS_ALLOW ? listed : !listed)
+        if (sg_lang_policy_allows_import(lp, json_string_value(v), sep))
             json_array_append(out, v);
     }
     return out;

@@ -71,7 +71,11 @@ int gw_cidr_parse(const char *text, struct gw_cidr *ret, struct sg_error *err)
 {
     char buf[GW_CIDR_TEXT_MAX];
     size_t n = text ? strlen(text) : 0;
-    if (n == 0 || n >= sizeof(buf))
+    int printable = n > 0 && n < sizeof(buf);
+    for (size_t i = 0; printable && i < n; i++)
+        printable = text[i] > ' ' && text[i] < 0x7f;
+    /* messages quote the text: only when it is one short printable word */
+    if (!printable)
         return sg_error_set(err, -EINVAL, "expected an address or network such as 10.0.0.0/8");
     memcpy(buf, text, n + 1);
     char *slash = strchr(buf, '/');

@@ -49,7 +49,7 @@ Test(gw_cidr, refuses_malformed_and_dangerous_networks)
         {"::/129", "prefix length"},
         {"10.0.0.0/", "prefix length"},
         {"10.0.0.0/+8", "prefix length"},
-        {"10.0.0.0/ 8", "prefix length"},
+        {"10.0.0.0/ 8", "expected an address"},
         {"10.0.0.0/0008", "prefix length"},
         {"10.0.0.1/8", "bits set"},
         {"0.0.0.0/0", "every address"},
@@ -58,7 +58,8 @@ Test(gw_cidr, refuses_malformed_and_dangerous_networks)
         {"10.0.0", "not an IPv4"},
         {"example.com/24", "not an IPv4"},
         {"10.0.0.0/8/8", "prefix length"},
-        {"1.2.3.4 ", "not an IPv4"},
+        {"1.2.3.4 ", "expected an address"},
+        {"10.0.0.0/8\n", "expected an address"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct gw_cidr c;
