@@ -24,7 +24,8 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
         -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
-             -fPIE -I. -Icommon -Ianalyzers -Igateway -Iexecutors \
+             -fPIE -I. -Icommon -Ianalyzers -Ianalyzers/ts -Ianalyzers/python -Ianalyzers/javascript \
+             -Ianalyzers/cli -Igateway -Iexecutors \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
