@@ -32,7 +32,7 @@
 
 /* Run fn(arg) while this thread's tree-sitter blocks may grow by at most
  * max_bytes, until deadline_us (CLOCK_MONOTONIC microseconds, as
- * sg_monotonic_us()). Returns 0 when fn returned, -ENOSPC when the memory
+ * sg_time_mono_us()). Returns 0 when fn returned, -ENOSPC when the memory
  * cap, -ETIMEDOUT when the deadline, -ENOMEM when malloc itself stopped it
  * (see the contract above). Not reentrant. */
 int sg_ts_alloc_run(size_t max_bytes, uint64_t deadline_us, void (*fn)(void *), void *arg);
