@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "javascript.h"
+#include "js_consts.h"
 #include "js_rules.h"
 #include "js_syms.h"
 #include "rules.h"
@@ -210,7 +211,7 @@ static struct js_ctx *ctx_new(const struct sg_lang_policy *lp, const char *src, 
     c->src = src;
     c->len = len;
     c->out = out;
-    js_rules_init(c);
+    js_ctx_init_filters(c);
     return c;
 }
 

@@ -9,10 +9,12 @@
  * `data:...`, `file:...`) load code the policy cannot see and are never
  * allowed, whatever the mode.
  */
+#include "js_modules.h"
+
 #include <string.h>
 
+#include "js_consts.h"
 #include "js_fold.h"
-#include "js_rules.h"
 #include "rules.h"
 
 #define SHOWN "%.80s"

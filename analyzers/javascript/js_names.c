@@ -6,11 +6,13 @@
  * mean `Object.x` everywhere (a false positive at worst, never a miss), and
  * uses are checked in a second walk so a use before the declaration counts.
  */
+#include "js_names.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "js_consts.h"
 #include "js_fold.h"
-#include "js_rules.h"
 #include "rules.h"
 
 #define SHOWN "%.80s"

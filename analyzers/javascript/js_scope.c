@@ -8,9 +8,9 @@
  * plain function called without a receiver is the global object. Class
  * bodies and "use strict" code are strict, where it is undefined.
  */
-#include <string.h>
+#include "js_scope.h"
 
-#include "js_rules.h"
+#include <string.h>
 
 #define USE_STRICT "use strict"
 /* Statements of a directive prologue looked at: "use strict" further down
