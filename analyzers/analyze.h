@@ -5,6 +5,13 @@
 #ifndef SG_ANALYZE_H
 #define SG_ANALYZE_H
 
+/* The languages and the tree-sitter toolkit sit below analyze: they reach
+ * the core through lang.h (analyzers/build.mk defines SG_LAYER_LANGUAGE for
+ * them). */
+#ifdef SG_LAYER_LANGUAGE
+#error "analyzers/ts, python and javascript must not include analyze.h (use lang.h)"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -30,6 +30,23 @@ $(BUILD)/grammar/%-scanner.o: $(GRAMMARS)/tree-sitter-%/src/scanner.c
 grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-javascript/src/parser.c
 .PHONY: grammars
 
+# Include paths by layer (the dependency rule, analyzers/README.md):
+#   core (this folder)   common + itself; knows no language
+#   analyze.c            + python/ and javascript/ (the language table)
+#   ts/                  common + core + itself
+#   python/, javascript/ common + core + ts/ + itself, never each other;
+#                        SG_LAYER_LANGUAGE makes analyze.h refuse them
+#   cli/                 common + core + itself
+AN_INC_CORE := -Icommon -Ianalyzers
+$(BUILD)/obj/analyzers/%.o: LAYER_INC = $(AN_INC_CORE)
+$(BUILD)/obj/analyzers/analyze.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/python -Ianalyzers/javascript
+$(BUILD)/obj/analyzers/ts/%.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/ts -DSG_LAYER_LANGUAGE
+$(BUILD)/obj/analyzers/python/%.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/ts -Ianalyzers/python \
+                                               -DSG_LAYER_LANGUAGE
+$(BUILD)/obj/analyzers/javascript/%.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/ts \
+                                                   -Ianalyzers/javascript -DSG_LAYER_LANGUAGE
+$(BUILD)/obj/analyzers/cli/%.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/cli
+
 # The analyzer core: violations, policies, canonicalisation, the pipeline.
 ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
