@@ -1,4 +1,4 @@
-/* js_consts.c - constant propagation through bindings (js_rules.h).
+/* js_consts.c - constant propagation through bindings (js_consts.h).
  *
  * `const a = "constr"; const b = a + "uctor"; f[b]` spells a forbidden
  * property in pieces held by names. The first walk records every binding

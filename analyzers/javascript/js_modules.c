@@ -1,6 +1,6 @@
 /* js_modules.c - module loading rules of the JavaScript analyzer:
  * require("m"), import("m"), `import ... from "m"`, `export ... from "m"`,
- * and timers given a string of code (js_rules.h).
+ * and timers given a string of code (js_modules.h).
  *
  * A module specifier is matched after folding (`"child" + "_process"`),
  * unescaping ("\x63hild_process") and dropping the `node:` scheme

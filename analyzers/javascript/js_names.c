@@ -1,6 +1,6 @@
 /* js_names.c - resolved names for forbidden_calls (`Object.getPrototypeOf`
  * through member chains, destructuring and aliases), and names bound to a
- * constant forbidden property name (js_rules.h).
+ * constant forbidden property name (js_names.h).
  *
  * Aliases are flow-insensitive: `const O = Object` anywhere makes `O.x`
  * mean `Object.x` everywhere (a false positive at worst, never a miss), and

@@ -1,5 +1,5 @@
 /* js_scope.c - what `this` and `arguments` are where they are used
- * (js_rules.h).
+ * (js_scope.h).
  *
  * Node wraps a CommonJS module in
  *   function (exports, require, module, __filename, __dirname) { ... }
