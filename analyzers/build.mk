@@ -11,6 +11,9 @@ $(GRAMMARS)/tree-sitter-javascript/src/parser.c:
 	analyzers/fetch-grammar.sh tree-sitter-javascript $(TS_JAVASCRIPT_VERSION) $(TS_JAVASCRIPT_INTEGRITY) $(GRAMMARS)
 $(GRAMMARS)/%/src/scanner.c: $(GRAMMARS)/%/src/parser.c
 	@test -f $@
+# Without this, a build that fetches the grammars treats scanner.c as an
+# intermediate file of the chain above and deletes it when it finishes.
+.PRECIOUS: $(GRAMMARS)/%/src/scanner.c
 
 GRAMMAR_OBJS := $(BUILD)/grammar/python-parser.o $(BUILD)/grammar/python-scanner.o \
                 $(BUILD)/grammar/javascript-parser.o $(BUILD)/grammar/javascript-scanner.o
