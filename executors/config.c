@@ -386,7 +386,7 @@ static int finish(struct exec_config *c, struct sg_error *err)
     const char *lang = sg_lang_name(c->language);
     if (!c->image[0]) {
         const char *e = getenv(c->language == SG_LANG_PYTHON ? "SANDBOX_BASE_PYTHON_IMAGE"
-                                                               : "SANDBOX_BASE_NODEJS_IMAGE");
+                                                             : "SANDBOX_BASE_NODEJS_IMAGE");
         if (e && *e && strlen(e) < sizeof(c->image))
             snprintf(c->image, sizeof(c->image), "%s", e);
         else

@@ -81,7 +81,6 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 /* The --help text (static string). */
 const char *exec_config_usage(void);
 
-
 /* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
  * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */
 int exec_parse_duration_ms(const char *s, unsigned *ret_ms);

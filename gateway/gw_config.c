@@ -96,7 +96,7 @@ static const struct key keys[] = {
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
 static const char *const lang_envs[SG_LANG_COUNT] = {"SANDGATE_EXECUTORS_PYTHON",
-                                                     "SANDGATE_EXECUTORS_NODEJS"};
+                                                    "SANDGATE_EXECUTORS_NODEJS"};
 
 void gw_config_defaults(struct gw_config *cfg)
 {

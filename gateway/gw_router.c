@@ -14,7 +14,6 @@
 #define HANDLE_POOL_MAX 64       /* idle curl handles (with their connections) per executor */
 #define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
 
-
 struct upstream {
     char url[GW_URL_MAX];
     char exec_url[GW_URL_MAX + 16];
