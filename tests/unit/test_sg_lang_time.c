@@ -1,11 +1,15 @@
 /* Unit tests for common/sg_lang (the one language table: canonical names and
- * each surface's accepted spellings, pinned) and common/sg_time (the one
- * monotonic clock). */
+ * each surface's accepted spellings, pinned, also through the gateway's
+ * request parser) and common/sg_time (the one monotonic clock). The
+ * executor's spellings are pinned in test_executor.c. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
+#include "gw_request.h"
 #include "sg_lang.h"
 #include "sg_time.h"
 
@@ -155,4 +159,51 @@ Test(sg_time, sleep_is_measured)
     }
     uint64_t took = sg_time_mono_ms() - t0;
     cr_assert_geq(took, 19, "slept 20 ms, measured %llu", (unsigned long long)took);
+}
+
+/* The gateway's POST /run (and the native requests) through its request
+ * parser: every alias, any case; the message names the supported ones. */
+static const struct gw_caps run_caps = {
+    .max_code_bytes = 64,
+    .max_arguments_bytes = 100,
+    .max_arguments_depth = 3,
+    .max_files = 2,
+    .max_files_bytes = 8,
+    .max_timeout_ms = 10000,
+    .max_memory_mb = 512,
+};
+
+static int run_language(const char *lang, enum sg_lang *ret, struct gw_req_error *e)
+{
+    char body[128];
+    snprintf(body, sizeof(body), "{\"code_b64\": \"\", \"language\": \"%s\"}", lang);
+    struct gw_request req;
+    memset(e, 0, sizeof(*e));
+    int r = gw_request_parse(GW_REQ_RAGFLOW_RUN, body, strlen(body), &run_caps, &req, e);
+    if (r == 0) {
+        *ret = req.lang;
+        gw_request_free(&req);
+    }
+    return r;
+}
+
+Test(sg_lang, gateway_run_language_spellings)
+{
+    static const struct spelling c[] = {
+        {"python", PY}, {"Python", PY},   {"PYTHON3", PY},    {"nodejs", JS},
+        {"NodeJS", JS}, {"javascript", JS}, {"JavaScript", JS}, {"js", JS},
+        {"Node", JS},   {"ruby", -1},     {"python2", -1},    {"typescript", -1},
+    };
+    for (size_t i = 0; i < N(c); i++) {
+        enum sg_lang l = (enum sg_lang)99;
+        struct gw_req_error e;
+        int r = run_language(c[i].name, &l, &e);
+        if (c[i].lang < 0) {
+            cr_assert_lt(r, 0, "'%s' must be rejected", c[i].name);
+            cr_assert_str_eq(e.code, "unknown_language", "'%s'", c[i].name);
+        } else {
+            cr_assert_eq(r, 0, "'%s': %s", c[i].name, e.message);
+            cr_assert_eq((int)l, c[i].lang, "'%s'", c[i].name);
+        }
+    }
 }
