@@ -129,7 +129,7 @@ int runtime_info_read(struct docker_client *dc, const struct exec_config *cfg, c
     else if (r == 0 && status != 200)
         r = sg_error_set(err, -EIO, "docker archive %s: HTTP %ld", RUNTIME_INFO_PATH, status);
     else if (r == 0)
-        r = runtime_info_from_tar(b.data, b.len, exec_language_name(cfg->language), ret_json, err);
+        r = runtime_info_from_tar(b.data, b.len, sg_lang_name(cfg->language), ret_json, err);
     sg_buf_free(&b);
     struct sg_error rm_err = {0};
     docker_remove(dc, id, SANDBOX_REMOVE_TIMEOUT_MS, &rm_err);

@@ -4,6 +4,7 @@
 
 #include "gw_jobs.h"
 #include "gw_respond.h"
+#include "sg_lang.h"
 
 #define ANONYMOUS "anonymous"
 #define RUNTIME_FETCH_TIMEOUT_MS 5000u
@@ -138,8 +139,8 @@ void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
     if (gw_jobs_authenticate(rs, req, resp, &t) == 0) {
         const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
         json_t *langs = json_object();
-        for (int l = 0; langs && l < GW_LANG_COUNT; l++)
-            json_object_set_new(langs, l == 0 ? "python" : "nodejs",
+        for (int l = 0; langs && l < SG_LANG_COUNT; l++)
+            json_object_set_new(langs, sg_lang_name(l),
                                 language_runtime(s, rs, t, l));
         gw_respond_json(resp, 200, json_pack("{s:o,s:s}", "runtimes", langs, "default_policy",
                                              def->name));

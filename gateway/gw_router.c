@@ -407,7 +407,7 @@ void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t tim
 {
     memset(ret, 0, sizeof(*ret));
     ret->outcome = GW_EXEC_UNREACHABLE;
-    snprintf(ret->message, sizeof(ret->message), "no healthy %s executor", lang_names[lang]);
+    snprintf(ret->message, sizeof(ret->message), "no healthy %s executor", sg_lang_name(lang));
     for (size_t i = 0; i < r->count[lang]; i++) {
         struct upstream *u = &r->up[lang][i];
         if (!atomic_load(&u->healthy))
