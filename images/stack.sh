@@ -53,7 +53,9 @@ STACK_DIR=$(setting SANDGATE_STACK_DIR ./build/stack)
 PUBLISH=$(setting SANDGATE_PUBLISH 127.0.0.1:9385)
 PORT=${PUBLISH##*:}
 HOST=${PUBLISH%:*}
-[ "$HOST" = "$PUBLISH" ] && HOST=127.0.0.1
+# where the port is published; a bare port is every interface (not loopback)
+PUBLISH_HOST=$HOST
+[ "$HOST" = "$PUBLISH" ] && PUBLISH_HOST=0.0.0.0 && HOST=127.0.0.1
 [ "$HOST" = 0.0.0.0 ] && HOST=127.0.0.1
 export SANDGATE_STACK_DIR=$STACK_DIR
 RAGFLOW_NETWORK=$(setting SANDGATE_RAGFLOW_NETWORK "")
@@ -143,7 +145,7 @@ bind_networks() {
     public=$(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" \
         --filter "label=com.docker.compose.network=public" | head -1)
     [ -n "$public" ] || die "the stack's public network was not created"
-    if is_loopback "$HOST"; then
+    if is_loopback "$PUBLISH_HOST"; then
         host_addr=$(network_field "$public" .Gateway | awk '{print $1}')
         [ -n "$host_addr" ] || die "docker network inspect shows no gateway address for $public"
         say "host requests to $HOST:$PORT arrive from $host_addr: tenant \"default\" needs no token from there" >&2
@@ -188,6 +190,14 @@ if after != before:
 PY
 }
 
+token_hint() {
+    if is_loopback "$PUBLISH_HOST"; then
+        echo "Try it (this host needs no token; elsewhere send the one in $1):"
+    else
+        echo "Try it (SANDGATE_PUBLISH is not loopback: every request needs a token):"
+    fi
+}
+
 up() {
     prepare
     if [ -n "$RAGFLOW_NETWORK" ] && ! docker network inspect "$RAGFLOW_NETWORK" >/dev/null 2>&1; then
@@ -208,8 +218,8 @@ up() {
     cat <<EOT
 
 sandgate is up on http://$HOST:$PORT  (audit log: $STACK_DIR/audit/audit.log)
-Try it (from this host no token is needed; elsewhere send the one in $token_file):
-  curl -s http://$HOST:$PORT/run \\
+$(token_hint "$token_file")
+  curl -s http://$HOST:$PORT/run \\$(is_loopback "$PUBLISH_HOST" || printf '\n    -H "Authorization: Bearer $(cat %s)" \\' "$token_file")
     -H 'Content-Type: application/json' \\
     -d '{"language": "python", "arguments": {"name": "world"},
          "code_b64": "'\$(printf 'def main(name):\\n    return {"hello": name}\\n' | base64 -w0)'"}'

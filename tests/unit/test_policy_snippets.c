@@ -1,8 +1,8 @@
 /* Real code-component snippets against the shipped default policy: RAGFlow's
- * template and code-tool examples and the data-job idioms reviewed for
- * allow-list gaps (policies/README.md, "Reviewed snippets") are accepted;
- * the modules added for them do not open a way to os, subprocess or the
- * interpreter's internals. */
+ * template and code-tool examples, Dify's default code-node code, and the
+ * data-job idioms reviewed for allow-list gaps (policies/README.md,
+ * "Reviewed snippets") are accepted; the modules added for them do not open
+ * a way to os, subprocess or the interpreter's internals. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -53,6 +53,12 @@ static const char *const ragflow_ok[] = {
     "    return format_number(dates[0] if dates else \"0\")\n",
 };
 
+/* Dify's code node: its default Python and JavaScript code. */
+static const char *const dify_py = "\ndef main(arg1: str, arg2: str):\n    return {\n"
+                                   "        \"result\": arg1 + arg2,\n    }\n";
+static const char *const dify_js = "\nfunction main({arg1, arg2}) {\n    return {\n"
+                                   "        result: arg1 + arg2\n    }\n}\n";
+
 /* Data-job idioms the review added to the default allow-list. */
 static const char *const data_ok[] = {
     /* pathlib inside the workspace */
@@ -95,6 +101,8 @@ Test(policy_snippets, ragflow_examples_and_data_idioms_are_accepted)
         expect_verdict(p, SG_LANG_PYTHON, ragflow_ok[i], 1, NULL);
     for (size_t i = 0; i < sizeof(data_ok) / sizeof(*data_ok); i++)
         expect_verdict(p, SG_LANG_PYTHON, data_ok[i], 1, NULL);
+    expect_verdict(p, SG_LANG_PYTHON, dify_py, 1, NULL);
+    expect_verdict(p, SG_LANG_JAVASCRIPT, dify_js, 1, NULL);
     sg_policy_free(p);
 }
 
