@@ -428,8 +428,12 @@ void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t tim
             curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
         pool_put(u, c);
         snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
-        snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
-                 rc != CURLE_OK ? curl_easy_strerror(rc) : "answered an error");
+        if (rc != CURLE_OK)
+            snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
+                     curl_easy_strerror(rc));
+        else
+            snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld",
+                     u->url, ret->http_status);
         free(ret->body);
         ret->body = sg_buf_steal(&b, &ret->body_len);
         sg_buf_free(&b);

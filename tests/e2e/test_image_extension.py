@@ -132,3 +132,41 @@ class TestExtendedImages(unittest.TestCase):
     def test_build_time_is_modest(self):
         # the base layers come from the cache: only the extra layers are built
         self.assertLess(self.build_s, 300, f"extended build took {self.build_s:.0f} s")
+
+
+class TestImageWithoutListing(unittest.TestCase):
+    """A custom image without /opt/sandgate/runtime.json: jobs run as before,
+    the listing is unknown (executor 404, gateway available: false)."""
+
+    IMAGE = f"sandgate/sandbox-python:{TAG}-nolisting"
+
+    def test_jobs_run_and_the_listing_is_unknown(self):
+        tex.require_engine_and_images()
+        with tempfile.TemporaryDirectory() as ctx:
+            with open(os.path.join(ctx, "Dockerfile"), "w") as f:
+                f.write(f"FROM {sgtest.image('python')}\nUSER root\n"
+                        "RUN rm /opt/sandgate/runtime.json\nUSER 65534:65534\n")
+            r = subprocess.run(["docker", "build", "-q", "-t", self.IMAGE, ctx],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.addCleanup(subprocess.run, ["docker", "rmi", self.IMAGE], capture_output=True,
+                        timeout=120)
+        ex = tex.Executor("python", pool_size=1, extra=("--image", self.IMAGE))
+        try:
+            st, _, body = sgtest.http("GET", ex.url + "/v1/runtime")
+            self.assertEqual((st, body["error"]["code"]), (404, "runtime_unknown"), body)
+            self.assertIn("event=runtime_unknown", ex.daemon.tail())
+            self.assertEqual(ex.ok("def main():\n    return 7\n")["result"]["value"], 7)
+            js = gateway_fakes.FakeExecutor("nodejs")
+            gw = gateway_fakes.Gateway({"executors": {"python": [ex.url], "nodejs": [js.url]}})
+            try:
+                st, _, body = gw.call("GET", "/v1/runtimes")
+                py = body["runtimes"]["python"]
+                self.assertFalse(py["available"], py)
+                self.assertIn("answered HTTP 404", py["error"])
+            finally:
+                self.assertEqual(gw.stop(), 0)
+                js.stop()
+        finally:
+            self.assertEqual(ex.stop(), 0, ex.daemon.tail())
+            self.assertEqual(ex.containers(), [])
