@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "outcome.h"
 #include "sg_error.h"
 

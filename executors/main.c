@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "httpsrv.h"
 #include "log.h"
@@ -16,7 +16,7 @@
 #include "pool.h"
 #include "sandbox.h"
 #include "seccomp.h"
-#include "server.h"
+#include "exec_server.h"
 
 #define MAIN_DRAIN_EXTRA_MS 5000
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "log.h"
 
 struct teardown {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "job.h"
 #include "sandbox.h"

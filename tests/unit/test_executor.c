@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "buf.h"
-#include "config.h"
+#include "exec_config.h"
 #include "exec_api.h"
 #include "metrics.h"
 #include "outcome.h"
-#include "server.h"
+#include "exec_server.h"
 
 static const char *const env_names[] = {
     "SANDGATE_LANGUAGE", "SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY", "SANDBOX_ENABLE_SECCOMP",

@@ -1,4 +1,4 @@
-/* server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
+/* exec_server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
  * GET /metrics (PROTOCOL.md). */
 #ifndef SG_EXEC_SERVER_H
 #define SG_EXEC_SERVER_H
@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "httpsrv.h"
 #include "metrics.h"

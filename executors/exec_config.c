@@ -1,4 +1,4 @@
-#include "config.h"
+#include "exec_config.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,4 @@
-#include "server.h"
+#include "exec_server.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* config.h - sandgate-executor configuration: defaults, environment, flags.
+/* exec_config.h - sandgate-executor configuration: defaults, environment, flags.
  *
  * Precedence: built-in secure defaults, then environment variables (RAGFlow's
  * names where they mean the same thing), then command-line flags. Every value
