@@ -15,22 +15,20 @@
 
 #include "log.h"
 #include "sg_error.h"
+#include "sg_parse.h"
 
 enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
 
 #define EXEC_NAME_MAX 128
 #define EXEC_TOKEN_MAX 256
 
-/* Ranges every value is checked against. */
+/* Ranges every value is checked against (timeout and memory: SG_TIMEOUT_MS_*
+ * and SG_MEMORY_MB_* in sg_parse.h, the gateway's too). */
 #define EXEC_POOL_SIZE_MAX 64u
 #define EXEC_POOL_WAIT_MS_MAX 600000u
 #define EXEC_CREATE_PARALLEL_MAX 16u
-#define EXEC_MEMORY_MB_MIN 32u
-#define EXEC_MEMORY_MB_MAX 65536u
 #define EXEC_PIDS_MIN 64u /* runsc's own threads count: 32 cannot start a sandbox */
 #define EXEC_PIDS_MAX 65536u
-#define EXEC_TIMEOUT_MS_MIN 100u
-#define EXEC_TIMEOUT_MS_MAX 3600000u
 #define EXEC_OUTPUT_MIN 1024u
 #define EXEC_OUTPUT_MAX (64u * 1024u * 1024u)
 #define EXEC_TMPFS_MB_MIN 1u
@@ -87,13 +85,6 @@ const char *exec_language_name(enum exec_language lang);
 
 /* Parse "python" / "nodejs" (and the alias "javascript"); 0 or -EINVAL. */
 int exec_language_parse(const char *s, enum exec_language *ret);
-
-/* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
- * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */
-int exec_parse_duration_ms(const char *s, unsigned *ret_ms);
-
-/* Size "256m", "1g", "512" (MiB), "1024k" -> MiB. 0 or -EINVAL. */
-int exec_parse_size_mb(const char *s, unsigned *ret_mb);
 
 /* Read a token file: first line, surrounding whitespace removed, 1..EXEC_TOKEN_MAX-1
  * printable bytes. 0 or negative errno. */

@@ -17,6 +17,7 @@
 #include "httpsrv.h"
 #include "log.h"
 #include "sg_error.h"
+#include "sg_parse.h"
 #include "sha256.h"
 
 Test(buf, append_within_cap_and_nul_terminated)
@@ -274,4 +275,110 @@ Test(httpsrv, rejects_non_ip_bind_address)
     struct sg_error err = {0};
     cr_assert_lt(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0);
     cr_assert(strstr(err.msg, "localhost"));
+}
+
+Test(sg_parse, durations)
+{
+    static const struct {
+        const char *text;
+        uint64_t bare, ms;
+    } ok[] = {
+        {"10s", 1000, 10000},  {"1m", 1000, 60000},   {"1m30s", 1000, 90000},
+        {"1h", 1, 3600000},    {"1h1m1s1ms", 1, 3661001}, {"1500ms", 1000, 1500},
+        {"1500MS", 1000, 1500}, {"2s500ms", 1, 2500}, {"90", 1000, 90000},
+        {"90", 1, 90},         {"\t 5s ", 1, 5000},    {"0", 1000, 0},
+        {"0s", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_duration_ms(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s",
+                     ok[i].text, e.msg);
+        cr_expect_eq(v, ok[i].ms, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
+    }
+    static const char *const bad[] = {"", " ", "s", "ms", "-1", "+1s", "1.5s", "1m1m", "30s1m",
+                                      "1ms1s", "1m30", "10x", "10 s", "1d", "0x10", "1e3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_duration_ms(bad[i], 1000, &v, &e), -EINVAL, "'%s'", bad[i]);
+        cr_expect_eq(v, 7, "'%s' wrote the result", bad[i]);
+        cr_expect(strstr(e.msg, "is not a duration"), "'%s': %s", bad[i], e.msg);
+    }
+    uint64_t v;
+    struct sg_error e = {0};
+    cr_expect_eq(sg_parse_duration_ms("99999999999999999999", 1, &v, &e), -ERANGE);
+    cr_expect(strstr(e.msg, "too large"), "%s", e.msg);
+    cr_expect_eq(sg_parse_duration_ms("18446744073709551615", 1000, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("5124095576030431h", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("5124095576030431h1h", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("18446744073709551615ms", 1, &v, NULL), 0);
+    cr_expect_eq(v, UINT64_MAX);
+}
+
+Test(sg_parse, sizes)
+{
+    static const struct {
+        const char *text;
+        uint64_t bare, bytes;
+    } ok[] = {
+        {"256m", 1, 256ull << 20}, {"1g", 1, 1ull << 30},     {"1G", 1, 1ull << 30},
+        {"512k", 1, 512ull << 10}, {"512kb", 1, 512ull << 10}, {"64MiB", 1, 64ull << 20},
+        {"100b", 1, 100},          {"100B", 1, 100},          {"268435456", 1, 268435456},
+        {"256", SG_MIB, 256ull << 20}, {" 1g\t", 1, 1ull << 30}, {"0", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_size_bytes(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s",
+                     ok[i].text, e.msg);
+        cr_expect_eq(v, ok[i].bytes, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
+    }
+    static const char *const bad[] = {"", "m", "-1m", "+1m", "1.5g", "256x", "256mm", "1t",
+                                      "1bb", "1kbb", "1mi", "1 m", "0x10", "1e3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_size_bytes(bad[i], 1, &v, &e), -EINVAL, "'%s'", bad[i]);
+        cr_expect_eq(v, 7, "'%s' wrote the result", bad[i]);
+        cr_expect(strstr(e.msg, "is not a size"), "'%s': %s", bad[i], e.msg);
+    }
+    uint64_t v;
+    cr_expect_eq(sg_parse_size_bytes("17179869184g", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_size_bytes("17179869183g", 1, &v, NULL), 0);
+    cr_expect_eq(sg_parse_size_bytes("18446744073709551616", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_size_mib("1048577", 1, &v, NULL), 0);
+    cr_expect_eq(v, 2, "bytes round up to whole MiB");
+    cr_expect_eq(sg_parse_size_mib("512k", 1, &v, NULL), 0);
+    cr_expect_eq(v, 1);
+    cr_expect_eq(sg_parse_size_mib("1g", 1, &v, NULL), 0);
+    cr_expect_eq(v, 1024);
+    cr_expect_eq(sg_parse_size_mib("0", 1, &v, NULL), 0);
+    cr_expect_eq(v, 0);
+}
+
+Test(sg_parse, integers_and_booleans)
+{
+    uint64_t v = 7;
+    cr_expect_eq(sg_parse_u64("42", &v, NULL), 0);
+    cr_expect_eq(v, 42);
+    cr_expect_eq(sg_parse_u64("18446744073709551615", &v, NULL), 0);
+    cr_expect_eq(v, UINT64_MAX);
+    cr_expect_eq(sg_parse_u64("18446744073709551616", &v, NULL), -ERANGE);
+    static const char *const bad[] = {"", "-1", "+1", "1s", "0x1", "1 2", "1.0"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(sg_parse_u64(bad[i], &v, NULL), -EINVAL, "'%s'", bad[i]);
+    static const char *const yes[] = {"true", "TRUE", "1", "yes", "Yes", "on", " on "};
+    static const char *const no[] = {"false", "False", "0", "no", "NO", "off"};
+    static const char *const neither[] = {"", "maybe", "2", "truee", "y", "n", "of"};
+    bool b;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        cr_expect(sg_parse_bool(yes[i], &b, NULL) == 0 && b, "'%s'", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        cr_expect(sg_parse_bool(no[i], &b, NULL) == 0 && !b, "'%s'", no[i]);
+    for (size_t i = 0; i < sizeof(neither) / sizeof(neither[0]); i++) {
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_bool(neither[i], &b, &e), -EINVAL, "'%s'", neither[i]);
+        cr_expect(strstr(e.msg, "is not a boolean"), "%s", e.msg);
+    }
 }

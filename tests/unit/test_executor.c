@@ -159,21 +159,44 @@ Test(config, listen_and_help)
     cr_assert(strstr(exec_config_usage(), "SANDBOX_TIMEOUT"));
 }
 
-Test(config, duration_and_size_parsers)
+Test(config, bare_numbers_mean_the_unit_of_their_name)
 {
-    unsigned v;
-    cr_assert_eq(exec_parse_duration_ms("10", &v), 0);
-    cr_assert_eq(v, 10000);
-    cr_assert_eq(exec_parse_duration_ms("1500ms", &v), 0);
-    cr_assert_eq(v, 1500);
-    cr_assert_eq(exec_parse_duration_ms("10m", &v), -EINVAL);
-    cr_assert_eq(exec_parse_duration_ms("99999999999", &v), -EINVAL);
-    cr_assert_eq(exec_parse_size_mb("256m", &v), 0);
-    cr_assert_eq(v, 256);
-    cr_assert_eq(exec_parse_size_mb("2G", &v), 0);
-    cr_assert_eq(v, 2048);
-    cr_assert_eq(exec_parse_size_mb("", &v), -EINVAL);
-    cr_assert_eq(exec_parse_size_mb("1t", &v), -EINVAL);
+    /* The grammar is sg_parse.h (tests/unit/test_common.c); what a bare number
+     * means depends on where it comes from: --timeout-ms and --memory-mb count
+     * ms and MiB, RAGFlow's variables seconds and (Docker's) bytes. */
+    struct exec_config c;
+    struct sg_error e = {0};
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms",
+                       "1500", "--memory-mb", "512", NULL),
+                 0, "%s", e.msg);
+    cr_assert_eq(c.timeout_ms, 1500);
+    cr_assert_eq(c.memory_mb, 512);
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms",
+                       "1m30s", "--memory-mb", "1g", "--max-timeout-ms", "2m", NULL),
+                 0, "%s", e.msg);
+    cr_assert_eq(c.timeout_ms, 90000);
+    cr_assert_eq(c.memory_mb, 1024);
+    cr_assert_eq(c.max_timeout_ms, 120000);
+    setenv("SANDBOX_TIMEOUT", "20", 1);
+    setenv("SANDBOX_MAX_MEMORY", "536870912", 1);
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), 0, "%s",
+                 e.msg);
+    cr_assert_eq(c.timeout_ms, 20000);
+    cr_assert_eq(c.memory_mb, 512);
+    setenv("SANDBOX_MAX_MEMORY", "512", 1);
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), -EINVAL);
+    cr_assert(strstr(e.msg, "SANDBOX_MAX_MEMORY='512' is invalid: 1 is outside [32, 65536]"),
+              "%s", e.msg);
+    unsetenv("SANDBOX_MAX_MEMORY");
+    setenv("SANDBOX_TIMEOUT", "1m1m", 1);
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), -EINVAL);
+    cr_assert(strstr(e.msg, "is not a duration"), "%s", e.msg);
+    clean_env();
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--pool-size", "x",
+                       NULL),
+                 -EINVAL);
+    cr_assert(strstr(e.msg, "--pool-size 'x' is invalid: 'x' is not an unsigned integer"), "%s",
+              e.msg);
 }
 
 Test(config, token_file)
