@@ -31,7 +31,7 @@ grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-ja
 .PHONY: grammars
 
 # The analyzer core: violations, policies, canonicalisation, the pipeline.
-ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
+ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c \
                  analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
                  analyzers/analyze.c analyzers/verdict_cache.c
 # Shared tree-sitter helpers and the bump arena the language analyzers use.
