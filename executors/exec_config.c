@@ -402,32 +402,3 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
         return r;
     return finish(ret, err);
 }
-
-int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
-                           struct sg_error *err)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return sg_error_set(err, -errno, "cannot open token file %s: %s", path, strerror(errno));
-    char line[EXEC_TOKEN_MAX + 2];
-    char *got = fgets(line, sizeof(line), f);
-    fclose(f);
-    if (!got)
-        return sg_error_set(err, -EINVAL, "token file %s is empty", path);
-    size_t n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
-                 line[n - 1] == '\t'))
-        line[--n] = '\0';
-    char *s = line;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    n = strlen(s);
-    if (n == 0 || n >= EXEC_TOKEN_MAX)
-        return sg_error_set(err, -EINVAL, "token in %s must be 1..%d bytes", path,
-                            EXEC_TOKEN_MAX - 1);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-            return sg_error_set(err, -EINVAL, "token in %s has non-printable bytes", path);
-    memcpy(ret_token, s, n + 1);
-    return 0;
-}

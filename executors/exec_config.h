@@ -20,7 +20,6 @@
 enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
 
 #define EXEC_NAME_MAX 128
-#define EXEC_TOKEN_MAX 256
 
 /* Ranges every value is checked against (timeout and memory: SG_TIMEOUT_MS_*
  * and SG_MEMORY_MB_* in sg_parse.h, the gateway's too). */
@@ -86,9 +85,5 @@ const char *exec_language_name(enum exec_language lang);
 /* Parse "python" / "nodejs" (and the alias "javascript"); 0 or -EINVAL. */
 int exec_language_parse(const char *s, enum exec_language *ret);
 
-/* Read a token file: first line, surrounding whitespace removed, 1..EXEC_TOKEN_MAX-1
- * printable bytes. 0 or negative errno. */
-int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
-                           struct sg_error *err);
 
 #endif

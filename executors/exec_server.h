@@ -11,13 +11,14 @@
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pool.h"
+#include "sg_token.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
     struct pool *pool;             /* borrowed */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
-    char token[EXEC_TOKEN_MAX];    /* empty: no token required */
+    char token[SG_TOKEN_MAX];    /* empty: no token required */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */
 };

@@ -7,7 +7,7 @@
 
 #include "sg_error.h"
 
-/* A random request id: 16 lowercase hex characters (getrandom). */
+/* A random request id: 16 lowercase hex characters (sg_random_hex). */
 void gw_request_id(char out[17]);
 
 /* Monotonic clock in nanoseconds. */

@@ -16,8 +16,12 @@
 #include "json_nesting.h"
 #include "httpsrv.h"
 #include "log.h"
+#include "readfile.h"
 #include "sg_error.h"
+#include "sg_file_name.h"
 #include "sg_parse.h"
+#include "sg_random.h"
+#include "sg_token.h"
 #include "sha256.h"
 
 Test(buf, append_within_cap_and_nul_terminated)
@@ -381,4 +385,83 @@ Test(sg_parse, integers_and_booleans)
         cr_expect_eq(sg_parse_bool(neither[i], &b, &e), -EINVAL, "'%s'", neither[i]);
         cr_expect(strstr(e.msg, "is not a boolean"), "%s", e.msg);
     }
+}
+
+Test(sg_random, hex_is_fresh_and_bounded)
+{
+    char a[33], b[33];
+    cr_assert_eq(sg_random_hex(a, 16), 0);
+    cr_assert_eq(sg_random_hex(b, 16), 0);
+    cr_assert_eq(strlen(a), 32);
+    cr_assert_eq(strspn(a, "0123456789abcdef"), 32);
+    cr_assert_str_neq(a, b);
+    char big[2 * SG_RANDOM_BYTES_MAX + 3];
+    cr_assert_eq(sg_random_hex(big, SG_RANDOM_BYTES_MAX), 0);
+    cr_assert_eq(strlen(big), 2 * SG_RANDOM_BYTES_MAX);
+    cr_assert_eq(sg_random_hex(big, SG_RANDOM_BYTES_MAX + 1), -EINVAL);
+    cr_assert_eq(sg_random_hex(big, 0), -EINVAL);
+}
+
+Test(sg_file_name, one_rule)
+{
+    static const char *const ok[] = {"data.csv", "A_b-9", "a.b.c", "x", "-x", "_"};
+    static const char *const bad[] = {"", ".", "..", ".env", "../x", "a/b", "a..b", "a b",
+                                      "a\\b", "a\nb", "caf\xc3\xa9", "a:b", "a*b", "~"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        cr_expect(sg_file_name_ok(ok[i], strlen(ok[i])), "'%s'", ok[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_not(sg_file_name_ok(bad[i], strlen(bad[i])), "'%s'", bad[i]);
+    cr_expect_not(sg_file_name_ok("a\0b", 3), "an embedded NUL");
+    char name[SG_FILE_NAME_MAX + 1];
+    memset(name, 'a', sizeof(name));
+    cr_expect(sg_file_name_ok(name, SG_FILE_NAME_MAX));
+    cr_expect_not(sg_file_name_ok(name, SG_FILE_NAME_MAX + 1));
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+Test(sg_token, first_line_trimmed_printable)
+{
+    char path[] = "/tmp/sg-unit-token-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char tok[SG_TOKEN_MAX];
+    static const struct {
+        const char *data, *token; /* token NULL: refused */
+    } cases[] = {
+        {"abc-123\n", "abc-123"},          {"  abc-123 \n second line\n", "abc-123"},
+        {"abc\r\n", "abc"},               {"\tabc", "abc"},
+        {"\n", NULL},                      {"", NULL},
+        {"   \nabc\n", NULL},             {"a b\n", NULL},
+        {"caf\xc3\xa9\n", NULL},         {"a\x01b", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct sg_error e = {0};
+        write_file(path, cases[i].data, strlen(cases[i].data));
+        int r = sg_token_file_read(path, tok, &e);
+        if (!cases[i].token) {
+            cr_expect_eq(r, -EINVAL, "case %zu", i);
+            cr_expect(strstr(e.msg, path), "case %zu: %s", i, e.msg);
+            continue;
+        }
+        cr_expect_eq(r, 0, "case %zu: %s", i, e.msg);
+        cr_expect_str_eq(tok, cases[i].token, "case %zu", i);
+    }
+    char longest[SG_TOKEN_MAX + 1];
+    memset(longest, 'k', sizeof(longest));
+    write_file(path, longest, SG_TOKEN_MAX - 1);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), 0);
+    cr_expect_eq(strlen(tok), SG_TOKEN_MAX - 1);
+    write_file(path, longest, SG_TOKEN_MAX);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), -EINVAL);
+    unlink(path);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), -ENOENT);
+    cr_expect_eq(sg_token_file_read("/tmp", tok, NULL), -EINVAL, "not a regular file");
 }

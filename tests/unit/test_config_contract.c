@@ -1,16 +1,20 @@
-/* The configuration contract the gateway and the executors share: the same
- * compose variables (SANDBOX_TIMEOUT, SANDBOX_MAX_MEMORY, SANDBOX_ENABLE_SECCOMP,
+/* The contracts the gateway and the executors share: the same compose
+ * variables (SANDBOX_TIMEOUT, SANDBOX_MAX_MEMORY, SANDBOX_ENABLE_SECCOMP,
  * SANDGATE_MAX_TIMEOUT_MS) reach both daemons, so each string is fed through
  * both daemons' real configuration code here, and both must read it the same
- * way: the same value, or both refuse it. */
+ * way: the same value, or both refuse it. Likewise the input file names,
+ * through both daemons' request validation. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_api.h"
 #include "exec_config.h"
 #include "gw_config.h"
+#include "gw_request.h"
+#include "sg_file_name.h"
 
 static const char *const contract_envs[] = {"SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY",
                                             "SANDBOX_ENABLE_SECCOMP", "SANDGATE_MAX_TIMEOUT_MS",
@@ -174,5 +178,37 @@ Test(contract, sandgate_max_timeout_ms_reads_the_same_in_both_daemons)
         cr_expect_eq(rx, 0, "executor refused SANDGATE_MAX_TIMEOUT_MS='%s'", cases[i].text);
         cr_expect_eq(g.max_timeout_ms, (uint64_t)cases[i].ms, "gateway: '%s'", cases[i].text);
         cr_expect_eq(x.max_timeout_ms, (unsigned)cases[i].ms, "executor: '%s'", cases[i].text);
+    }
+}
+
+Test(contract, input_file_names_are_judged_the_same_by_both_daemons)
+{
+    static const char *const names[] = {"data.csv", "A_b-9.txt", "x", "a..b", "a b", ".env",
+                                        "..", "caf\xc3\xa9", "a\\b", "a:b", "a/b"};
+    static const struct gw_caps caps = {.max_code_bytes = 64, .max_arguments_bytes = 100,
+                                        .max_arguments_depth = 3, .max_files = 2,
+                                        .max_files_bytes = 8, .max_timeout_ms = 10000,
+                                        .max_memory_mb = 512};
+    struct exec_config x;
+    cr_assert_eq(executor_reads(&x), 0);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "language", "python", "code", "x",
+                                 "files", names[i], "YQ==");
+        char *text = json_dumps(body, 0);
+        struct gw_request g;
+        struct gw_req_error ge = {0};
+        struct exec_request r;
+        struct sg_error xe = {0};
+        int rg = gw_request_parse(GW_REQ_RUN, text, strlen(text), &caps, &g, &ge);
+        int rx = exec_request_parse(text, strlen(text), &x, &r, &xe);
+        cr_expect_eq(rg == 0, rx == 0, "'%s': gateway %s, executor %s", names[i],
+                     rg == 0 ? "accepts" : ge.message, rx == 0 ? "accepts" : xe.msg);
+        cr_expect_eq(rg == 0, sg_file_name_ok(names[i], strlen(names[i])), "'%s'", names[i]);
+        if (rg == 0)
+            gw_request_free(&g);
+        if (rx == 0)
+            exec_request_free(&r);
+        free(text);
+        json_decref(body);
     }
 }

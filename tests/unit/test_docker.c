@@ -314,16 +314,6 @@ Test(job, stdout_cap_and_stderr_kept_apart)
     job_io_free(&io);
 }
 
-Test(job, nonce_is_fresh_hex)
-{
-    char a[JOB_NONCE_LEN + 1], b[JOB_NONCE_LEN + 1];
-    cr_assert_eq(job_make_nonce(a), 0);
-    cr_assert_eq(job_make_nonce(b), 0);
-    cr_assert_eq(strlen(a), JOB_NONCE_LEN);
-    cr_assert_eq(strspn(a, "0123456789abcdef"), JOB_NONCE_LEN);
-    cr_assert_str_neq(a, b);
-}
-
 Test(job, result_cap_grows_with_output_and_artifacts)
 {
     cr_assert_gt(job_result_cap(1 << 20, 0), 12u << 20);

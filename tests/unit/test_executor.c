@@ -199,25 +199,6 @@ Test(config, bare_numbers_mean_the_unit_of_their_name)
               e.msg);
 }
 
-Test(config, token_file)
-{
-    char path[] = "/tmp/sg-unit-token-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("  abc-123 \n second line\n", f);
-    fclose(f);
-    char tok[EXEC_TOKEN_MAX];
-    cr_assert_eq(exec_config_read_token(path, tok, NULL), 0);
-    cr_assert_str_eq(tok, "abc-123");
-    f = fopen(path, "w");
-    fputs("\n", f);
-    fclose(f);
-    cr_assert_eq(exec_config_read_token(path, tok, NULL), -EINVAL);
-    unlink(path);
-    cr_assert_lt(exec_config_read_token(path, tok, NULL), 0);
-}
-
 static struct exec_config api_config(void)
 {
     clean_env();
@@ -370,19 +351,6 @@ Test(exec_api, files_canonicalised_in_job_line)
     json_decref(j);
     free(line);
     exec_request_free(&r);
-}
-
-Test(exec_api, file_names)
-{
-    cr_assert(exec_file_name_valid("data.csv", 8));
-    cr_assert(exec_file_name_valid("a b-c_d", 7));
-    cr_assert_not(exec_file_name_valid("", 0));
-    cr_assert_not(exec_file_name_valid(".x", 2));
-    cr_assert_not(exec_file_name_valid("a..b", 4));
-    cr_assert_not(exec_file_name_valid("a/b", 3));
-    cr_assert_not(exec_file_name_valid("a\\b", 3));
-    cr_assert_not(exec_file_name_valid("a\nb", 3));
-    cr_assert_not(exec_file_name_valid("a\0b", 3));
 }
 
 static void classify(const char *line, struct exec_outcome *o)
