@@ -160,7 +160,7 @@ int sg_parse_size_bytes(const char *s, uint64_t bare_unit, uint64_t *ret_bytes,
                         struct sg_error *err)
 {
     const char *p, *end;
-    uint64_t v, mult = bare_unit, bytes;
+    uint64_t v = 0, mult = bare_unit, bytes = 0;
     trim(s, &p, &end);
     int r = digits(&p, end, &v);
     if (r == 0 && p != end)

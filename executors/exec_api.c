@@ -128,10 +128,11 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
         return sg_error_set(err, -EINVAL, "limits must be an object");
     const char *k;
     json_t *v;
-    json_object_foreach(lim, k, v) if (strcmp(k, "timeout_ms") && strcmp(k, "memory_mb") &&
-                                       strcmp(k, "max_output_bytes") &&
-                                       strcmp(k, "enable_seccomp"))
-        return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    json_object_foreach(lim, k, v) {
+        if (strcmp(k, "timeout_ms") != 0 && strcmp(k, "memory_mb") != 0 &&
+            strcmp(k, "max_output_bytes") != 0 && strcmp(k, "enable_seccomp") != 0)
+            return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    }
     int rs = check_seccomp_request(json_object_get(lim, "enable_seccomp"), cfg, err);
     if (rs < 0)
         return rs;

@@ -54,12 +54,13 @@ struct timeout_case {
 Test(contract, sandbox_timeout_reads_the_same_in_both_daemons)
 {
     static const struct timeout_case cases[] = {
-        {"10s", 10000},   {"1m", 60000},        {"1m30s", 90000},  {"2M", 120000},
-        {"90", 90000},    {"1500ms", 1500},     {" 10s ", 10000},  {"1h", 3600000},
-        {"1s500ms", 1500}, {"ten", -1},         {"-5", -1},        {"10x", -1},
-        {"1m1m", -1},     {"30s1m", -1},        {"1.5s", -1},      {"s", -1},
-        {"0", -1},        {"99999999999999999999s", -1},           {"2h", -1},
-        {"+5s", -1},      {"5 s", -1},
+        {"10s", 10000},   {"1m", 60000},   {"1m30s", 90000},
+        {"2M", 120000},   {"90", 90000},   {"1500ms", 1500},
+        {" 10s ", 10000}, {"1h", 3600000}, {"1s500ms", 1500},
+        {"ten", -1},      {"-5", -1},      {"10x", -1},
+        {"1m1m", -1},     {"30s1m", -1},   {"1.5s", -1},
+        {"s", -1},        {"0", -1},       {"99999999999999999999s", -1},
+        {"2h", -1},       {"+5s", -1},     {"5 s", -1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct gw_config g;
@@ -75,8 +76,8 @@ Test(contract, sandbox_timeout_reads_the_same_in_both_daemons)
         cr_expect_eq(rx, 0, "executor refused SANDBOX_TIMEOUT='%s'", cases[i].text);
         cr_expect_eq(g.default_timeout_ms, (uint64_t)cases[i].ms, "gateway: '%s' -> %llu ms",
                      cases[i].text, (unsigned long long)g.default_timeout_ms);
-        cr_expect_eq(x.timeout_ms, (unsigned)cases[i].ms, "executor: '%s' -> %u ms",
-                     cases[i].text, x.timeout_ms);
+        cr_expect_eq(x.timeout_ms, (unsigned)cases[i].ms, "executor: '%s' -> %u ms", cases[i].text,
+                     x.timeout_ms);
     }
 }
 
@@ -88,12 +89,28 @@ struct memory_case {
 Test(contract, sandbox_max_memory_reads_the_same_in_both_daemons)
 {
     static const struct memory_case cases[] = {
-        {"256m", 256},       {"1g", 1024},        {"1G", 1024},        {"512MB", 512},
-        {"268435456", 256},  {"268435456b", 256}, {"32768k", 32},      {"33554433", 33},
-        {"64mib", 64},       {" 256m", 256},      {"512k", -1},        {"512", -1},
-        {"16m", -1},         {"65g", -1},         {"lots", -1},        {"-256m", -1},
-        {"256x", -1},        {"1.5g", -1},        {"m", -1},           {"256mm", -1},
-        {"99999999999999999999g", -1},            {"18446744073709551615k", -1},
+        {"256m", 256},
+        {"1g", 1024},
+        {"1G", 1024},
+        {"512MB", 512},
+        {"268435456", 256},
+        {"268435456b", 256},
+        {"32768k", 32},
+        {"33554433", 33},
+        {"64mib", 64},
+        {" 256m", 256},
+        {"512k", -1},
+        {"512", -1},
+        {"16m", -1},
+        {"65g", -1},
+        {"lots", -1},
+        {"-256m", -1},
+        {"256x", -1},
+        {"1.5g", -1},
+        {"m", -1},
+        {"256mm", -1},
+        {"99999999999999999999g", -1},
+        {"18446744073709551615k", -1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct gw_config g;
@@ -109,8 +126,8 @@ Test(contract, sandbox_max_memory_reads_the_same_in_both_daemons)
         cr_expect_eq(rx, 0, "executor refused SANDBOX_MAX_MEMORY='%s'", cases[i].text);
         cr_expect_eq(g.default_memory_mb, (uint64_t)cases[i].mb, "gateway: '%s' -> %llu MiB",
                      cases[i].text, (unsigned long long)g.default_memory_mb);
-        cr_expect_eq(x.memory_mb, (unsigned)cases[i].mb, "executor: '%s' -> %u MiB",
-                     cases[i].text, x.memory_mb);
+        cr_expect_eq(x.memory_mb, (unsigned)cases[i].mb, "executor: '%s' -> %u MiB", cases[i].text,
+                     x.memory_mb);
     }
 }
 
@@ -119,9 +136,8 @@ Test(contract, sandbox_enable_seccomp_reads_the_same_in_both_daemons)
     static const struct {
         const char *text;
         int on; /* -1: both refuse */
-    } cases[] = {{"true", 1}, {"TRUE", 1}, {"1", 1},  {"yes", 1},   {"on", 1},
-                 {"false", 0}, {"0", 0},   {"No", 0}, {"off", 0},   {"maybe", -1},
-                 {"2", -1},    {"truee", -1}};
+    } cases[] = {{"true", 1}, {"TRUE", 1}, {"1", 1},   {"yes", 1},    {"on", 1}, {"false", 0},
+                 {"0", 0},    {"No", 0},   {"off", 0}, {"maybe", -1}, {"2", -1}, {"truee", -1}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct gw_config g;
         struct exec_config x;
@@ -155,7 +171,8 @@ Test(contract, empty_ragflow_variables_count_as_unset_in_both_daemons)
     cr_expect_eq(x.timeout_ms, xd.timeout_ms);
     cr_expect_eq(x.memory_mb, xd.memory_mb);
     cr_expect_eq(x.max_timeout_ms, xd.max_timeout_ms);
-    cr_expect_eq(x.seccomp_off, xd.seccomp_off, "an empty SANDBOX_ENABLE_SECCOMP turns nothing off");
+    cr_expect_eq(x.seccomp_off, xd.seccomp_off,
+                 "an empty SANDBOX_ENABLE_SECCOMP turns nothing off");
 }
 
 Test(contract, sandgate_max_timeout_ms_reads_the_same_in_both_daemons)
@@ -183,17 +200,20 @@ Test(contract, sandgate_max_timeout_ms_reads_the_same_in_both_daemons)
 
 Test(contract, input_file_names_are_judged_the_same_by_both_daemons)
 {
-    static const char *const names[] = {"data.csv", "A_b-9.txt", "x", "a..b", "a b", ".env",
-                                        "..", "caf\xc3\xa9", "a\\b", "a:b", "a/b"};
-    static const struct gw_caps caps = {.max_code_bytes = 64, .max_arguments_bytes = 100,
-                                        .max_arguments_depth = 3, .max_files = 2,
-                                        .max_files_bytes = 8, .max_timeout_ms = 10000,
+    static const char *const names[] = {"data.csv", "A_b-9.txt",   "x",    "a..b", "a b", ".env",
+                                        "..",       "caf\xc3\xa9", "a\\b", "a:b",  "a/b"};
+    static const struct gw_caps caps = {.max_code_bytes = 64,
+                                        .max_arguments_bytes = 100,
+                                        .max_arguments_depth = 3,
+                                        .max_files = 2,
+                                        .max_files_bytes = 8,
+                                        .max_timeout_ms = 10000,
                                         .max_memory_mb = 512};
     struct exec_config x;
     cr_assert_eq(executor_reads(&x), 0);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "language", "python", "code", "x",
-                                 "files", names[i], "YQ==");
+        json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "language", "python", "code", "x", "files",
+                                 names[i], "YQ==");
         char *text = json_dumps(body, 0);
         struct gw_request g;
         struct gw_req_error ge = {0};
