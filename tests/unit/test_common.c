@@ -17,6 +17,7 @@
 #include "httpsrv.h"
 #include "log.h"
 #include "readfile.h"
+#include "sg_cond.h"
 #include "sg_error.h"
 #include "sg_file_name.h"
 #include "sg_parse.h"
@@ -464,4 +465,36 @@ Test(sg_token, first_line_trimmed_printable)
     unlink(path);
     cr_expect_eq(sg_token_file_read(path, tok, NULL), -ENOENT);
     cr_expect_eq(sg_token_file_read("/tmp", tok, NULL), -EINVAL, "not a regular file");
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+Test(sg_cond, timed_wait_runs_on_the_monotonic_clock)
+{
+    struct timespec ts;
+    sg_cond_deadline(3000000000u + 5, &ts);
+    cr_assert_eq(ts.tv_sec, 3);
+    cr_assert_eq(ts.tv_nsec, 5);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond;
+    cr_assert_eq(sg_cond_init_mono(&cond), 0);
+    uint64_t t0 = mono_ns();
+    /* 50 ms ahead on the monotonic clock. A condition on the realtime clock
+     * would read this as 1970 plus the uptime, decades ago, and return at
+     * once: the elapsed time below tells the clocks apart. */
+    sg_cond_deadline(t0 + 50000000u, &ts);
+    pthread_mutex_lock(&mu);
+    int r;
+    do
+        r = pthread_cond_timedwait(&cond, &mu, &ts);
+    while (r == 0);
+    pthread_mutex_unlock(&mu);
+    cr_assert_eq(r, ETIMEDOUT);
+    cr_assert_geq(mono_ns() - t0, 50000000u, "the wait ended before its deadline");
+    pthread_cond_destroy(&cond);
 }
