@@ -23,8 +23,18 @@ PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
 CFLAGS ?= -O2 -g
+# Include paths are per layer, so a file can include only what its layer may
+# use and a forbidden include fails to compile. Each build.mk sets LAYER_INC
+# for its objects (a pattern-specific variable); tests, fuzz targets and
+# benchmarks keep this default and may include anything. The layers, never
+# upward: sandgate-check -> analyze -> {python, javascript} -> {ts, analyzer
+# core} -> common; gateway -> analyzer core + common; executors -> common
+# (analyzers/README.md, "Dependency rule").
+INC_ALL := -I. -Icommon -Ianalyzers -Ianalyzers/ts -Ianalyzers/python -Ianalyzers/javascript \
+           -Ianalyzers/cli -Igateway -Iexecutors
+LAYER_INC = $(INC_ALL)
 ALL_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
-             -fPIE -I. -Icommon -Ianalyzers -Igateway -Iexecutors \
+             -fPIE $(LAYER_INC) \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
@@ -100,10 +110,11 @@ deps:
 STYLE_DIRS := common analyzers gateway executors images tests bench
 STYLE_SRCS = $(shell find $(STYLE_DIRS) -name '*.[ch]' -not -path '*/corpus/*' | sort)
 # Lint the daemons', the CLI's and the runner's sources (headers through
-# them; .clang-tidy's HeaderFilterRegex); the include and define flags are the
-# build's own, so lint sees what the compiler sees.
+# them; .clang-tidy's HeaderFilterRegex) with the build's language flags and
+# every layer's include path: the per-layer paths are the compiler's check.
 LINT_SRCS = $(shell find common analyzers gateway executors images/nodejs -name '*.c' | sort)
-LINT_FLAGS = $(filter -I% -D% -std=%,$(ALL_CFLAGS)) -Iimages/nodejs
+LINT_FLAGS = -std=c17 -D_GNU_SOURCE $(INC_ALL) -Iimages/nodejs \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LINT_JOBS ?= 2
 format:
 	clang-format -i $(STYLE_SRCS)

@@ -15,9 +15,8 @@
 
 #include "log.h"
 #include "sg_error.h"
+#include "sg_lang.h"
 #include "sg_parse.h"
-
-enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
 
 #define EXEC_NAME_MAX 128
 
@@ -37,7 +36,7 @@ enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
 #define EXEC_MAX_JOBS_MAX 1024u
 
 struct exec_config {
-    enum exec_language language;
+    enum sg_lang language;
     char image[EXEC_NAME_MAX];
     char listen_addr[64];
     uint16_t listen_port;
@@ -78,12 +77,6 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 
 /* The --help text (static string). */
 const char *exec_config_usage(void);
-
-/* "python" / "nodejs". */
-const char *exec_language_name(enum exec_language lang);
-
-/* Parse "python" / "nodejs" (and the alias "javascript"); 0 or -EINVAL. */
-int exec_language_parse(const char *s, enum exec_language *ret);
 
 
 #endif
