@@ -54,7 +54,8 @@ int attach_open(const char *socket_path, const char *id, int timeout_ms, int *re
 /* Write all of data before deadline (attach_now_ms() milliseconds). 0, -ETIMEDOUT or -errno. */
 int attach_write_all(int fd, const void *data, size_t len, int64_t deadline_ms);
 
-/* Monotonic clock in milliseconds (double for sub-ms precision). */
+/* sg_time_mono_ns() in milliseconds (double for sub-ms precision): the
+ * executors' view of the one monotonic clock. */
 double attach_now_ms(void);
 
 #endif

@@ -3,9 +3,9 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "sg_random.h"
+#include "sg_time.h"
 
 void gw_request_id(char out[17])
 {
@@ -18,7 +18,5 @@ void gw_request_id(char out[17])
 
 uint64_t gw_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return sg_time_mono_ns();
 }
