@@ -32,7 +32,7 @@ grammars: $(GRAMMARS)/tree-sitter-python/src/parser.c $(GRAMMARS)/tree-sitter-ja
 
 # The analyzer core: violations, policies, canonicalisation, the pipeline.
 ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c analyzers/readfile.c \
-                 analyzers/policy.c analyzers/policy_set.c analyzers/canon.c \
+                 analyzers/policy.c analyzers/policy_runtime.c analyzers/policy_set.c analyzers/canon.c \
                  analyzers/analyze.c analyzers/verdict_cache.c
 # Shared tree-sitter helpers and the bump arena the language analyzers use.
 ANALYZER_SRCS += analyzers/ts_util.c analyzers/ts_bound.c analyzers/ts_alloc.c analyzers/arena.c
