@@ -1,0 +1,369 @@
+"""sandgate run-time guard: the job's run-time policy inside the sandbox.
+
+Loaded by runner.py in the child, before the job arrives; install() runs after
+the job arrived and before the user's module is imported. Two layers:
+
+1. seccomp (libsandgate_rt.so, images/runtime/rt_filter.c): unless the policy
+   allows processes, execve/execveat/fork/vfork and clone without CLONE_THREAD
+   fail with EPERM (threads still start); unless the job has network, socket()
+   of every family but AF_UNIX fails. The kernel (gVisor's) enforces it
+   whatever the Python code does.
+2. A PEP 578 audit hook that sees what CPython does and stops, with a record:
+     process      os.system, os.exec*, os.spawn*, os.posix_spawn, os.fork,
+                  subprocess.Popen, pty.spawn, os.kill/killpg
+     network      socket creation (not AF_UNIX), name lookups, connect/bind/send
+                  on non-AF_UNIX sockets, when the job is offline
+     native_code  every ctypes event (but loading the interpreter itself, which
+                  `import ctypes` does)
+     unpickle     pickle.find_class (any unpickling that names a global);
+                  marshal.load(s) called by the job's own code
+     file         with files = "sandbox": writes outside the workspace and /tmp,
+                  reads outside those and the policy's read_paths (after
+                  resolving links)
+     reflection   from the job's own code: sys._getframe and friends, audited
+                  attributes of functions/frames/code/generators/tracebacks,
+                  exec/compile, code/function construction, gc walks,
+                  settrace/setprofile; adding audit hooks (anyone)
+     import       the job's own code importing a module outside the policy's
+                  import list (import statements, __import__, computed names),
+                  including modules already loaded (builtins.__import__ is
+                  wrapped: CPython raises no event for those)
+   "The job's own code" is a frame whose code object was compiled from a file
+   in the workspace: libraries (dataclasses, typing, enum, collections,
+   pandas, numpy, matplotlib) use exec/compile/_getframe internally and keep
+   working. Every denial is written at once to the denial pipe, which only
+   the runner's parent reads: a program that catches the exception and
+   carries on is reported all the same. A denial raised while an allowed
+   library's module body runs (import time: platform's `uname -p`,
+   matplotlib's `fc-list`, both probes they catch) is enforced but not
+   reported: the job did not ask for it.
+
+What it does not stop: anything that does not reach an audited event
+(CPython audits actions, not attribute reads like `__globals__`); a program
+that corrupts the interpreter's memory could remove the hook, which is why
+seccomp and gVisor stand behind it.
+"""
+import _socket
+import builtins
+import json
+import os
+import pathlib
+import sys
+from _thread import get_ident
+
+RT_ALLOW_PROCESSES = 0x1
+RT_ALLOW_NETWORK = 0x2
+AF_UNIX = 1
+TARGET_MAX = 200
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# Exit status when a denial cannot be recorded (the pipe is gone): better no
+# result than an unreported denial.
+EXIT_DENIAL_LOST = 86
+
+PROCESS_EVENTS = frozenset((
+    "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty",
+    "subprocess.Popen", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
+    "os.startfile"))
+LOOKUP_EVENTS = frozenset((
+    "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
+    "socket.gethostbyaddr", "socket.getnameinfo", "socket.getservbyname",
+    "socket.getservbyport"))
+SOCKET_USE_EVENTS = frozenset(("socket.connect", "socket.bind", "socket.sendto",
+                               "socket.sendmsg"))
+REFLECTION_EVENTS = frozenset((
+    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace",
+    "sys.setprofile", "object.__getattr__", "object.__setattr__", "object.__delattr__",
+    "exec", "compile", "code.__new__", "function.__new__", "gc.get_objects",
+    "gc.get_referrers", "gc.get_referents", "builtins.breakpoint"))
+NATIVE_EVENTS = frozenset((
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
+    "ctypes.call_function", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at",
+    "ctypes.create_string_buffer", "ctypes.create_unicode_buffer", "ctypes.get_errno",
+    "ctypes.set_errno", "ctypes.get_last_error", "ctypes.set_last_error",
+    "ctypes.seh_exception", "ctypes.PyObj_FromPtr", "ctypes.set_exception"))
+# The C-level attribute: a subclass cannot run code when the hook reads it.
+SOCKET_FAMILY = _socket.socket.family
+# (event, index of the path argument, writes?)
+FILE_EVENTS = {
+    "os.listdir": ((0, False),), "os.scandir": ((0, False),), "os.walk": ((0, False),),
+    "os.remove": ((0, True),), "os.rmdir": ((0, True),), "os.mkdir": ((0, True),),
+    "os.rename": ((0, True), (1, True)), "os.link": ((0, True), (1, True)),
+    "os.symlink": ((1, True),), "os.chmod": ((0, True),), "os.chown": ((0, True),),
+    "os.utime": ((0, True),), "os.truncate": ((0, True),), "os.chflags": ((0, True),),
+    "os.setxattr": ((0, True),), "os.removexattr": ((0, True),),
+    "os.listxattr": ((0, False),), "os.getxattr": ((0, False),),
+    "shutil.rmtree": ((0, True),), "shutil.copyfile": ((0, False), (1, True)),
+}
+
+
+def runtime_flags(rt):
+    return ((RT_ALLOW_PROCESSES if rt.get("processes") else 0)
+            | (RT_ALLOW_NETWORK if rt.get("network") else 0))
+
+
+def install_seccomp(rt, library):
+    """The kernel layer, from the one C builder (rt_filter.c)."""
+    import ctypes
+    lib = ctypes.CDLL(library)
+    lib.sg_rt_install.argtypes = [ctypes.c_uint]
+    lib.sg_rt_install.restype = ctypes.c_int
+    r = lib.sg_rt_install(runtime_flags(rt))
+    if r != 0:
+        raise OSError(-r, f"cannot install the run-time seccomp filter: {os.strerror(-r)}")
+
+
+def module_allowed(imports, name):
+    """The static import list, read as the analyzer reads it: an entry covers
+    itself and its submodules; a parent package of an allowed entry may load
+    (importing urllib.parse runs urllib/__init__)."""
+    if imports is None:
+        return True
+    mods = imports["modules"]
+    hit = any(name == m or name.startswith(m + ".") for m in mods)
+    if imports["mode"] == "deny":
+        return not hit
+    return hit or any(m.startswith(name + ".") for m in mods)
+
+
+def under(path, roots):
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+class Guard:
+    """The audit hook and the import wrapper for one job."""
+
+    def __init__(self, rt, den_fd, workspace):
+        self.rt = rt
+        self.den_fd = den_fd
+        self.user_prefix = workspace.rstrip("/") + "/"
+        self.imports = rt.get("imports")
+        self.sandbox_files = rt.get("files", "sandbox") == "sandbox"
+        self.write_roots = (workspace, "/tmp")
+        self.read_roots = (workspace, "/tmp") + tuple(rt.get("read_paths") or ())
+        self.busy = set()
+        self.real_import = builtins.__import__
+        self.handlers = self._handlers()
+
+    # ------------------------------------------------------------ plumbing
+
+    def record(self, kind, target, quiet=False):
+        """Writes the denial to the parent at once (one write, under PIPE_BUF,
+        so threads do not interleave) and returns the exception to raise."""
+        target = str(target)[:TARGET_MAX]
+        if not quiet:
+            line = json.dumps({"type": kind, "target": target}, ensure_ascii=True) + "\n"
+            try:
+                os.write(self.den_fd, line.encode("ascii"))
+            except OSError:
+                os._exit(EXIT_DENIAL_LOST)
+        rule = f"runtime.{kind}"
+        if kind == "import":
+            return ModuleNotFoundError(f"sandgate: {rule}: import of {target!r} is not allowed "
+                                       f"by the policy")
+        return PermissionError(f"sandgate: {rule}: {target} is not allowed by the policy")
+
+    def guarded(self, fn, *args):
+        """Runs one of the frame readers below with this thread's events
+        ignored: reading a frame's code raises an audit event of its own. No
+        code of the job runs in them (frames and code objects only)."""
+        me = get_ident()
+        if me in self.busy:
+            return fn(*args)
+        self.busy.add(me)
+        try:
+            return fn(*args)
+        finally:
+            self.busy.discard(me)
+
+    def is_user(self, frame):
+        return self.guarded(self._is_user, frame)
+
+    def _is_user(self, frame):
+        return frame is not None and frame.f_code.co_filename.startswith(self.user_prefix)
+
+    def import_time(self, frame):
+        return self.guarded(self._import_time, frame)
+
+    def _import_time(self, frame):
+        """True while an allowed library's module body runs below frame."""
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "<module>" and not code.co_filename.startswith("<") \
+                    and not code.co_filename.startswith(self.user_prefix):
+                return True
+            frame = frame.f_back
+        return False
+
+    def importer(self, frame):
+        return self.guarded(self._importer, frame)
+
+    def _importer(self, frame):
+        """The frame that asked for an import: the first outside importlib."""
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        return frame
+
+    # ------------------------------------------------------------- handlers
+
+    def _handlers(self):
+        h = {}
+        rt = self.rt
+        if not rt.get("processes"):
+            for e in PROCESS_EVENTS:
+                h[e] = self.on_process
+        if not rt.get("network"):
+            for e in LOOKUP_EVENTS:
+                h[e] = self.on_lookup
+            for e in SOCKET_USE_EVENTS:
+                h[e] = self.on_socket_use
+            h["socket.__new__"] = self.on_socket_new
+        if not rt.get("native_code"):
+            for e in NATIVE_EVENTS:
+                h[e] = self.on_native
+            h["ctypes.dlopen"] = self.on_dlopen
+        if not rt.get("unpickle"):
+            h["pickle.find_class"] = self.on_unpickle
+            h["marshal.loads"] = h["marshal.load"] = self.on_marshal
+        if not rt.get("reflection"):
+            for e in REFLECTION_EVENTS:
+                h[e] = self.on_reflection
+        h["sys.addaudithook"] = self.on_addaudithook
+        if self.sandbox_files:
+            h["open"] = self.on_open
+            for e in FILE_EVENTS:
+                h[e] = self.on_file_event
+        if self.imports is not None:
+            h["import"] = self.on_import_event
+        return h
+
+    def on_process(self, event, args, frame):
+        what = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
+        raise self.record("process", f"{event} {what!r}", quiet=self.import_time(frame))
+
+    def on_lookup(self, event, args, frame):
+        raise self.record("network", f"{event} {args[:1]!r}", quiet=self.import_time(frame))
+
+    def on_socket_new(self, event, args, frame):
+        family = args[1] if len(args) > 1 else -1
+        if family != AF_UNIX:
+            raise self.record("network", f"socket(family={family})",
+                              quiet=self.import_time(frame))
+
+    def on_socket_use(self, event, args, frame):
+        try:
+            family = SOCKET_FAMILY.__get__(args[0])
+        except (TypeError, IndexError):
+            family = None
+        if family != AF_UNIX:
+            raise self.record("network", f"{event} {args[1:2]!r}", quiet=self.import_time(frame))
+
+    def on_dlopen(self, event, args, frame):
+        if args and args[0] is None:  # the interpreter itself: `import ctypes` does this
+            return
+        raise self.record("native_code", f"{event} {args[:1]!r}", quiet=self.import_time(frame))
+
+    def on_native(self, event, args, frame):
+        raise self.record("native_code", event, quiet=self.import_time(frame))
+
+    def on_unpickle(self, event, args, frame):
+        raise self.record("unpickle", f"pickle.find_class {args[0]}.{args[1]}"
+                          if len(args) > 1 else event)
+
+    def on_marshal(self, event, args, frame):
+        if self.is_user(frame):
+            raise self.record("unpickle", event)
+
+    def on_reflection(self, event, args, frame):
+        if self.is_user(frame):
+            what = f"{type(args[0]).__name__}.{args[1]}" if event.startswith("object.") \
+                and len(args) > 1 else event
+            raise self.record("reflection", what)
+
+    def on_addaudithook(self, event, args, frame):
+        raise self.record("reflection", event)
+
+    def check_path(self, path, write):
+        if isinstance(path, int) or path is None:
+            return
+        # Only strings, bytes and pathlib's own paths: another path-like object
+        # could name one file when checked and another when opened.
+        if isinstance(path, pathlib.PurePath) and type(path).__module__ == "pathlib":
+            path = str(path)
+        if not isinstance(path, (str, bytes)):
+            raise self.record("file", f"path given as {type(path).__name__}")
+        try:
+            real = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError) as e:
+            raise self.record("file", f"unresolvable path ({e})") from None
+        if not under(real, self.write_roots if write else self.read_roots):
+            raise self.record("file", f"{'write' if write else 'read'} {real}")
+
+    def on_open(self, event, args, frame):
+        path, mode, flags = (tuple(args) + (None, None, None))[:3]
+        if isinstance(mode, str):
+            write = any(c in mode for c in "wax+")
+        else:
+            write = bool((flags or 0) & WRITE_FLAGS)
+        self.check_path(path, write)
+
+    def on_file_event(self, event, args, frame):
+        for index, write in FILE_EVENTS[event]:
+            if index < len(args):
+                self.check_path(args[index] if args[index] is not None else ".", write)
+
+    def on_import_event(self, event, args, frame):
+        name = args[0] if args else ""
+        if self.is_user(self.importer(frame)) and not module_allowed(self.imports, name):
+            raise self.record("import", name)
+
+    # ------------------------------------------------------ entry points
+
+    def hook(self, event, args):
+        handler = self.handlers.get(event)
+        if handler is None:
+            return
+        me = get_ident()
+        if me in self.busy:  # the guard's own frame reads
+            return
+        self.busy.add(me)
+        try:
+            frame = sys._getframe(1)  # the frame whose action raised the event
+        finally:
+            self.busy.discard(me)
+        handler(event, args, frame)
+
+    def import_wrapper(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """builtins.__import__: the job's own imports of modules that are
+        already loaded raise no audit event, so they are checked here."""
+        if level == 0 and self.imports is not None and get_ident() not in self.busy:
+            me = get_ident()
+            self.busy.add(me)
+            try:
+                user = self._is_user(sys._getframe(1))
+            finally:
+                self.busy.discard(me)
+            if user:
+                self.check_user_import(name, fromlist)
+        return self.real_import(name, globals, locals, fromlist, level)
+
+    def check_user_import(self, name, fromlist):
+        if not isinstance(name, str) or not module_allowed(self.imports, name):
+            raise self.record("import", name)
+        for item in fromlist or ():
+            # `from urllib import request` loads urllib.request without an
+            # event when urllib (a parent of an allowed urllib.parse) is allowed.
+            if isinstance(item, str) and item != "*" and \
+                    not module_allowed(self.imports, f"{name}.{item}"):
+                raise self.record("import", f"{name}.{item}")
+
+
+def install(rt, den_fd, workspace, library):
+    """Everything, in order: seccomp, the import wrapper, the audit hook (the
+    last: from here on the hook sees all). Returns the Guard. library None
+    skips seccomp (the host tests of the hook's decisions only)."""
+    if library is not None:
+        install_seccomp(rt, library)
+    guard = Guard(rt, den_fd, workspace)
+    builtins.__import__ = guard.import_wrapper
+    sys.addaudithook(guard.hook)
+    return guard
