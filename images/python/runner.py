@@ -172,7 +172,8 @@ def print_traceback(exc):
     import traceback
     te = traceback.TracebackException.from_exception(exc)
     te.stack = traceback.StackSummary.from_list(
-        [f for f in te.stack if f.filename != __file__ and not f.filename.startswith("<frozen ")])
+        [f for f in te.stack if f.filename not in (__file__, RUNTIME_GUARD)
+         and not f.filename.startswith("<frozen ")])
     sys.stderr.write("".join(te.format()))
 
 

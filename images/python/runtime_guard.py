@@ -139,7 +139,9 @@ class Guard:
         self.imports = rt.get("imports")
         self.sandbox_files = rt.get("files", "sandbox") == "sandbox"
         self.write_roots = (workspace, "/tmp")
-        self.read_roots = (workspace, "/tmp") + tuple(rt.get("read_paths") or ())
+        # The runner's own directory: its code is public, and tracebacks read it.
+        self.runner_dir = os.path.dirname(os.path.abspath(__file__))
+        self.read_roots = (workspace, "/tmp", self.runner_dir) + tuple(rt.get("read_paths") or ())
         self.busy = set()
         self.real_import = builtins.__import__
         self.handlers = self._handlers()
@@ -185,11 +187,14 @@ class Guard:
         return self.guarded(self._import_time, frame)
 
     def _import_time(self, frame):
-        """True while an allowed library's module body runs below frame."""
+        """True while an allowed library's module body runs on behalf of the
+        job: a library's `<module>` frame comes before (above) any frame of
+        the job's own code. The runner's own frames end the walk."""
         while frame is not None:
-            code = frame.f_code
-            if code.co_name == "<module>" and not code.co_filename.startswith("<") \
-                    and not code.co_filename.startswith(self.user_prefix):
+            name = frame.f_code.co_filename
+            if name.startswith(self.user_prefix) or name.startswith(self.runner_dir + "/"):
+                return False
+            if frame.f_code.co_name == "<module>" and not name.startswith("<"):
                 return True
             frame = frame.f_back
         return False

@@ -71,6 +71,15 @@ class PythonGuard(unittest.TestCase):
         os.mkdir(cls.lib)
         with open(os.path.join(cls.lib, "fakelib.py"), "w") as f:
             f.write(LIB)
+        # The image's layout: the driver (as runner.py) is a file beside the
+        # guard, so its own <module> frame is on the stack as the runner's is.
+        cls.runner_dir = os.path.join(cls.tmp.name, "runner")
+        os.mkdir(cls.runner_dir)
+        with open(GUARD) as src, open(os.path.join(cls.runner_dir, "runtime_guard.py"), "w") as f:
+            f.write(src.read())
+        cls.driver = os.path.join(cls.runner_dir, "driver.py")
+        with open(cls.driver, "w") as f:
+            f.write(DRIVER)
 
     @classmethod
     def tearDownClass(cls):
@@ -80,7 +89,8 @@ class PythonGuard(unittest.TestCase):
         ws = tempfile.mkdtemp(dir=self.tmp.name)
         with open(os.path.join(ws, "main.py"), "w") as f:
             f.write(textwrap.dedent(code))
-        p = subprocess.run([sys.executable, "-I", "-c", DRIVER, GUARD,
+        p = subprocess.run([sys.executable, "-I", self.driver,
+                            os.path.join(self.runner_dir, "runtime_guard.py"),
                             json.dumps(rt or runtime()), ws, self.lib],
                            capture_output=True, text=True, timeout=60, cwd=ws)
         self.assertEqual(p.returncode, 0, p.stderr)
