@@ -138,7 +138,7 @@ class Guard:
         self.user_prefix = workspace.rstrip("/") + "/"
         self.imports = rt.get("imports")
         self.sandbox_files = rt.get("files", "sandbox") == "sandbox"
-        self.write_roots = (workspace, "/tmp")
+        self.write_roots = (workspace, "/tmp", "/dev/null")
         # The runner's own directory: its code is public, and tracebacks read it.
         self.runner_dir = os.path.dirname(os.path.abspath(__file__))
         self.read_roots = (workspace, "/tmp", self.runner_dir) + tuple(rt.get("read_paths") or ())
@@ -148,11 +148,12 @@ class Guard:
 
     # ------------------------------------------------------------ plumbing
 
-    def record(self, kind, target, quiet=False):
+    def record(self, kind, target, frame=None):
         """Writes the denial to the parent at once (one write, under PIPE_BUF,
-        so threads do not interleave) and returns the exception to raise."""
+        so threads do not interleave) and returns the exception to raise.
+        With frame, a denial during an allowed library's import is quiet."""
         target = str(target)[:TARGET_MAX]
-        if not quiet:
+        if frame is None or not self.import_time(frame):
             line = json.dumps({"type": kind, "target": target}, ensure_ascii=True) + "\n"
             try:
                 os.write(self.den_fd, line.encode("ascii"))
@@ -243,16 +244,15 @@ class Guard:
 
     def on_process(self, event, args, frame):
         what = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
-        raise self.record("process", f"{event} {what!r}", quiet=self.import_time(frame))
+        raise self.record("process", f"{event} {what!r}", frame)
 
     def on_lookup(self, event, args, frame):
-        raise self.record("network", f"{event} {args[:1]!r}", quiet=self.import_time(frame))
+        raise self.record("network", f"{event} {args[:1]!r}", frame)
 
     def on_socket_new(self, event, args, frame):
         family = args[1] if len(args) > 1 else -1
         if family != AF_UNIX:
-            raise self.record("network", f"socket(family={family})",
-                              quiet=self.import_time(frame))
+            raise self.record("network", f"socket(family={family})", frame)
 
     def on_socket_use(self, event, args, frame):
         try:
@@ -260,15 +260,15 @@ class Guard:
         except (TypeError, IndexError):
             family = None
         if family != AF_UNIX:
-            raise self.record("network", f"{event} {args[1:2]!r}", quiet=self.import_time(frame))
+            raise self.record("network", f"{event} {args[1:2]!r}", frame)
 
     def on_dlopen(self, event, args, frame):
         if args and args[0] is None:  # the interpreter itself: `import ctypes` does this
             return
-        raise self.record("native_code", f"{event} {args[:1]!r}", quiet=self.import_time(frame))
+        raise self.record("native_code", f"{event} {args[:1]!r}", frame)
 
     def on_native(self, event, args, frame):
-        raise self.record("native_code", event, quiet=self.import_time(frame))
+        raise self.record("native_code", event, frame)
 
     def on_unpickle(self, event, args, frame):
         raise self.record("unpickle", f"pickle.find_class {args[0]}.{args[1]}"
@@ -287,7 +287,7 @@ class Guard:
     def on_addaudithook(self, event, args, frame):
         raise self.record("reflection", event)
 
-    def check_path(self, path, write):
+    def check_path(self, path, write, frame):
         if isinstance(path, int) or path is None:
             return
         # Only strings, bytes and pathlib's own paths: another path-like object
@@ -295,13 +295,19 @@ class Guard:
         if isinstance(path, pathlib.PurePath) and type(path).__module__ == "pathlib":
             path = str(path)
         if not isinstance(path, (str, bytes)):
-            raise self.record("file", f"path given as {type(path).__name__}")
+            raise self.record("file", f"path given as {type(path).__name__}", frame)
         try:
             real = os.path.realpath(os.fsdecode(path))
         except (TypeError, ValueError) as e:
-            raise self.record("file", f"unresolvable path ({e})") from None
-        if not under(real, self.write_roots if write else self.read_roots):
-            raise self.record("file", f"{'write' if write else 'read'} {real}")
+            raise self.record("file", f"unresolvable path ({e})", frame) from None
+        if under(real, self.write_roots if write else self.read_roots):
+            return
+        # A read of nothing reveals nothing (libraries probe lists of
+        # directories, matplotlib's font search); the program learns only
+        # what its open() would tell it anyway.
+        if not write and not os.path.lexists(real):
+            return
+        raise self.record("file", f"{'write' if write else 'read'} {real}", frame)
 
     def on_open(self, event, args, frame):
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
@@ -309,12 +315,12 @@ class Guard:
             write = any(c in mode for c in "wax+")
         else:
             write = bool((flags or 0) & WRITE_FLAGS)
-        self.check_path(path, write)
+        self.check_path(path, write, frame)
 
     def on_file_event(self, event, args, frame):
         for index, write in FILE_EVENTS[event]:
             if index < len(args):
-                self.check_path(args[index] if args[index] is not None else ".", write)
+                self.check_path(args[index] if args[index] is not None else ".", write, frame)
 
     def on_import_event(self, event, args, frame):
         name = args[0] if args else ""
