@@ -207,6 +207,15 @@ function installSeccomp(rt) {
   if (result !== '0') throw new Error(`cannot install the run-time seccomp filter (${result})`);
 }
 
+// What a refused module would have given: the denial's type.
+const MODULE_CAPABILITY = {
+  child_process: 'process', cluster: 'process', worker_threads: 'process',
+  net: 'network', http: 'network', https: 'network', http2: 'network', dgram: 'network',
+  dns: 'network', tls: 'network', fs: 'file', vm: 'reflection', v8: 'reflection',
+  inspector: 'reflection', module: 'reflection', process: 'reflection', repl: 'reflection',
+  wasi: 'native_code', trace_events: 'reflection',
+};
+
 function moduleAllowed(imports, name) {
   if (!imports) return true;
   const hit = imports.modules.some((m) => name === m || name.startsWith(`${m}/`));
@@ -219,7 +228,7 @@ function policyRequire(rt, realRequire) {
     const name = id.startsWith('node:') ? id.slice(5) : id;
     if (!name || name.startsWith('.') || name.startsWith('/') || name.includes('\\') ||
         name.split('/').includes('..') || !moduleAllowed(rt.imports, name)) {
-      deny('import', id);
+      deny(MODULE_CAPABILITY[name.split('/')[0]] || 'import', id);
     }
     return realRequire(name);
   };

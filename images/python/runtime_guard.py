@@ -357,6 +357,25 @@ class Guard:
                 self.check_user_import(name, fromlist)
         return self.real_import(name, globals, locals, fromlist, level)
 
+    def wrap_import_module(self, real):
+        """importlib.import_module returns loaded modules straight from
+        sys.modules (no event, no __import__): the job's own calls are
+        checked here. Calls from libraries (optional dependencies) pass."""
+        guard = self
+
+        def import_module(name, package=None):
+            me = get_ident()
+            if isinstance(name, str) and not name.startswith(".") and me not in guard.busy:
+                guard.busy.add(me)
+                try:
+                    user = guard._is_user(sys._getframe(1))
+                finally:
+                    guard.busy.discard(me)
+                if user:
+                    guard.check_user_import(name, ())
+            return real(name, package)
+        return import_module
+
     def check_user_import(self, name, fromlist):
         if not isinstance(name, str) or not module_allowed(self.imports, name):
             raise self.record("import", name)
@@ -376,5 +395,8 @@ def install(rt, den_fd, workspace, library):
         install_seccomp(rt, library)
     guard = Guard(rt, den_fd, workspace)
     builtins.__import__ = guard.import_wrapper
+    if guard.imports is not None:
+        import importlib
+        importlib.import_module = guard.wrap_import_module(importlib.import_module)
     sys.addaudithook(guard.hook)
     return guard

@@ -149,6 +149,13 @@ class PythonGuard(unittest.TestCase):
         out = self.denied("def main():\n    return __import__('o' + 's').getpid()\n", "import")
         self.assertEqual(out["denials"][0]["target"], "os")
 
+    def test_import_module_of_a_loaded_module(self):
+        out = self.denied("import typing\ndef main():\n"
+                          "    il = getattr(typing, 'sys').modules['importlib']\n"
+                          "    return il.import_module('o' + 's').sep\n", "import",
+                          runtime(reflection=True))
+        self.assertEqual(out["denials"][0]["target"], "os")
+
     def test_from_import_of_a_sibling_outside_the_list(self):
         self.denied("def main():\n    from urllib import request\n", "import")
         out = self.job("def main():\n    from urllib.parse import quote\n    return quote('a b')\n")
