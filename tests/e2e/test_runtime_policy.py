@@ -252,7 +252,7 @@ class GatewayReportsRuntime(unittest.TestCase):
         deadline = time.time() + 10
         lines = []
         while time.time() < deadline:
-            lines = [l for l in self.gw.audit_lines() if l.get("endpoint") == "/v1/run"]
+            lines = [l for l in self.gw.audit_lines() if l.get("endpoint") == "v1_run"]
             if lines:
                 break
             time.sleep(0.1)
