@@ -59,6 +59,7 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Exit status when a denial cannot be recorded (the pipe is gone): better no
 # result than an unreported denial.
 EXIT_DENIAL_LOST = 86
+DIR_CACHE_MAX = 4096
 
 PROCESS_EVENTS = frozenset((
     "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty",
@@ -81,6 +82,8 @@ NATIVE_EVENTS = frozenset((
     "ctypes.create_string_buffer", "ctypes.create_unicode_buffer", "ctypes.get_errno",
     "ctypes.set_errno", "ctypes.get_last_error", "ctypes.set_last_error",
     "ctypes.seh_exception", "ctypes.PyObj_FromPtr", "ctypes.set_exception"))
+# Events that matter only when the job's own code raised them.
+USER_ONLY_EVENTS = REFLECTION_EVENTS | frozenset(("marshal.loads", "marshal.load"))
 # The C-level attribute: a subclass cannot run code when the hook reads it.
 SOCKET_FAMILY = _socket.socket.family
 # (event, index of the path argument, writes?)
@@ -143,6 +146,7 @@ class Guard:
         self.runner_dir = os.path.dirname(os.path.abspath(__file__))
         self.read_roots = (workspace, "/tmp", self.runner_dir) + tuple(rt.get("read_paths") or ())
         self.busy = set()
+        self.dir_cache = {}  # realpath of directories outside the writable roots
         self.real_import = builtins.__import__
         self.handlers = self._handlers()
 
@@ -297,7 +301,7 @@ class Guard:
         if not isinstance(path, (str, bytes)):
             raise self.record("file", f"path given as {type(path).__name__}", frame)
         try:
-            real = os.path.realpath(os.fsdecode(path))
+            real = self.resolve(os.fsdecode(path))
         except (TypeError, ValueError) as e:
             raise self.record("file", f"unresolvable path ({e})", frame) from None
         if under(real, self.write_roots if write else self.read_roots):
@@ -308,6 +312,24 @@ class Guard:
         if not write and not os.path.lexists(real):
             return
         raise self.record("file", f"{'write' if write else 'read'} {real}", frame)
+
+    def resolve(self, path):
+        """os.path.realpath, with the directories of the read-only root
+        (outside the workspace and /tmp, where nothing can change a link)
+        cached: importing pandas opens a thousand files in a few dozen."""
+        full = os.path.abspath(path)
+        if under(full, self.write_roots):
+            return os.path.realpath(full)
+        head, tail = os.path.split(full)
+        real_head = self.dir_cache.get(head)
+        if real_head is None:
+            real_head = os.path.realpath(head)
+            if not under(real_head, self.write_roots) and len(self.dir_cache) < DIR_CACHE_MAX:
+                self.dir_cache[head] = real_head
+        if under(real_head, self.write_roots):
+            return os.path.realpath(full)
+        joined = os.path.join(real_head, tail)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
     def on_open(self, event, args, frame):
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
@@ -329,19 +351,32 @@ class Guard:
 
     # ------------------------------------------------------ entry points
 
-    def hook(self, event, args):
-        handler = self.handlers.get(event)
-        if handler is None:
-            return
-        me = get_ident()
-        if me in self.busy:  # the guard's own frame reads
-            return
-        self.busy.add(me)
-        try:
-            frame = sys._getframe(1)  # the frame whose action raised the event
-        finally:
-            self.busy.discard(me)
-        handler(event, args, frame)
+    def make_hook(self):
+        """The audit hook, as a closure over locals: it runs for every event
+        CPython raises (thousands while pandas imports), so the common case,
+        a library's own exec/compile/getattr, returns after one frame read."""
+        handlers_get = self.handlers.get
+        busy = self.busy
+        getframe = sys._getframe
+        prefix = self.user_prefix
+        user_only = USER_ONLY_EVENTS
+
+        def hook(event, args):
+            handler = handlers_get(event)
+            if handler is None:
+                return
+            me = get_ident()
+            if me in busy:  # the guard's own frame reads
+                return
+            busy.add(me)
+            try:
+                frame = getframe(1)  # the frame whose action raised the event
+                user = frame.f_code.co_filename.startswith(prefix)
+            finally:
+                busy.discard(me)
+            if user or event not in user_only:
+                handler(event, args, frame)
+        return hook
 
     def import_wrapper(self, name, globals=None, locals=None, fromlist=(), level=0):
         """builtins.__import__: the job's own imports of modules that are
@@ -398,5 +433,5 @@ def install(rt, den_fd, workspace, library):
     if guard.imports is not None:
         import importlib
         importlib.import_module = guard.wrap_import_module(importlib.import_module)
-    sys.addaudithook(guard.hook)
+    sys.addaudithook(guard.make_hook())
     return guard
