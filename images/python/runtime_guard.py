@@ -45,11 +45,25 @@ seccomp and gVisor stand behind it.
 """
 import _socket
 import builtins
-import json
 import os
 import pathlib
+import posix
 import sys
+from _stat import S_ISLNK
 from _thread import get_ident
+
+# What the guard itself calls once installed, taken now from C modules: the
+# program can replace attributes of `os`, `json` or `os.path` (modules reach
+# it as attributes of allowed packages) but not these references.
+_lstat = posix.lstat
+_readlink = posix.readlink
+_getcwd = posix.getcwd
+_write = posix.write
+_exit = posix._exit
+_fsdecode = os.fsdecode
+_PATH_STR = pathlib.PurePath.__str__
+_PATH_FSPATH = pathlib.PurePath.__fspath__
+MAX_LINKS = 40
 
 RT_ALLOW_PROCESSES = 0x1
 RT_ALLOW_NETWORK = 0x2
@@ -99,6 +113,17 @@ FILE_EVENTS = {
 }
 
 
+def write_denial(fd, kind, target):
+    """One line to the runner's parent, in one write (under PIPE_BUF, so
+    threads do not interleave). A denial that cannot be recorded ends the
+    process: better no result than an unreported denial."""
+    line = '{"type":' + json_str(kind) + ',"target":' + json_str(target) + '}\n'
+    try:
+        _write(fd, line.encode("ascii"))
+    except OSError:
+        _exit(EXIT_DENIAL_LOST)
+
+
 def runtime_flags(rt):
     return ((RT_ALLOW_PROCESSES if rt.get("processes") else 0)
             | (RT_ALLOW_NETWORK if rt.get("network") else 0))
@@ -126,6 +151,65 @@ def module_allowed(imports, name):
     if imports["mode"] == "deny":
         return not hit
     return hit or any(m.startswith(name + ".") for m in mods)
+
+
+def json_str(text):
+    """A JSON string literal in ASCII, without the json module."""
+    out = ['"']
+    for ch in text:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= o < 0x7f:
+            out.append(ch)
+        elif o < 0x10000:
+            out.append("\\u%04x" % o)
+        else:
+            o -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
+    out.append('"')
+    return "".join(out)
+
+
+def real_path(path):
+    """realpath on the C-level lstat/readlink: symlinks resolved, "..", "."
+    and repeated slashes folded; a component that does not exist is kept as
+    written (what follows it cannot be a link)."""
+    if not path.startswith("/"):
+        path = _getcwd() + "/" + path
+    pending = [c for c in reversed(path.split("/")) if c not in ("", ".")]
+    out, links = [], 0
+    while pending:
+        c = pending.pop()
+        if c == "..":
+            if out:
+                out.pop()
+            continue
+        cand = "/" + "/".join(out + [c])
+        try:
+            mode = _lstat(cand).st_mode
+        except (OSError, ValueError):
+            out.append(c)
+            continue
+        if not S_ISLNK(mode):
+            out.append(c)
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            raise ValueError("too many levels of symbolic links")
+        target = _readlink(cand)
+        if target.startswith("/"):
+            out = []
+        pending.extend(c2 for c2 in reversed(target.split("/")) if c2 not in ("", "."))
+    return "/" + "/".join(out)
+
+
+def exists(path):
+    try:
+        _lstat(path)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def under(path, roots):
@@ -158,11 +242,7 @@ class Guard:
         With frame, a denial during an allowed library's import is quiet."""
         target = str(target)[:TARGET_MAX]
         if frame is None or not self.import_time(frame):
-            line = json.dumps({"type": kind, "target": target}, ensure_ascii=True) + "\n"
-            try:
-                os.write(self.den_fd, line.encode("ascii"))
-            except OSError:
-                os._exit(EXIT_DENIAL_LOST)
+            write_denial(self.den_fd, kind, target)
         rule = f"runtime.{kind}"
         if kind == "import":
             return ModuleNotFoundError(f"sandgate: {rule}: import of {target!r} is not allowed "
@@ -296,12 +376,14 @@ class Guard:
             return
         # Only strings, bytes and pathlib's own paths: another path-like object
         # could name one file when checked and another when opened.
-        if isinstance(path, pathlib.PurePath) and type(path).__module__ == "pathlib":
-            path = str(path)
-        if not isinstance(path, (str, bytes)):
+        # pathlib's own, unpatched: its string is computed once and cached.
+        if isinstance(path, pathlib.PurePath) and type(path).__str__ is _PATH_STR and \
+                type(path).__fspath__ is _PATH_FSPATH:
+            path = _PATH_STR(path)
+        if type(path) not in (str, bytes):
             raise self.record("file", f"path given as {type(path).__name__}", frame)
         try:
-            real = self.resolve(os.fsdecode(path))
+            real = self.resolve(_fsdecode(path))
         except (TypeError, ValueError) as e:
             raise self.record("file", f"unresolvable path ({e})", frame) from None
         if under(real, self.write_roots if write else self.read_roots):
@@ -309,27 +391,31 @@ class Guard:
         # A read of nothing reveals nothing (libraries probe lists of
         # directories, matplotlib's font search); the program learns only
         # what its open() would tell it anyway.
-        if not write and not os.path.lexists(real):
+        if not write and not exists(real):
             return
         raise self.record("file", f"{'write' if write else 'read'} {real}", frame)
 
     def resolve(self, path):
-        """os.path.realpath, with the directories of the read-only root
-        (outside the workspace and /tmp, where nothing can change a link)
-        cached: importing pandas opens a thousand files in a few dozen."""
-        full = os.path.abspath(path)
-        if under(full, self.write_roots):
-            return os.path.realpath(full)
-        head, tail = os.path.split(full)
+        """real_path, with the directories of the read-only root (outside
+        the workspace and /tmp, where nothing can change a link) cached:
+        importing pandas opens a thousand files in a few dozen."""
+        full = real_path(path) if "/." in path or not path.startswith("/") else path
+        head, _, tail = full.rpartition("/")
+        if under(full, self.write_roots) or not tail:
+            return real_path(full)
         real_head = self.dir_cache.get(head)
         if real_head is None:
-            real_head = os.path.realpath(head)
+            real_head = real_path(head or "/")
             if not under(real_head, self.write_roots) and len(self.dir_cache) < DIR_CACHE_MAX:
                 self.dir_cache[head] = real_head
         if under(real_head, self.write_roots):
-            return os.path.realpath(full)
-        joined = os.path.join(real_head, tail)
-        return os.path.realpath(joined) if os.path.islink(joined) else joined
+            return real_path(full)
+        joined = real_head.rstrip("/") + "/" + tail
+        try:
+            link = S_ISLNK(_lstat(joined).st_mode)
+        except (OSError, ValueError):
+            link = False
+        return real_path(joined) if link else joined
 
     def on_open(self, event, args, frame):
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
@@ -378,48 +464,57 @@ class Guard:
                 handler(event, args, frame)
         return hook
 
+
+class ImportGate:
+    """builtins.__import__ and importlib.import_module for the job's own
+    imports. Lives in a private second copy of this module (install()): the
+    program can reach these functions (they are builtins) and through them
+    their module's globals, so nothing the audit hook relies on is there."""
+
+    def __init__(self, imports, den_fd, user_prefix):
+        self.imports = imports
+        self.den_fd = den_fd
+        self.user_prefix = user_prefix
+        self.real_import = builtins.__import__
+
+    def _is_user(self, frame):
+        return frame is not None and frame.f_code.co_filename.startswith(self.user_prefix)
+
     def import_wrapper(self, name, globals=None, locals=None, fromlist=(), level=0):
-        """builtins.__import__: the job's own imports of modules that are
-        already loaded raise no audit event, so they are checked here."""
-        if level == 0 and self.imports is not None and get_ident() not in self.busy:
-            me = get_ident()
-            self.busy.add(me)
-            try:
-                user = self._is_user(sys._getframe(1))
-            finally:
-                self.busy.discard(me)
-            if user:
-                self.check_user_import(name, fromlist)
+        """The job's own imports of modules already loaded raise no audit
+        event, so they are checked here."""
+        if level == 0 and self._is_user(sys._getframe(1)):
+            self.check_user_import(name, fromlist)
         return self.real_import(name, globals, locals, fromlist, level)
 
     def wrap_import_module(self, real):
         """importlib.import_module returns loaded modules straight from
-        sys.modules (no event, no __import__): the job's own calls are
-        checked here. Calls from libraries (optional dependencies) pass."""
-        guard = self
+        sys.modules (no event, no __import__). Calls from libraries
+        (optional dependencies) pass."""
+        gate = self
 
         def import_module(name, package=None):
-            me = get_ident()
-            if isinstance(name, str) and not name.startswith(".") and me not in guard.busy:
-                guard.busy.add(me)
-                try:
-                    user = guard._is_user(sys._getframe(1))
-                finally:
-                    guard.busy.discard(me)
-                if user:
-                    guard.check_user_import(name, ())
+            if isinstance(name, str) and not name.startswith(".") and \
+                    gate._is_user(sys._getframe(1)):
+                gate.check_user_import(name, ())
             return real(name, package)
         return import_module
 
     def check_user_import(self, name, fromlist):
         if not isinstance(name, str) or not module_allowed(self.imports, name):
-            raise self.record("import", name)
+            self.deny(name)
         for item in fromlist or ():
             # `from urllib import request` loads urllib.request without an
             # event when urllib (a parent of an allowed urllib.parse) is allowed.
             if isinstance(item, str) and item != "*" and \
                     not module_allowed(self.imports, f"{name}.{item}"):
-                raise self.record("import", f"{name}.{item}")
+                self.deny(f"{name}.{item}")
+
+    def deny(self, name):
+        target = str(name)[:TARGET_MAX]
+        write_denial(self.den_fd, "import", target)
+        raise ModuleNotFoundError(f"sandgate: runtime.import: import of {target!r} is not "
+                                  f"allowed by the policy")
 
 
 def install(rt, den_fd, workspace, library):
@@ -429,9 +524,14 @@ def install(rt, den_fd, workspace, library):
     if library is not None:
         install_seccomp(rt, library)
     guard = Guard(rt, den_fd, workspace)
-    builtins.__import__ = guard.import_wrapper
     if guard.imports is not None:
         import importlib
-        importlib.import_module = guard.wrap_import_module(importlib.import_module)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("sandgate_import_gate", __file__)
+        private = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(private)
+        gate = private.ImportGate(guard.imports, den_fd, guard.user_prefix)
+        builtins.__import__ = gate.import_wrapper
+        importlib.import_module = gate.wrap_import_module(importlib.import_module)
     sys.addaudithook(guard.make_hook())
     return guard

@@ -217,6 +217,27 @@ class PythonGuard(unittest.TestCase):
                           "    return getattr(f, '__co' + 'de__')\n", "reflection")
         self.assertEqual(out["denials"][0]["target"], "function.__code__")
 
+    def test_patching_os_does_not_blind_the_hook(self):
+        out = self.denied("import typing\ndef main():\n"
+                          "    os = getattr(typing, 'sys').modules['os']\n"
+                          "    os.path.realpath = lambda p: '/tmp/x'\n"
+                          "    os.path.abspath = lambda p: '/tmp/x'\n"
+                          "    os.write = lambda fd, b: len(b)\n"
+                          "    os.fsdecode = lambda p: '/tmp/x'\n"
+                          "    return open('/etc/hostname').read()\n", "file")
+        self.assertEqual(out["denials"][0]["target"], "read /etc/hostname")
+
+    def test_the_import_gates_globals_are_not_the_hooks(self):
+        out = self.job("def main():\n"
+                       "    g = getattr(__import__, '__glo' + 'bals__')\n"
+                       "    g['under'] = lambda *a: True\n"
+                       "    g['write_denial'] = lambda *a: None\n"
+                       "    g['real_path'] = lambda p: '/tmp/x'\n"
+                       "    return open('/etc/hostname').read()\n")
+        self.assertEqual(out["outcome"], "exception", out)
+        self.assertIn("runtime.file", out["value"])
+        self.assertEqual(out["denials"][-1], {"type": "file", "target": "read /etc/hostname"})
+
     def test_imports_off_and_deny_mode(self):
         out = self.job("def main():\n    return __import__('o' + 's').sep\n", runtime(imports=None))
         self.assertEqual((out["value"], out["denials"]), ("/", []))
