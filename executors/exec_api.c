@@ -142,7 +142,7 @@ static int parse_runtime(json_t *root, const struct exec_config *cfg, struct exe
     json_t *rt = json_object_get(root, "runtime");
     if (!rt || json_is_null(rt))
         return 0;
-    const char *const *keys = cfg->language == EXEC_LANG_PYTHON ? py : js;
+    const char *const *keys = cfg->language == SG_LANG_PYTHON ? py : js;
     size_t n = 0;
     if (!json_is_object(rt))
         return sg_error_set(err, -EINVAL, "runtime must be an object");
