@@ -59,6 +59,7 @@ _lstat = posix.lstat
 _readlink = posix.readlink
 _getcwd = posix.getcwd
 _write = posix.write
+_fstat = posix.fstat
 _exit = posix._exit
 _fsdecode = os.fsdecode
 _PATH_STR = pathlib.PurePath.__str__
@@ -113,12 +114,20 @@ FILE_EVENTS = {
 }
 
 
-def write_denial(fd, kind, target):
+def pipe_id(fd):
+    st = _fstat(fd)
+    return (st.st_dev, st.st_ino)
+
+
+def write_denial(fd, kind, target, ident=None):
     """One line to the runner's parent, in one write (under PIPE_BUF, so
-    threads do not interleave). A denial that cannot be recorded ends the
+    threads do not interleave). A denial that cannot be recorded (the fd was
+    closed, or another file put in its place: ident is the pipe's) ends the
     process: better no result than an unreported denial."""
     line = '{"type":' + json_str(kind) + ',"target":' + json_str(target) + '}\n'
     try:
+        if ident is not None and pipe_id(fd) != ident:
+            raise OSError("the denial pipe was replaced")
         _write(fd, line.encode("ascii"))
     except OSError:
         _exit(EXIT_DENIAL_LOST)
@@ -222,6 +231,7 @@ class Guard:
     def __init__(self, rt, den_fd, workspace):
         self.rt = rt
         self.den_fd = den_fd
+        self.den_id = pipe_id(den_fd)
         self.user_prefix = workspace.rstrip("/") + "/"
         self.imports = rt.get("imports")
         self.sandbox_files = rt.get("files", "sandbox") == "sandbox"
@@ -242,7 +252,7 @@ class Guard:
         With frame, a denial during an allowed library's import is quiet."""
         target = str(target)[:TARGET_MAX]
         if frame is None or not self.import_time(frame):
-            write_denial(self.den_fd, kind, target)
+            write_denial(self.den_fd, kind, target, self.den_id)
         rule = f"runtime.{kind}"
         if kind == "import":
             return ModuleNotFoundError(f"sandgate: {rule}: import of {target!r} is not allowed "
@@ -474,6 +484,7 @@ class ImportGate:
     def __init__(self, imports, den_fd, user_prefix):
         self.imports = imports
         self.den_fd = den_fd
+        self.den_id = pipe_id(den_fd)
         self.user_prefix = user_prefix
         self.real_import = builtins.__import__
 
@@ -512,7 +523,7 @@ class ImportGate:
 
     def deny(self, name):
         target = str(name)[:TARGET_MAX]
-        write_denial(self.den_fd, "import", target)
+        write_denial(self.den_fd, "import", target, self.den_id)
         raise ModuleNotFoundError(f"sandgate: runtime.import: import of {target!r} is not "
                                   f"allowed by the policy")
 

@@ -238,6 +238,26 @@ class PythonGuard(unittest.TestCase):
         self.assertIn("runtime.file", out["value"])
         self.assertEqual(out["denials"][-1], {"type": "file", "target": "read /etc/hostname"})
 
+    def test_replacing_the_denial_pipe_ends_the_process(self):
+        code = ("import typing\ndef main():\n"
+                "    os = getattr(typing, 'sys').modules['os']\n"
+                "    r, w = os.pipe()\n"
+                "    for fd in range(3, 64):\n"
+                "        if fd not in (r, w):\n"
+                "            try:\n"
+                "                os.dup2(w, fd)\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "    return open('/etc/hostname').read()\n")
+        ws = tempfile.mkdtemp(dir=self.tmp.name)
+        with open(os.path.join(ws, "main.py"), "w") as f:
+            f.write(code)
+        p = subprocess.run([sys.executable, "-I", self.driver,
+                            os.path.join(self.runner_dir, "runtime_guard.py"),
+                            json.dumps(runtime()), ws, self.lib],
+                           capture_output=True, text=True, timeout=60, cwd=ws)
+        self.assertEqual(p.returncode, 86, (p.stdout, p.stderr))
+
     def test_imports_off_and_deny_mode(self):
         out = self.job("def main():\n    return __import__('o' + 's').sep\n", runtime(imports=None))
         self.assertEqual((out["value"], out["denials"]), ("/", []))
