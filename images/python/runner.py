@@ -238,15 +238,15 @@ def child_run(res_fd, arguments):
 
 
 def child_load_guard():
-    """The run-time guard module, loaded before the job (off the request's
-    path); None when the image lacks it (then a job with a run-time policy is
-    refused: fail closed)."""
+    """The run-time guard module and the private copy its import gate uses,
+    loaded before the job (off the request's path); None when the image
+    lacks it (then a job with a run-time policy is refused: fail closed)."""
     import importlib.util
     try:
         spec = importlib.util.spec_from_file_location("sandgate_runtime_guard", RUNTIME_GUARD)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module
+        return module, module.load_private_copy()
     except (OSError, ImportError):
         return None
 
@@ -257,7 +257,7 @@ def child_install_runtime(cfg, guard, rt, den_fd, res_fd):
     try:
         if guard is None:
             raise OSError("the run-time guard is missing from the image")
-        guard.install(rt, den_fd, WORKSPACE, cfg.runtime_lib)
+        guard[0].install(rt, den_fd, WORKSPACE, cfg.runtime_lib, guard[1])
     except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
         child_report(res_fd, {"outcome": "runner_error",
                               "message": f"cannot enforce the run-time policy: {e}"[:1000]})

@@ -528,19 +528,28 @@ class ImportGate:
                                   f"allowed by the policy")
 
 
-def install(rt, den_fd, workspace, library):
+def load_private_copy():
+    """A second, private instance of this module for the import gate. Made
+    before the job (the runner calls this at start): compiling the module
+    again would otherwise cost the job's first milliseconds."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sandgate_import_gate", __file__)
+    private = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(private)
+    return private
+
+
+def install(rt, den_fd, workspace, library, private=None):
     """Everything, in order: seccomp, the import wrapper, the audit hook (the
     last: from here on the hook sees all). Returns the Guard. library None
-    skips seccomp (the host tests of the hook's decisions only)."""
+    skips seccomp (the host tests of the hook's decisions only); private is
+    load_private_copy()'s module (made here when not given)."""
     if library is not None:
         install_seccomp(rt, library)
     guard = Guard(rt, den_fd, workspace)
     if guard.imports is not None:
         import importlib
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("sandgate_import_gate", __file__)
-        private = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(private)
+        private = private or load_private_copy()
         gate = private.ImportGate(guard.imports, den_fd, guard.user_prefix)
         builtins.__import__ = gate.import_wrapper
         importlib.import_module = gate.wrap_import_module(importlib.import_module)
