@@ -237,16 +237,17 @@ def child_run(res_fd, arguments):
     return 0
 
 
-def child_load_guard():
-    """The run-time guard module and the private copy its import gate uses,
-    loaded before the job (off the request's path); None when the image
-    lacks it (then a job with a run-time policy is refused: fail closed)."""
+def child_load_guard(cfg):
+    """The run-time guard module, the private copy its import gate uses and
+    the seccomp installer, all loaded before the job (off the request's
+    path); None when the image lacks them (then a job with a run-time policy
+    is refused: fail closed)."""
     import importlib.util
     try:
         spec = importlib.util.spec_from_file_location("sandgate_runtime_guard", RUNTIME_GUARD)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module, module.load_private_copy()
+        return module, module.load_private_copy(), module.load_seccomp(cfg.runtime_lib)
     except (OSError, ImportError):
         return None
 
@@ -257,7 +258,8 @@ def child_install_runtime(cfg, guard, rt, den_fd, res_fd):
     try:
         if guard is None:
             raise OSError("the run-time guard is missing from the image")
-        guard[0].install(rt, den_fd, WORKSPACE, cfg.runtime_lib, guard[1])
+        module, private, seccomp = guard
+        module.install(rt, den_fd, WORKSPACE, seccomp, private)
     except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
         child_report(res_fd, {"outcome": "runner_error",
                               "message": f"cannot enforce the run-time policy: {e}"[:1000]})
@@ -270,7 +272,7 @@ def child_main(cfg, fds):
     try:
         child_setup({"out": fds["out_w"], "err": fds["err_w"]},
                     [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"]])
-        guard = child_load_guard()
+        guard = child_load_guard(cfg)
         for name in cfg.preimport:
             try:
                 __import__(name)

@@ -138,13 +138,19 @@ def runtime_flags(rt):
             | (RT_ALLOW_NETWORK if rt.get("network") else 0))
 
 
-def install_seccomp(rt, library):
-    """The kernel layer, from the one C builder (rt_filter.c)."""
+def load_seccomp(library):
+    """The filter's installer from libsandgate_rt.so. Loaded before the job:
+    importing ctypes alone takes ~20 ms under runsc."""
     import ctypes
     lib = ctypes.CDLL(library)
     lib.sg_rt_install.argtypes = [ctypes.c_uint]
     lib.sg_rt_install.restype = ctypes.c_int
-    r = lib.sg_rt_install(runtime_flags(rt))
+    return lib.sg_rt_install
+
+
+def install_seccomp(rt, installer):
+    """The kernel layer, from the one C builder (rt_filter.c)."""
+    r = installer(runtime_flags(rt))
     if r != 0:
         raise OSError(-r, f"cannot install the run-time seccomp filter: {os.strerror(-r)}")
 
@@ -539,13 +545,14 @@ def load_private_copy():
     return private
 
 
-def install(rt, den_fd, workspace, library, private=None):
+def install(rt, den_fd, workspace, seccomp, private=None):
     """Everything, in order: seccomp, the import wrapper, the audit hook (the
-    last: from here on the hook sees all). Returns the Guard. library None
-    skips seccomp (the host tests of the hook's decisions only); private is
-    load_private_copy()'s module (made here when not given)."""
-    if library is not None:
-        install_seccomp(rt, library)
+    last: from here on the hook sees all). Returns the Guard. seccomp is
+    load_seccomp()'s installer, or None to skip that layer (the host tests of
+    the hook's decisions only); private is load_private_copy()'s module (made
+    here when not given)."""
+    if seccomp is not None:
+        install_seccomp(rt, seccomp)
     guard = Guard(rt, den_fd, workspace)
     if guard.imports is not None:
         import importlib
