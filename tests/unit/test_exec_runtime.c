@@ -1,102 +1,182 @@
-/* Unit tests for the executor's runtime listing: the tar stream dockerd's
- * archive endpoint returns is untrusted input (sizes, types, JSON shape). */
+/* The executor's side of the run-time policy: the "runtime" object of
+ * POST /v1/exec (shape per language, caps), its way into the job line, and
+ * the runner's "unauthorized" outcome (types checked, denials rebuilt). */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime_info.h"
+#include "exec_config.h"
+#include "exec_api.h"
+#include "outcome.h"
 
-#define OK_DOC "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":" \
-               "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"re\"],\"packages\":[{\"name\":" \
-               "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]}]," \
-               "\"system_packages\":[{\"name\":\"python3\",\"version\":\"3.11.2-1\"}]}"
+#define PY_RT                                                                                   \
+    "{\"processes\": false, \"network\": false, \"imports\": {\"mode\": \"allow\", "            \
+    "\"modules\": [\"json\"]}, \"files\": \"sandbox\", \"read_paths\": [\"/usr/lib/python3\"], " \
+    "\"native_code\": false, \"unpickle\": false, \"reflection\": false}"
+#define JS_RT                                                                                   \
+    "{\"processes\": false, \"network\": false, \"imports\": null, \"process_properties\": "    \
+    "[\"nextTick\"]}"
 
-/* Append one tar entry (header + padded data) at *off. */
-static void entry(char *tar, size_t *off, char type, const char *data, const char *size_field)
+static int parse_lang(const char *lang, const char *runtime, struct exec_request *r,
+                      struct sg_error *e)
 {
-    char *h = tar + *off;
-    memset(h, 0, 512);
-    snprintf(h, 100, "runtime.json");
-    char sz[13];
-    if (size_field)
-        memcpy(h + 124, size_field, strlen(size_field));
-    else {
-        snprintf(sz, sizeof(sz), "%011o", (unsigned)strlen(data));
-        memcpy(h + 124, sz, 12);
-    }
-    h[156] = type;
-    size_t n = strlen(data);
-    memcpy(h + 512, data, n);
-    *off += 512 + ((n + 511) / 512) * 512;
+    char *argv[] = {strdup("sandgate-executor"), strdup("--language"), strdup(lang),
+                    strdup("--seccomp"), strdup("none"), NULL};
+    struct exec_config c;
+    cr_assert_eq(exec_config_parse(5, argv, &c, e), 0);
+    for (int i = 0; i < 5; i++)
+        free(argv[i]);
+    char body[4096];
+    snprintf(body, sizeof(body), "{\"code\": \"x\"%s%s}", runtime ? ", \"runtime\": " : "",
+             runtime ? runtime : "");
+    return exec_request_parse(body, strlen(body), &c, r, e);
 }
 
-static char *tar_of(const char *doc, size_t *ret_len)
+static void bad(const char *lang, const char *runtime, const char *want)
 {
-    char *tar = calloc(1, 64 * 1024);
-    size_t off = 0;
-    entry(tar, &off, 'x', "30 path=opt/sandgate/runtime.json\n", NULL);
-    entry(tar, &off, '0', doc, NULL);
-    *ret_len = off + 1024; /* two zero blocks end the archive */
-    return tar;
+    struct exec_request r;
+    struct sg_error e = {0};
+    cr_assert_eq(parse_lang(lang, runtime, &r, &e), -EINVAL, "accepted %s", runtime);
+    cr_assert(strstr(e.msg, want), "\"%s\" lacks \"%s\"", e.msg, want);
 }
 
-Test(runtime_info, parses_the_first_regular_file_after_pax_headers)
+Test(exec_runtime, accepted_and_forwarded_in_the_job_line)
 {
-    size_t len;
-    char *tar = tar_of(OK_DOC, &len);
-    char *json = NULL;
-    struct sg_error err = {0};
-    cr_assert_eq(runtime_info_from_tar(tar, len, "python", &json, &err), 0, "%s", err.msg);
-    cr_assert(strstr(json, "\"version\":\"3.11.2\""));
-    cr_assert(strstr(json, "numpy"));
-    free(json);
-    err = (struct sg_error){0};
-    cr_assert_lt(runtime_info_from_tar(tar, len, "nodejs", &json, &err), 0);
-    cr_assert(strstr(err.msg, "is for 'python', not nodejs"), "%s", err.msg);
-    free(tar);
+    struct exec_request r;
+    struct sg_error e = {0};
+    cr_assert_eq(parse_lang("python", PY_RT, &r, &e), 0, "%s", e.msg);
+    size_t len = 0;
+    char *line = exec_job_line(&r, "n0nce0000000000000", &len);
+    json_t *j = json_loadb(line, len, 0, NULL);
+    json_t *rt = json_object_get(j, "runtime");
+    cr_assert(json_is_object(rt), "%s", line);
+    cr_assert_str_eq(json_string_value(json_object_get(rt, "files")), "sandbox");
+    json_decref(j);
+    free(line);
+    exec_request_free(&r);
+
+    cr_assert_eq(parse_lang("nodejs", JS_RT, &r, &e), 0, "%s", e.msg);
+    exec_request_free(&r);
+    /* absent: no run-time enforcement, and no key in the job line */
+    cr_assert_eq(parse_lang("python", NULL, &r, &e), 0);
+    line = exec_job_line(&r, "n0nce0000000000000", &len);
+    cr_assert_null(strstr(line, "\"runtime\""));
+    free(line);
+    exec_request_free(&r);
 }
 
-Test(runtime_info, refuses_malformed_streams_and_documents)
+Test(exec_runtime, shape_is_checked)
 {
-    static const struct {
-        const char *doc, *needle;
-    } docs[] = {
-        {"not json", "not a JSON object"},
-        {"[1]", "not a JSON object"},
-        {"{\"language\":\"python\"}", "interpreter.version"},
-        {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[1],"
-         "\"packages\":[],\"system_packages\":[]}", "stdlib_modules[0]"},
-        {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[],"
-         "\"packages\":[{\"name\":\"x\"}],\"system_packages\":[]}", "packages[0]"},
-        {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[],"
-         "\"packages\":[]}", "system_packages"},
-    };
-    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
-        size_t len;
-        char *tar = tar_of(docs[i].doc, &len);
-        char *json = NULL;
-        struct sg_error err = {0};
-        cr_assert_lt(runtime_info_from_tar(tar, len, "python", &json, &err), 0, "doc %zu", i);
-        cr_assert(strstr(err.msg, docs[i].needle), "doc %zu: '%s' lacks '%s'", i, err.msg,
-                  docs[i].needle);
-        free(tar);
-    }
-    char tar[4096] = {0};
-    size_t off = 0;
-    struct sg_error err = {0};
-    char *json = NULL;
-    entry(tar, &off, '0', "{}", "77777777777");
-    cr_assert_lt(runtime_info_from_tar(tar, sizeof(tar), "python", &json, &err), 0);
-    cr_assert(strstr(err.msg, "malformed tar"), "size past the end: %s", err.msg);
-    off = 0;
-    entry(tar, &off, '0', "{}", "12x");
-    cr_assert_lt(runtime_info_from_tar(tar, sizeof(tar), "python", &json, &err), 0);
-    cr_assert(strstr(err.msg, "malformed tar"), "non-octal size: %s", err.msg);
-    off = 0;
-    entry(tar, &off, '5', "", NULL); /* a directory only */
-    memset(tar + off, 0, 1024);
-    cr_assert_lt(runtime_info_from_tar(tar, off + 1024, "python", &json, &err), 0);
-    cr_assert(strstr(err.msg, "no file"), "%s", err.msg);
-    cr_assert_lt(runtime_info_from_tar(tar, 100, "python", &json, &err), 0, "short stream");
+    bad("python", "[]", "runtime must be an object");
+    bad("python", "{\"processes\": false}", "runtime.network is required");
+    bad("python", JS_RT, "runtime.files is required");
+    bad("nodejs", PY_RT, "runtime.process_properties is required");
+    bad("python",
+        "{\"processes\": 0, \"network\": false, \"imports\": null, \"files\": \"sandbox\", "
+        "\"read_paths\": [], \"native_code\": false, \"unpickle\": false, \"reflection\": false}",
+        "runtime.processes has the wrong type");
+    bad("python",
+        "{\"processes\": false, \"network\": false, \"imports\": null, \"files\": \"all\", "
+        "\"read_paths\": [], \"native_code\": false, \"unpickle\": false, \"reflection\": false}",
+        "runtime.files has the wrong type or value");
+    bad("python",
+        "{\"processes\": false, \"network\": false, \"imports\": {\"mode\": \"x\", \"modules\": "
+        "[]}, \"files\": \"any\", \"read_paths\": [], \"native_code\": false, \"unpickle\": "
+        "false, \"reflection\": false}",
+        "runtime.imports must be null or");
+    bad("python",
+        "{\"processes\": false, \"network\": false, \"imports\": null, \"files\": \"any\", "
+        "\"read_paths\": [\"/a\\u0001\"], \"native_code\": false, \"unpickle\": false, "
+        "\"reflection\": false}",
+        "printable ASCII only");
+    bad("nodejs",
+        "{\"processes\": false, \"network\": false, \"imports\": null, \"process_properties\": "
+        "[], \"extra\": 1}",
+        "keys this executor's language does not know");
+}
+
+Test(exec_runtime, list_caps)
+{
+    size_t n = EXEC_RT_LIST_MAX + 1, cap = n * 6 + 512;
+    char *rt = malloc(cap), *p = rt;
+    p += sprintf(p, "{\"processes\": false, \"network\": false, \"imports\": null, "
+                    "\"process_properties\": [");
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s\"a\"", i ? "," : "");
+    sprintf(p, "]}");
+    struct exec_request r;
+    struct sg_error e = {0};
+    char *argv[] = {strdup("x"), strdup("--language"), strdup("nodejs"), NULL};
+    struct exec_config c;
+    cr_assert_eq(exec_config_parse(3, argv, &c, &e), 0);
+    for (int i = 0; i < 3; i++)
+        free(argv[i]);
+    char *full = malloc(cap + 64);
+    sprintf(full, "{\"code\": \"x\", \"runtime\": %s}", rt);
+    cr_assert_eq(exec_request_parse(full, strlen(full), &c, &r, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "at most 1024"), "%s", e.msg);
+    free(full);
+    free(rt);
+}
+
+static int from_runner(const char *line, struct exec_outcome *o)
+{
+    outcome_init(o);
+    return outcome_from_runner(line, strlen(line), o);
+}
+
+Test(exec_runtime, unauthorized_outcome)
+{
+    struct exec_outcome o;
+    cr_assert_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
+                             "\"exit_code\": 0, \"stdout\": \"caught\", \"result\": "
+                             "{\"present\": true, \"value\": 1}, \"denials\": [{\"type\": "
+                             "\"process\", \"target\": \"os.system ('id',)\"}, {\"type\": "
+                             "\"file\", \"target\": \"read /etc/hostname\"}]}",
+                             &o),
+                 0);
+    cr_expect_eq(o.status, EXEC_UNAUTHORIZED);
+    cr_expect_eq(o.exit_code, EXEC_CODE_UNAUTHORIZED);
+    cr_expect_str_eq(o.unauthorized_access_type, "process");
+    cr_expect_str_eq(o.detail, "runtime.process: os.system ('id',) (and more: see denials)");
+    cr_expect_null(o.result, "a stopped job has no result");
+    cr_expect_eq(json_array_size(o.denials), 2);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(o.denials, 1), "rule")),
+                     "runtime.file");
+    json_t *resp = exec_response_json("j", NULL, &o, 0, 1);
+    cr_expect_str_eq(json_string_value(json_object_get(resp, "status")), "unauthorized_access");
+    cr_expect_str_eq(json_string_value(json_object_get(resp, "unauthorized_access_type")),
+                     "process");
+    cr_expect_eq(json_array_size(json_object_get(resp, "denials")), 2);
+    json_decref(resp);
+    outcome_clear(&o);
+}
+
+Test(exec_runtime, unauthorized_outcome_is_checked)
+{
+    struct exec_outcome o;
+    /* a type outside the list, no denials, or a non-array: malformed */
+    cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
+                             "\"denials\": [{\"type\": \"root\", \"target\": \"x\"}]}", &o),
+                 -EPROTO);
+    cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
+                             "\"denials\": []}", &o), -EPROTO);
+    cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\"}", &o),
+                 -EPROTO);
+    /* a long multi-byte target is cut on a character boundary */
+    char line[2048], target[700] = "x"; /* odd: the cut falls inside a character */
+    for (int i = 0; i < 150; i++)
+        strcat(target, "\xc3\xa9"); /* 300 bytes of é */
+    snprintf(line, sizeof(line), "{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
+             "\"denials\": [{\"type\": \"file\", \"target\": \"%s\"}]}", target);
+    cr_assert_eq(from_runner(line, &o), 0);
+    const char *t = json_string_value(json_object_get(json_array_get(o.denials, 0), "target"));
+    cr_assert_not_null(t, "the target must survive as valid UTF-8");
+    cr_expect_eq(strlen(t), OUTCOME_TARGET_MAX - 1);
+    outcome_clear(&o);
+    cr_expect_str_eq(outcome_denial_type("native_code"), "native_code");
+    cr_expect_null(outcome_denial_type("Process"));
 }
