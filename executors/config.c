@@ -11,7 +11,7 @@
 
 enum opt_kind {
     OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_SIZE_MB, OPT_CPUS, OPT_LISTEN,
-    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_HELP,
+    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_FLAVOUR, OPT_BOOL, OPT_HELP,
 };
 
 struct opt {
@@ -33,6 +33,10 @@ static const struct opt opts[] = {
     {"listen", "SANDGATE_LISTEN", OPT_LISTEN, F(listen_addr), 0, 0},
     {"pool-size", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE", OPT_UINT, F(pool_size), 1,
      EXEC_POOL_SIZE_MAX},
+    {"flavour", "SANDGATE_FLAVOURS", OPT_FLAVOUR, F(flavours), 0, 0},
+    {"pool-memory-mb", "SANDGATE_POOL_MEMORY_MB", OPT_SIZE_MB, F(pool_memory_mb), 0,
+     EXEC_POOL_MEMORY_MB_MAX},
+    {"pool-adaptive", "SANDGATE_POOL_ADAPTIVE", OPT_BOOL, F(pool_adaptive), 0, 0},
     {"pool-wait-ms", "SANDGATE_POOL_WAIT_MS", OPT_UINT, F(pool_wait_ms), 0, EXEC_POOL_WAIT_MS_MAX},
     {"create-parallel", "SANDGATE_CREATE_PARALLEL", OPT_UINT, F(create_parallel), 1,
      EXEC_CREATE_PARALLEL_MAX},
@@ -78,6 +82,18 @@ static const char usage_text[] =
     "                        env SANDGATE_LISTEN\n"
     "  --pool-size N         warm containers kept ready (2, 1..64)\n"
     "                        env SANDBOX_EXECUTOR_MANAGER_POOL_SIZE\n"
+    "                        (the plain flavour's size, unless --flavour gives one)\n"
+    "  --flavour SPEC        a warm pool whose runner pre-imports modules before the job:\n"
+    "                        name=mod1,mod2:size (repeatable; replaces the defaults\n"
+    "                        python: plain, numpy=numpy:1, pandas=numpy,pandas:1,\n"
+    "                        matplotlib=numpy,pandas,matplotlib:1; nodejs: plain).\n"
+    "                        A job takes the cheapest flavour holding every such module\n"
+    "                        it imports, or a lighter one when that pool is empty.\n"
+    "                        env SANDGATE_FLAVOURS (specs separated by ';' or spaces)\n"
+    "  --pool-memory-mb N    memory budget of all warm sandboxes together, measured per\n"
+    "                        flavour (0: no budget)            env SANDGATE_POOL_MEMORY_MB\n"
+    "  --pool-adaptive B     pool sizes follow the recent mix of jobs, up to each\n"
+    "                        flavour's size (false)             env SANDGATE_POOL_ADAPTIVE\n"
     "  --pool-wait-ms MS     how long a job waits for a free container before the\n"
     "                        pool_busy answer (3000)                 env SANDGATE_POOL_WAIT_MS\n"
     "  --create-parallel N   containers created at once by the refill (2)\n"
@@ -314,6 +330,16 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
     case OPT_SECCOMP:
         c->seccomp_off = strcmp(v, "none") == 0;
         return c->seccomp_off ? (c->seccomp_path[0] = '\0', 0) : apply_str(o, v, field);
+    case OPT_BOOL:
+        return parse_bool(v, field);
+    case OPT_FLAVOUR:
+        if (from_env)
+            return flavour_set_add_list(&c->flavours, v, NULL);
+        if (!c->flavours_from_flags) { /* the first flag replaces the environment's list */
+            memset(&c->flavours, 0, sizeof(c->flavours));
+            c->flavours_from_flags = true;
+        }
+        return flavour_set_add(&c->flavours, v, NULL);
     case OPT_HELP:
         return 0;
     default:
@@ -343,13 +369,25 @@ static void set_defaults(struct exec_config *c)
     c->log_level = SG_LOG_INFO;
 }
 
+/* Parse the bad flavour value again, into a scratch set, for its message. */
+static int flavour_error(const char *where, const char *v, bool list, struct sg_error *err)
+{
+    struct flavour_set s = {0};
+    struct sg_error e = {0};
+    int r = list ? flavour_set_add_list(&s, v, &e) : flavour_set_add(&s, v, &e);
+    if (r == 0) /* only the count can fail on a scratch set that parsed */
+        snprintf(e.msg, sizeof(e.msg), "more than %u flavours", FLAVOUR_MAX);
+    return sg_error_set(err, -EINVAL, "%s: %s", where, e.msg);
+}
+
 static int apply_env(struct exec_config *c, struct sg_error *err)
 {
     for (size_t i = 0; i < N_OPTS; i++) {
         const struct opt *o = &opts[i];
         const char *v = o->env ? getenv(o->env) : NULL;
         if (v && apply(o, v, true, c) < 0)
-            return sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid", o->env, v);
+            return o->kind == OPT_FLAVOUR ? flavour_error(o->env, v, true, err)
+                   : sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid", o->env, v);
     }
     return 0;
 }
@@ -375,7 +413,10 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
         }
         if (opts[ch].kind == OPT_HELP)
             return 1;
-        if (apply(&opts[ch], optarg, false, c) < 0)
+        int ar = apply(&opts[ch], optarg, false, c);
+        if (ar < 0 && opts[ch].kind == OPT_FLAVOUR)
+            return flavour_error("--flavour", optarg, false, err);
+        if (ar < 0)
             return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid or out of range",
                                 opts[ch].flag, optarg);
     }
@@ -443,7 +484,9 @@ static int finish(struct exec_config *c, struct sg_error *err)
                             c->max_timeout_ms, c->timeout_ms);
     if (c->create_parallel > c->pool_size)
         c->create_parallel = c->pool_size;
-    return 0;
+    if (c->flavours.n == 0)
+        flavour_set_defaults(&c->flavours, c->language == EXEC_LANG_PYTHON);
+    return flavour_set_finish(&c->flavours, c->pool_size, err);
 }
 
 int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_error *err)

@@ -10,11 +10,11 @@
 #include "docker.h"
 #include "httpsrv.h"
 #include "metrics.h"
-#include "pool.h"
+#include "pools.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
-    struct pool *pool;             /* borrowed */
+    struct pool_set *pools;        /* borrowed: one warm pool per flavour */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[EXEC_TOKEN_MAX];    /* empty: no token required */
