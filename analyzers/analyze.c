@@ -34,6 +34,52 @@ const char *sg_lang_name(enum sg_lang lang)
     return lang == SG_LANG_JAVASCRIPT ? "nodejs" : "python";
 }
 
+/* Length of module's top-level part (*ret_skip: a prefix not part of it). */
+static size_t import_top(enum sg_lang lang, const char *m, size_t *ret_skip)
+{
+    *ret_skip = 0;
+    if (lang == SG_LANG_PYTHON)
+        return strcspn(m, ".");
+    if (strncmp(m, "node:", 5) == 0)
+        *ret_skip = 5;
+    m += *ret_skip;
+    if (m[0] == '@') {
+        size_t scope = strcspn(m, "/");
+        return m[scope] ? scope + 1 + strcspn(m + scope + 1, "/") : scope;
+    }
+    return strcspn(m, "/");
+}
+
+void sg_imports_add(struct sg_imports *im, enum sg_lang lang, const char *module)
+{
+    if (!im || !module || module[0] == '.' || module[0] == '\0')
+        return;
+    size_t skip, n = import_top(lang, module, &skip);
+    const char *m = module + skip;
+    int ok = n > 0 && n <= SG_IMPORT_NAME_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (m[i] >= 'a' && m[i] <= 'z') || (m[i] >= 'A' && m[i] <= 'Z') ||
+             (m[i] >= '0' && m[i] <= '9') || m[i] == '_' || m[i] == '.' || m[i] == '@' ||
+             m[i] == '/' || m[i] == '-';
+    /* already there? names are ','-separated and never contain ',' */
+    size_t used = strlen(im->text);
+    for (const char *p = im->text; ok && *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == n && memcmp(p, m, n) == 0)
+            return;
+        p += l + (p[l] == ',');
+    }
+    if (!ok || im->count >= SG_IMPORTS_MAX || used + (used > 0) + n >= sizeof(im->text)) {
+        im->dropped++;
+        return;
+    }
+    if (used)
+        im->text[used++] = ',';
+    memcpy(im->text + used, m, n);
+    im->text[used + n] = '\0';
+    im->count++;
+}
+
 uint64_t sg_monotonic_us(void)
 {
     struct timespec ts;

@@ -48,6 +48,7 @@ static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *sp
                   "paths or URLs", how, spec->buf);
         return;
     }
+    sg_imports_add(c->imports, SG_LANG_JAVASCRIPT, m);
     int listed = sg_strset_has_prefix(&lp->modules, m, '/');
     if (lp->import_mode == SG_IMPORTS_ALLOW && !listed)
         js_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "%s of module '" SHOWN "' is not allowed", how,

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
+#include "analyze.h"
 #include "js_lex.h"
 #include "js_syms.h"
 #include "policy.h"
@@ -56,6 +57,7 @@ struct js_ctx {
     const char *src;
     size_t len;
     struct sg_violations *out;
+    struct sg_imports *imports; /* the modules seen, for the pool choice */
     /* the walk's path: path[0] is the root, path[depth] the current node */
     TSNode *path;
     size_t path_len; /* entries of path */

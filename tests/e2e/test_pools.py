@@ -7,6 +7,8 @@ under a burst of heavy jobs; per-flavour figures in /healthz and /metrics.
 Pools are kept tiny (one sandbox per flavour): a heavy sandbox costs ~90 MB
 and ~2 s of CPU to create on this small machine.
 """
+import os
+import sys
 import threading
 import time
 import unittest
@@ -14,11 +16,21 @@ import unittest
 import sgtest
 from test_executor import Executor, require_engine_and_images
 
+sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
+import gateway_fakes  # noqa: E402
+
 # The job reports whether pandas was imported before its own code ran: the
 # runner imports main.py after its pre-import, so True means a warm pandas.
 PANDAS_JOB = ("import sys\nPRE = 'pandas' in sys.modules\nimport pandas as pd\n"
               "def main():\n    df = pd.DataFrame({'a': [1, 2, 3]})\n"
               "    return {'pre': PRE, 'sum': int(df['a'].sum())}\n")
+# The same for the gateway, whose default policy does not allow sys: an
+# import served from the pre-imported module takes microseconds, a cold
+# import of pandas under gVisor the best part of a second.
+GW_PANDAS_JOB = ("import time\nT0 = time.perf_counter()\nimport pandas as pd\n"
+                 "WARM = time.perf_counter() - T0 < 0.25\n"
+                 "def main():\n    return {'warm': WARM, 'sum': int(pd.Series([1, 2, 3]).sum())}\n")
+GW_PLAIN_JOB = "import json\ndef main():\n    return json.dumps([1])\n"
 PLAIN_JOB = ("import sys\nimport json\n"
              "def main():\n    return {'pre': 'pandas' in sys.modules or 'numpy' in sys.modules}\n")
 
@@ -70,10 +82,53 @@ class PoolsCase(unittest.TestCase):
 
 
 class FlavourRouting(PoolsCase):
+    """The gateway in front: its analysis names the job's imports."""
     extra = ("--flavour", "plain:1", "--flavour", "pandas=numpy,pandas:1")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        try:
+            cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.ex.url]},
+                                            "exec_grace_ms": 10000})
+        except BaseException:
+            cls.ex.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.gw.stop()
+        super().tearDownClass()
+        assert rc == 0
 
     def setUp(self):
         wait_flavours(self.ex, {"plain": 1, "pandas": 1})
+
+    def v1_run(self, code):
+        st, _, body = self.gw.call("POST", "/v1/run", {"language": "python", "code": code},
+                                   timeout=120)
+        self.assertEqual(st, 200, body)
+        return body
+
+    def test_gateway_routes_pandas_job_by_its_analysis(self):
+        body = self.v1_run(GW_PANDAS_JOB)
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["pool"], {"flavour": "pandas", "fallback": False})
+        self.assertEqual(body["timings"]["executor"]["pool"], "pandas")
+        self.assertEqual(body["result"]["value"], {"warm": True, "sum": 6})
+
+    def test_gateway_routes_plain_job_to_plain(self):
+        body = self.v1_run(GW_PLAIN_JOB)
+        self.assertEqual(body["pool"], {"flavour": "plain", "fallback": False}, body)
+        self.assertEqual(body["result"]["value"], "[1]")
+        # the cached verdict keeps the imports: the second run routes the same way
+        wait_flavours(self.ex, {"plain": 1, "pandas": 1})
+        body = self.v1_run(GW_PANDAS_JOB)
+        if not body["timings"]["cached"]:
+            wait_flavours(self.ex, {"plain": 1, "pandas": 1})
+            body = self.v1_run(GW_PANDAS_JOB)
+        self.assertTrue(body["timings"]["cached"], body["timings"])
+        self.assertEqual(body["pool"]["flavour"], "pandas")
 
     def test_pandas_job_served_by_pandas_flavour(self):
         r = self.ex.ok(PANDAS_JOB, imports=["sys", "pandas"], limits={"timeout_ms": 20000})
