@@ -97,7 +97,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
     struct pool_set_config pc = {dc, body, cfg->instance, &cfg->flavours, cfg->create_parallel,
-                                 cfg->pool_memory_mb, cfg->pool_adaptive, m};
+                                 cfg->pool_memory_mb, cfg->pool_adaptive,
+                                 cfg->language == EXEC_LANG_PYTHON, m};
     struct sg_httpsrv_config hc = {cfg->listen_addr, cfg->listen_port, cfg->max_body,
                                    cfg->max_jobs, (cfg->max_timeout_ms + 60000) / 1000};
     int r = -ENOMEM;

@@ -1,6 +1,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ struct pool {
     unsigned mem_mb;         /* last measurement of one warm sandbox */
     double mem_at, create_ms;
     unsigned long creates;
+    bool wait_ready, warned_ready;
     unsigned target, parallel;
 
     pthread_mutex_t mu;
@@ -148,6 +150,26 @@ static void set_docker_state(struct pool *p, bool up, bool launch_ok, const char
     pthread_cond_broadcast(&p->avail);
 }
 
+/* Unlocked: wait until the runner reports its pre-import done (any byte on
+ * the stream: the ready line, or the EOF of a runner that died, which the
+ * stale check then catches). Returns false after POOL_READY_TIMEOUT_MS. */
+static bool wait_ready(struct pool *p, const struct sandbox *sb)
+{
+    double deadline = attach_now_ms() + POOL_READY_TIMEOUT_MS;
+    while (attach_now_ms() < deadline) {
+        struct pollfd pfd = {.fd = sb->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, POOL_READY_SLICE_MS);
+        if (n > 0)
+            return true;
+        pthread_mutex_lock(&p->mu);
+        bool stop = p->stopping;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            return false;
+    }
+    return false;
+}
+
 /* Unlocked: one launch, then its bookkeeping under the lock. */
 static void launch_one(struct pool *p)
 {
@@ -158,7 +180,16 @@ static void launch_one(struct pool *p)
     double ms = attach_now_ms() - t0;
     if (p->metrics)
         metrics_create(p->metrics, ms, r == 0);
+    bool ready = r == 0 && p->wait_ready ? wait_ready(p, &sb) : true;
+    if (r == 0)
+        ms = attach_now_ms() - t0; /* the refill time: until it is warm */
     pthread_mutex_lock(&p->mu);
+    if (!ready && !p->warned_ready && !p->stopping) {
+        p->warned_ready = true; /* an image whose runner sends no ready line */
+        sg_log(SG_LOG_WARN, "sandbox_not_ready", "flavour=%s container=%.12s waited_ms=%d "
+               "msg=\"no ready line from the runner; serving it anyway\"", p->name, sb.id,
+               POOL_READY_TIMEOUT_MS);
+    }
     p->creating--;
     if (r == 0) {
         p->fail_streak = 0;
@@ -359,6 +390,7 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     snprintf(p->label, sizeof(p->label), "%s", cfg->label ? cfg->label : "");
     snprintf(p->name, sizeof(p->name), "%s", cfg->name ? cfg->name : "plain");
     p->metrics = cfg->metrics;
+    p->wait_ready = cfg->wait_ready;
     p->target = cfg->target < EXEC_POOL_SIZE_MAX ? cfg->target : EXEC_POOL_SIZE_MAX;
     p->parallel = cfg->parallel ? cfg->parallel : 1;
     if (p->parallel > EXEC_CREATE_PARALLEL_MAX)

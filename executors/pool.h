@@ -30,6 +30,10 @@
  * long (its runner has then finished pre-importing), at most once a period. */
 #define POOL_SETTLE_MS 5000
 #define POOL_MEM_PERIOD_MS 30000
+/* A sandbox that pre-imports modules joins the idle list once its runner
+ * says it is warm (its ready line), or after this long whatever it says. */
+#define POOL_READY_TIMEOUT_MS 30000
+#define POOL_READY_SLICE_MS 200
 
 struct pool;
 
@@ -43,12 +47,14 @@ struct pool_config {
     unsigned target;
     unsigned parallel;
     struct metrics *metrics; /* borrowed, may be NULL */
+    bool wait_ready;         /* hold new sandboxes back until the runner's ready line */
 };
 
 struct pool_stats {
     unsigned target, idle, busy, creating, tearing_down;
     unsigned mem_mb;     /* last measured memory of one warm sandbox; 0: not yet */
-    double create_ms;    /* moving average of create+attach+start */
+    double create_ms;    /* moving average of create+attach+start (+ until the runner's
+                            ready line when the pool waits for it): the refill time */
     unsigned long creates; /* successful launches */
     bool docker_up;      /* last contact with dockerd worked */
     bool launch_ok;      /* last launch worked */

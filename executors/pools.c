@@ -114,7 +114,8 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     /* A heavy flavour's launch is followed by seconds of importing inside the
      * sandbox: one at a time, so they do not starve the plain pool's refill. */
     struct pool_config pc = {cfg->dc, body, cfg->instance, label, fl->name, s->target[f],
-                             fl->n_modules ? 1 : cfg->parallel, cfg->metrics};
+                             fl->n_modules ? 1 : cfg->parallel, cfg->metrics,
+                             fl->n_modules > 0 && cfg->runner_ready};
     r = pool_new(&pc, &s->pools[f], err);
     free(body);
     if (r == 0)
