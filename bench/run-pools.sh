@@ -64,7 +64,7 @@ cat >"$work/sandgate.json" <<JSON
 JSON
 "$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
 for _ in $(seq 600); do
-    curl -fsS "$ex/healthz" 2>/dev/null | python3 -c 'import json,sys
+    curl -fsS "$ex/healthz" 2>/dev/null | python3 2>/dev/null -c 'import json,sys
 h = json.load(sys.stdin)
 sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' && break
     sleep 0.2
@@ -88,6 +88,8 @@ echo "mix 70/30 hello/pandas, c=4 for ${SECS}s: $jps jobs/s = $(python3 -c "prin
      "statuses $(jq_ by_status <<<"$mix"); creates $(jq_ creates_per_s <<<"$mix")/s"
 echo "warm-pool memory: planned max $(jq_ planned_mb_max <<<"$mix") MB of a $BUDGET MB budget;" \
      "per sandbox $(python3 -c 'import json,sys
-print(", ".join(f"{f["name"]} {f["memory_mb"]} MB{"" if f["memory_measured"] else " (est.)"}, launch {f["create_ms"]:.0f} ms"
-                for f in json.load(sys.stdin)["flavours"]))' <<<"$health")"
+for f in json.load(sys.stdin)["flavours"]:
+    est = "" if f["memory_measured"] else " (estimated)"
+    print("%s %s MB%s, refill %.0f ms;" % (f["name"], f["memory_mb"], est, f["create_ms"]), end=" ")
+' <<<"$health")"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
