@@ -98,7 +98,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     snprintf(srv.token, sizeof(srv.token), "%s", token);
     struct pool_set_config pc = {dc, body, cfg->instance, &cfg->flavours, cfg->create_parallel,
                                  cfg->pool_memory_mb, cfg->pool_adaptive,
-                                 cfg->language == EXEC_LANG_PYTHON, m};
+                                 cfg->language == SG_LANG_PYTHON, m};
     struct sg_httpsrv_config hc = {cfg->listen_addr, cfg->listen_port, cfg->max_body,
                                    cfg->max_jobs, (cfg->max_timeout_ms + 60000) / 1000};
     int r = -ENOMEM;
@@ -110,7 +110,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     sg_log(SG_LOG_INFO, "listening",
            "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
            "instance=%s",
-           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), exec_language_name(cfg->language),
+           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
            cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",

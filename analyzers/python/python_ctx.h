@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <tree_sitter/api.h>
 
-#include "analyze.h"
+#include "lang.h"
 #include "arena.h"
 #include "policy.h"
 #include "violation.h"
