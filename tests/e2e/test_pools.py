@@ -230,5 +230,20 @@ class EmptyHeavyPoolFallsBack(PoolsCase):
         self.assertEqual(r["pool"], {"flavour": "plain", "fallback": False})
 
 
+class AdaptiveSizing(PoolsCase):
+    """With --pool-adaptive a flavour keeps what its recent arrival rate needs
+    for one refill (at least one), not its whole size."""
+    extra = ("--flavour", "plain:3", "--pool-adaptive", "true")
+
+    def test_quiet_flavour_keeps_one(self):
+        body = wait_flavours(self.ex, {"plain": 1})
+        plain = flavour(body, "plain")
+        self.assertEqual(plain["size"], 3)
+        self.assertEqual(plain["target"], 1, body)
+        r = self.ex.ok(PLAIN_JOB)
+        self.assertEqual(r["pool"]["flavour"], "plain")
+        self.assertEqual(metric(self.metrics(), "target", "plain"), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
