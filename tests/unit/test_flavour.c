@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "exec_api.h"
 #include "flavour.h"

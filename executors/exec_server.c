@@ -1,4 +1,4 @@
-#include "server.h"
+#include "exec_server.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,6 +11,7 @@
 #include "job.h"
 #include "log.h"
 #include "outcome.h"
+#include "sg_random.h"
 #include "sha256.h"
 
 #define EXEC_METRICS_RENDER_MAX (128u * 1024u)
@@ -89,7 +90,7 @@ static void run_job(struct exec_server *s, struct exec_request *req,
     req->pool_fallback = fallback;
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
-    char *line = job_make_nonce(nonce) == 0 ? exec_job_line(req, nonce, &len) : NULL;
+    char *line = sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
     struct exec_outcome o;
     outcome_init(&o);
     double run_ms = 0;
