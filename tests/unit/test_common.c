@@ -237,7 +237,7 @@ Test(httpsrv, serves_body_and_headers)
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
     struct sg_httpsrv *srv = NULL;
     struct sg_error err = {0};
-    cr_assert_eq(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0, "%s", err.msg);
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, &err), 0, "%s", err.msg);
     char *resp = raw_request(sg_httpsrv_port(srv),
                              "POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
                              "Connection: close\r\n\r\nhello");
@@ -251,7 +251,7 @@ Test(httpsrv, body_over_cap_gets_413_without_calling_handler)
 {
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 4};
     struct sg_httpsrv *srv = NULL;
-    cr_assert_eq(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, NULL), 0);
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, NULL), 0);
     /* declared too large */
     char *resp = raw_request(sg_httpsrv_port(srv),
                              "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
@@ -272,6 +272,6 @@ Test(httpsrv, rejects_non_ip_bind_address)
     struct sg_httpsrv_config cfg = {.bind_addr = "localhost", .port = 0, .max_body = 4};
     struct sg_httpsrv *srv = NULL;
     struct sg_error err = {0};
-    cr_assert_lt(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0);
+    cr_assert_lt(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, &err), 0);
     cr_assert(strstr(err.msg, "localhost"));
 }

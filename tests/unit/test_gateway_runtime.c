@@ -45,7 +45,7 @@ static void fake_start(struct fake *f, int status)
     memset(f, 0, sizeof(*f));
     f->status = status;
     struct sg_httpsrv_config c = {.max_body = 1 << 20, .max_connections = 16, .timeout_s = 5};
-    cr_assert_eq(sg_httpsrv_start(&c, fake_handler, f, &f->srv, NULL), 0);
+    cr_assert_eq(sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = fake_handler}, f, &f->srv, NULL), 0);
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u", sg_httpsrv_port(f->srv));
 }
 
