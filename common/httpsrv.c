@@ -23,6 +23,11 @@
 #define MHD_LIMIT_SLACK 64u        /* MHD's own hard limit sits above ours */
 #define EVENT_THREADS 2u           /* epoll threads; handlers never run on them... */
 #define RETRY_AFTER_S "1"
+/* A request refused on its headers with a body at most this large has the
+ * body read and dropped before the answer: closing with unread bytes makes
+ * the kernel reset the connection, and the client may lose the answer. A
+ * larger body is not read: the answer goes at once and the connection closes. */
+#define DISCARD_MAX (64u * 1024u)
 
 struct sg_httpsrv {
     struct MHD_Daemon *daemon;
@@ -38,7 +43,7 @@ struct sg_httpsrv {
     int conns_ok;
 };
 
-enum st_phase { ST_HEAD = 0, ST_BODY, ST_QUEUED, ST_DONE };
+enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE };
 
 /* Per-request state kept by MHD between calls of the access handler. */
 struct conn_state {
@@ -47,6 +52,8 @@ struct conn_state {
     struct sg_buf body;
     size_t held; /* bytes counted in srv->body_total */
     int too_large, overloaded;
+    int small_body; /* the framing is sound and the body at most DISCARD_MAX */
+    int decided;    /* the answer is decided (queued, or waiting for a drained body) */
     enum st_phase phase;
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
@@ -138,9 +145,20 @@ static struct sg_conn_rec *conn_rec(struct MHD_Connection *conn)
  * deadline no longer applies. */
 static enum MHD_Result answer(struct conn_state *st)
 {
+    st->decided = 1;
     if (st->srv->conns_ok)
         sg_conn_reg_mark(&st->srv->conns, conn_rec(st->conn), 1);
     return send_response(st->conn, &st->resp);
+}
+
+/* An answer decided on the headers (see DISCARD_MAX). */
+static enum MHD_Result answer_early(struct conn_state *st)
+{
+    if (!st->small_body)
+        return answer(st);
+    st->decided = 1;
+    st->phase = ST_DISCARD;
+    return MHD_YES;
 }
 
 /* An answer httpsrv makes itself: JSON error, then the owner's hook. */
@@ -152,7 +170,7 @@ static enum MHD_Result refuse(struct conn_state *st, int status, const char *cod
         sg_http_add_header(&st->resp, "Retry-After", RETRY_AFTER_S);
     if (st->srv->h.refused)
         st->srv->h.refused(st->srv->ctx, &st->req, &st->resp);
-    return answer(st);
+    return st->phase == ST_HEAD ? answer_early(st) : answer(st);
 }
 
 static enum MHD_Result refuse_too_large(struct conn_state *st)
@@ -224,10 +242,13 @@ static enum MHD_Result check_head(struct conn_state *st, const char *version)
         unsigned long long n = strtoull(hs.cl_value, &end, 10);
         if (!isdigit((unsigned char)hs.cl_value[0]) || *end || errno)
             return refuse(st, 400, "bad_http", "Content-Length is not a number");
+        st->small_body = n <= DISCARD_MAX;
         if (n > srv->max_body)
             return refuse_too_large(st);
         if (n + atomic_load(&srv->body_total) > srv->max_body_total)
             return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+    } else if (!hs.transfer_encoding) {
+        st->small_body = 1; /* no body at all */
     }
     return MHD_YES;
 }
@@ -235,12 +256,12 @@ static enum MHD_Result check_head(struct conn_state *st, const char *version)
 static enum MHD_Result on_head(struct conn_state *st, const char *version)
 {
     struct sg_httpsrv *srv = st->srv;
-    st->phase = ST_BODY;
     enum MHD_Result r = check_head(st, version);
-    if (st->resp.body || r != MHD_YES)
+    if (st->decided || r != MHD_YES)
         return r;
     if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
-        return answer(st);
+        return answer_early(st);
+    st->phase = ST_BODY;
     return MHD_YES;
 }
 
@@ -316,11 +337,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return answer(st);
     }
     if (*data_size) {
-        take_body(st, data, *data_size);
-        *data_size = 0;
+        if (st->phase == ST_BODY)
+            take_body(st, data, *data_size);
+        *data_size = 0; /* ST_DISCARD: dropped */
         return MHD_YES;
     }
-    return dispatch(st);
+    return st->phase == ST_DISCARD ? answer(st) : dispatch(st);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

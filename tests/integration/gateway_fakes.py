@@ -80,6 +80,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, fake.answer(job))
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of new connections
+    # would see dropped SYNs and connect timeouts a real executor never gives.
+    request_queue_size = 256
+
+
 class FakeExecutor:
     """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
     ("ok", "busy", "error500", "garbage", "hangup", "ok_then_hangup"), delay
@@ -98,7 +104,7 @@ class FakeExecutor:
         self.max_jobs = None
         self.open_connections = 0
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self
         self.port = self.server.server_address[1]

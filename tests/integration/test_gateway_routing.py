@@ -208,8 +208,8 @@ class TestUnderLoad(RoutingCase):
             th.join()
         self.gw.wait_for(lambda: a.open_connections == 0, timeout=2,
                          what="no connection left open at the executor")
-        st, _, _ = self.gw.call("GET", "/readyz")
-        self.assertEqual(st, 200)
+        st, _, body = self.gw.call("GET", "/readyz")
+        self.assertEqual(st, 200, body)
 
 
 class TestReloadAndDrain(RoutingCase):
