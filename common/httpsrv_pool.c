@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "sg_time.h"
+
 #define SWEEP_INTERVAL_MS 250u
 
 struct sg_workq {
@@ -114,13 +116,6 @@ void sg_workq_free(struct sg_workq *q)
     free(q);
 }
 
-uint64_t sg_conn_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Shut down (not close: the event loop owns the fd) every connection past
  * its deadline. Runs under r->lock, which also keeps each fd open: a
  * connection leaves the list before its fd is closed. */
@@ -148,7 +143,7 @@ static void *sweeper_main(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&r->wake, &r->lock, &ts);
-        sweep(r, sg_conn_now_ms());
+        sweep(r, sg_time_mono_ms());
     }
     pthread_mutex_unlock(&r->lock);
     return NULL;
@@ -189,7 +184,7 @@ struct sg_conn_rec *sg_conn_reg_add(struct sg_conn_reg *r, int fd)
     if (!c)
         return NULL;
     c->fd = fd;
-    c->since_ms = sg_conn_now_ms();
+    c->since_ms = sg_time_mono_ms();
     pthread_mutex_lock(&r->lock);
     c->next = r->head.next;
     c->prev = &r->head;
@@ -217,6 +212,6 @@ void sg_conn_reg_mark(struct sg_conn_reg *r, struct sg_conn_rec *c, int busy)
     pthread_mutex_lock(&r->lock);
     c->busy = busy;
     if (!busy)
-        c->since_ms = sg_conn_now_ms();
+        c->since_ms = sg_time_mono_ms();
     pthread_mutex_unlock(&r->lock);
 }

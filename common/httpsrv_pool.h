@@ -51,8 +51,6 @@ struct sg_conn_reg {
     int started, stop;
 };
 
-uint64_t sg_conn_now_ms(void);
-
 /* Start the sweeper: every connection still receiving a request deadline_ms
  * after it started is shut down (the event loop then closes it). */
 int sg_conn_reg_init(struct sg_conn_reg *r, uint64_t deadline_ms);
