@@ -11,6 +11,7 @@ import threading
 import time
 import unittest
 
+import sgtest
 from gateway_fakes import FakeExecutor, Gateway
 from test_gateway_frontdoor import (MALFORMED, connect, exchange, parse, post, raise_nofile,
                                     read_all, rss_kb)
@@ -24,6 +25,10 @@ JS_JOB = json.dumps({"language": "nodejs",
 ABUSE_S = 8
 # Under AddressSanitizer freed memory sits in a quarantine (256 MB by default)
 # and RSS would measure that: keep it small so RSS measures the gateway.
+# What "back near its baseline" allows: a release build measured 12 -> 16 MB;
+# AddressSanitizer's allocator keeps per-thread caches and shadow memory
+# (measured 25 -> 73 MB), so it gets more room.
+RSS_SLACK_KB = (64 if "asan" in sgtest.BUILD else 16) * 1024
 SMALL_QUARANTINE = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "detect_leaks=1:"
                                                    "abort_on_error=1") +
                     ":quarantine_size_mb=4:allocator_release_to_os_interval_ms=100"}
@@ -161,9 +166,9 @@ class TestSoak(unittest.TestCase):
             self.assertLess(time.monotonic() - end, 5, "/readyz not 200 within 5 s")
             time.sleep(0.1)
         deadline = time.monotonic() + 5
-        while rss_kb(pid) > base_rss + 48 * 1024 and time.monotonic() < deadline:
+        while rss_kb(pid) > base_rss + RSS_SLACK_KB and time.monotonic() < deadline:
             time.sleep(0.2)
-        self.assertLess(rss_kb(pid), base_rss + 48 * 1024,
+        self.assertLess(rss_kb(pid), base_rss + RSS_SLACK_KB,
                         f"RSS {rss_kb(pid)} kB vs {base_rss} kB before")
 
 
