@@ -38,6 +38,7 @@ struct sg_httpsrv {
     uint16_t port;
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
+    atomic_uint_fast64_t refused_at_accept;
     struct sg_workq *workq;
     struct sg_conn_reg conns;
     int conns_ok;
@@ -386,7 +387,10 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     struct sg_httpsrv *srv = cls;
     (void)addr;
     (void)addrlen;
-    return atomic_load(&srv->conns.open) < srv->max_connections ? MHD_YES : MHD_NO;
+    if (atomic_load(&srv->conns.open) < srv->max_connections)
+        return MHD_YES;
+    atomic_fetch_add(&srv->refused_at_accept, 1);
+    return MHD_NO;
 }
 
 static int parse_bind(const char *addr, uint16_t port, struct sockaddr_storage *ss, int *ret_v6)
@@ -474,6 +478,17 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
     srv->port = di ? di->port : cfg->port;
     *ret_srv = srv;
     return 0;
+}
+
+void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
+{
+    *ret = (struct sg_httpsrv_stats){0};
+    if (!srv)
+        return;
+    ret->open = atomic_load(&srv->conns.open);
+    ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
+    ret->body_bytes = atomic_load(&srv->body_total);
 }
 
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv)

@@ -93,6 +93,16 @@ struct sg_httpsrv_config {
 int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_handlers *h,
                      void *ctx, struct sg_httpsrv **ret_srv, struct sg_error *err);
 
+struct sg_httpsrv_stats {
+    unsigned open;                /* connections open now */
+    uint64_t refused_at_accept;   /* closed at once: over max_connections */
+    uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
+    size_t body_bytes;            /* request bodies held now */
+};
+
+/* Connection counters for /metrics; all 0 when srv is NULL. */
+void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret);
+
 /* The port actually bound (useful with port 0). */
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv);
 

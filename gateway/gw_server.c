@@ -95,12 +95,30 @@ static int render_extra(struct gw_server *s, struct sg_buf *b)
         (unsigned long long)atomic_load(&s->reloads_failed), atomic_load(&s->inflight));
 }
 
+static int render_connections(struct gw_server *s, struct sg_buf *b)
+{
+    struct sg_httpsrv_stats hs;
+    sg_httpsrv_get_stats(s->http, &hs);
+    return sg_buf_printf(
+        b,
+        "# HELP sandgate_connections_open Client connections open.\n"
+        "# TYPE sandgate_connections_open gauge\nsandgate_connections_open %u\n"
+        "# HELP sandgate_connections_closed_total Client connections the gateway closed "
+        "without an answer, by reason.\n# TYPE sandgate_connections_closed_total counter\n"
+        "sandgate_connections_closed_total{reason=\"max_connections\"} %llu\n"
+        "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
+        "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
+        "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n",
+        hs.open, (unsigned long long)hs.refused_at_accept,
+        (unsigned long long)hs.cut_receive_timeout, hs.body_bytes);
+}
+
 static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
 {
     struct sg_buf b;
     sg_buf_init(&b, METRICS_MAX);
     if (gw_metrics_render(s->metrics, &b) < 0 || gw_router_render_metrics(s->router, &b) < 0 ||
-        render_extra(s, &b) < 0) {
+        render_extra(s, &b) < 0 || render_connections(s, &b) < 0) {
         sg_buf_free(&b);
         return sg_http_error(resp, 500, "internal", "metrics too large");
     }

@@ -167,6 +167,9 @@ class TestSlowClients(FrontDoorCase):
         s.close()
         self.assertIsNotNone(closed, "the gateway kept a trickling request open")
         self.assertLess(closed, 3 + 2, closed)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="receive_timeout"\}'
+                                  r' [1-9]')
 
     def test_per_address_limit_refuses_at_once(self):
         socks = [connect(self.port, "127.0.0.6") for _ in range(64)]
@@ -201,6 +204,9 @@ class TestGlobalLimit(FrontDoorCase):
         for s in socks + [extra]:
             s.close()
         time.sleep(0.3)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="max_connections"\}'
+                                  r' [1-9]')
         st, _, _, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
                                b"Connection: close\r\n\r\n")
         self.assertEqual(st, 200)
