@@ -72,7 +72,7 @@ void gw_info_whoami(struct gw_server *s, const struct sg_http_request *req,
 {
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
-    if (gw_jobs_authenticate(rs, req, resp, &t) == 0)
+    if (gw_tenants_authenticate(rs->tenants, req, resp, &t) == 0)
         gw_respond_json(resp, 200, whoami_body(s, rs, t, req));
     gw_ruleset_unref(rs);
 }
@@ -136,7 +136,7 @@ void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
 {
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
-    if (gw_jobs_authenticate(rs, req, resp, &t) == 0) {
+    if (gw_tenants_authenticate(rs->tenants, req, resp, &t) == 0) {
         const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
         json_t *langs = json_object();
         for (int l = 0; langs && l < SG_LANG_COUNT; l++)
