@@ -274,6 +274,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_object_set(o, "limits", json_object_get(ans, "limits"));
         json_object_set(o, "clamped", json_object_get(ans, "clamped"));
         json_object_set(json_object_get(o, "timings"), "executor", json_object_get(ans, "timings"));
+    } else if (o) {
+        gw_result_ragflow_shape(o);
     }
     json_decref(ans);
     gw_respond_json(resp, 200, o);

@@ -39,6 +39,17 @@ int gw_file_name_ok(const char *name)
     return 1;
 }
 
+int gw_file_name_reserved(const char *name)
+{
+    /* What the runners write into the workspace themselves (executors/PROTOCOL.md):
+     * the program (main.py, main.js) and the artifacts directory. */
+    static const char *const reserved[] = {"main.py", "main.js", "artifacts"};
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
 {
     if (!json_is_string(v))
@@ -126,6 +137,9 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
         if (!gw_file_name_ok(name))
             return fail(e, 400, "bad_file_name", "files: '%.64s' is not a valid file name "
                         "([A-Za-z0-9._-], no leading dot, at most %d)", name, GW_FILE_NAME_MAX);
+        if (gw_file_name_reserved(name))
+            return fail(e, 400, "bad_file_name", "files: '%s' is reserved (the runner writes "
+                        "main.py, main.js and artifacts itself)", name);
         if (!json_is_string(c))
             return fail(e, 400, "bad_type", "files.%s: expected a base64 string", name);
         unsigned char *out = NULL;

@@ -65,4 +65,8 @@ void gw_request_free(struct gw_request *req);
  * not starting with a dot. */
 int gw_file_name_ok(const char *name);
 
+/* 1 when name is one the runners use themselves in the workspace (main.py,
+ * main.js, artifacts): refused as an input file name, for every language. */
+int gw_file_name_reserved(const char *name);
+
 #endif

@@ -71,7 +71,7 @@ json_t *gw_result_from_executor(json_t *exec)
     copy_field(o, exec, "exit_code", T_NUM, json_integer(-3));
     copy_field(o, exec, "detail", T_STR | T_NULL, json_null());
     copy_field(o, exec, "time_used_ms", T_NUM, json_integer(0));
-    copy_field(o, exec, "memory_used_kb", T_NUM, json_integer(0));
+    copy_field(o, exec, "memory_used_kb", T_NUM | T_NULL, json_null()); /* null: unknown */
     copy_field(o, exec, "resource_limit_type", T_STR | T_NULL, json_null());
     copy_field(o, exec, "unauthorized_access_type", T_STR | T_NULL, json_null());
     copy_field(o, exec, "runtime_error_type", T_STR | T_NULL, json_null());
@@ -86,6 +86,16 @@ json_t *gw_result_from_executor(json_t *exec)
         json_object_set_new(o, "result", empty_result());
     }
     return o;
+}
+
+void gw_result_ragflow_shape(json_t *o)
+{
+    /* RAGFlow knows time, memory and output. A process limit is the sandbox
+     * running out of room for processes, each of which is memory to it; the
+     * exit code (-126) and detail still say which limit it was. */
+    const char *t = json_string_value(json_object_get(o, "resource_limit_type"));
+    if (t && strcmp(t, "pids") == 0)
+        json_object_set_new(o, "resource_limit_type", json_string("memory"));
 }
 
 void gw_respond_json(struct sg_http_response *resp, int status, json_t *o)

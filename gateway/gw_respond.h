@@ -35,4 +35,8 @@ json_t *gw_result_rejected(const struct sg_violations *vs);
  * the reference; NULL on out of memory. */
 json_t *gw_result_from_executor(json_t *exec);
 
+/* Maps o's values that RAGFlow does not know onto its own, for /run only:
+ * resource_limit_type "pids" becomes "memory" (the native API keeps "pids"). */
+void gw_result_ragflow_shape(json_t *o);
+
 #endif

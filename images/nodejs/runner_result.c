@@ -101,9 +101,10 @@ json_t *runner_text(const char *data, size_t len)
 
 static json_t *base_result(const char *outcome, int exit_code, int sig, const char *message)
 {
-    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:i, s:f, s:s?}", "outcome",
+    /* memory_used_kb null: unknown until a run measured it */
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:n, s:f, s:s?}", "outcome",
                      outcome, "exit_code", exit_code, "signal", sig, "stdout", "", "stderr", "",
-                     "result", "present", 0, "artifacts", "memory_used_kb", 0, "time_used_ms",
+                     "result", "present", 0, "artifacts", "memory_used_kb", "time_used_ms",
                      0.0, "message", message);
 }
 
@@ -191,7 +192,9 @@ json_t *runner_result_from_watch(const struct runner_cfg *cfg, const struct runn
     json_object_set_new(res, "stderr", runner_text(w->err.data, w->err.len));
     json_object_set_new(res, "time_used_ms", json_real(round(w->elapsed_ms * 1000) / 1000));
     json_int_t rss = json_integer_value(json_object_get(res, "memory_used_kb"));
-    json_object_set_new(res, "memory_used_kb", json_integer(rss > w->max_rss_kb ? rss : w->max_rss_kb));
+    if (rss < w->max_rss_kb)
+        rss = w->max_rss_kb;
+    json_object_set_new(res, "memory_used_kb", rss > 0 ? json_integer(rss) : json_null());
     if (ran)
         runner_result_artifacts(cfg, res);
     return res;

@@ -544,7 +544,7 @@ def report(fields, nonce):
     a newline so that a partial line written before it cannot swallow it."""
     line = {"sandgate_runner": PROTOCOL_VERSION, "nonce": nonce, "outcome": "ok", "exit_code": 0, "signal": 0,
             "stdout": "", "stderr": "", "result": {"present": False}, "artifacts": [],
-            "memory_used_kb": 0, "time_used_ms": 0.0, "message": None}
+            "memory_used_kb": None, "time_used_ms": 0.0, "message": None}
     line.update(fields)
     data = ("\n" + json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     write_all(1, data)
@@ -566,7 +566,7 @@ def parent_run_job(cfg, pid, fds, job):
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
     fields["time_used_ms"] = round(elapsed_ms, 3)
-    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else 0
+    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else None
     if fields["outcome"] in ("ok", "exception", "no_main"):
         fields["artifacts"], skipped = collect_artifacts(cfg)
         if skipped:

@@ -375,3 +375,20 @@ Test(node_runner, artifacts_within_caps_in_name_order)
     remove_tree(dir);
     free(dir);
 }
+
+Test(node_runner, unknown_memory_is_null)
+{
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, "", "");
+    w.stop = RUNNER_TIMEOUT;
+    w.max_rss_kb = 0;
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert(json_is_null(json_object_get(r, "memory_used_kb")));
+    json_decref(r);
+    r = runner_result_failed("bad_job", "no");
+    cr_assert(json_is_null(json_object_get(r, "memory_used_kb")));
+    json_decref(r);
+}
