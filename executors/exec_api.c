@@ -264,6 +264,10 @@ static json_t *result_json(const struct exec_outcome *o)
     json_t *res = json_pack("{s:b,s:O?,s:s}", "present", o->result != NULL, "value",
                             o->result ? json_object_get(o->result, "value") : NULL, "type",
                             "json");
+    /* beyond 64-bit integers: the checked text instead (value stays null) */
+    json_t *raw = o->result ? json_object_get(o->result, "value_json") : NULL;
+    if (res && raw)
+        json_object_set(res, "value_json", raw);
     return res;
 }
 

@@ -2,7 +2,8 @@
 # protocol-holding parent of the node child; images/nodejs/README.md). Built
 # here with the house flags, and again inside the image's build stage.
 NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c \
-                    images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c
+                    images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c \
+                    common/json_nesting.c common/json_raw.c
 NODE_RUNNER_OBJS := $(call objs,$(NODE_RUNNER_SRCS))
 BINS += $(BUILD)/sandgate-runner
 

@@ -3,6 +3,7 @@ clients. RAGFlow's value sets on /run (a pids limit is shown as memory, the
 native API keeps pids), unknown memory is null, file names the runners
 reserve are the gateway's 400, and result values with integers beyond 64 bits
 come back with their exact digits."""
+import http.client
 import json
 import unittest
 
@@ -88,6 +89,44 @@ class TestRagflowShape(OutcomeCase):
         st, _, body = self.gw.call("POST", "/v1/run", {
             "language": "python", "code": OK_PY, "files": {"main.py.csv": b64("x")}})
         self.assertEqual(st, 200, body)
+
+
+class TestBigIntegers(OutcomeCase):
+    def raw_both(self):
+        """Both answers as raw text and parsed with Python's exact integers."""
+        out = []
+        for path, body in (("/run", {"code_b64": b64(OK_PY), "language": "python"}),
+                           ("/v1/run", {"code": OK_PY, "language": "python"})):
+            conn = http.client.HTTPConnection("127.0.0.1", self.gw.port, timeout=30)
+            conn.request("POST", path, body=json.dumps(body),
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            text = resp.read().decode()
+            conn.close()
+            self.assertEqual(resp.status, 200, text)
+            out.append((text, json.loads(text)))
+        return out
+
+    def test_value_json_is_written_as_the_exact_value(self):
+        text = '{"big": [18446744073709551616, -1180591620717411303424, 1e20, "\\u0000x"]}'
+        self.answer_with(result={"present": True, "value": None, "value_json": text,
+                                 "type": "json"})
+        for raw, body in self.raw_both():
+            self.assertEqual(body["result"], {
+                "present": True, "type": "json",
+                "value": {"big": [2 ** 64, -2 ** 70, 1e20, "\x00x"]}}, raw)
+            self.assertIn("18446744073709551616", raw)
+            self.assertNotIn("value_json", raw)
+            self.assertEqual(body["status"], "success")
+            self.assertEqual(body["stdout"], "hello\n")
+
+    def test_invalid_value_json_is_no_result(self):
+        for bad in ("NaN", "[1,", "1e400", 5, "[" * 600 + "]" * 600):
+            with self.subTest(bad=str(bad)[:20]):
+                self.answer_with(result={"present": True, "value": None, "value_json": bad})
+                for raw, body in self.raw_both():
+                    self.assertEqual(body["result"]["present"], False, raw)
+                    self.assertNotIn("value_json", raw)
 
 
 if __name__ == "__main__":
