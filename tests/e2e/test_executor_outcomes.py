@@ -4,9 +4,11 @@ outcomes are classified by evidence. A program that SIGKILLs the runner
 a runner that dies shows a fixed message, never its own traceback or paths
 (those go to the executor log); integers beyond 64 bits pass through as
 result.value_json; a Node promise that never settles is a program_error."""
+import http.client
 import json
 import unittest
 
+import test_gateway_e2e as tge
 from test_executor import ExecutorCase
 
 
@@ -73,3 +75,33 @@ class NodeOutcomes(ExecutorCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GatewayExactNumbers(unittest.TestCase):
+    """The whole path: runner -> executor -> gateway -> client bytes."""
+    setUpClass = classmethod(tge.GatewayE2E.setUpClass.__func__)
+    tearDownClass = classmethod(tge.GatewayE2E.tearDownClass.__func__)
+
+    def raw_run(self, code, language):
+        conn = http.client.HTTPConnection("127.0.0.1", self.gw.port, timeout=120)
+        conn.request("POST", "/run", body=json.dumps({"code_b64": tge.b64(code),
+                                                      "language": language}),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        conn.close()
+        self.assertEqual(resp.status, 200, text)
+        return text, json.loads(text)
+
+    def test_python_factorial_and_node_1e20_reach_the_client_exactly(self):
+        text, body = self.raw_run("import math\ndef main():\n"
+                                  "    return {'f': math.factorial(25), 'p': 2 ** 64}\n", "python")
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"], {"present": True, "type": "json",
+                                          "value": {"f": 15511210043330985984000000,
+                                                    "p": 18446744073709551616}})
+        self.assertIn("15511210043330985984000000", text)
+        self.assertNotIn("value_json", text)
+        text, body = self.raw_run("function main() { return 1e20; }\n", "nodejs")
+        self.assertEqual(body["result"]["value"], 10 ** 20, body)
+        self.assertIn('"value":100000000000000000000', text)
