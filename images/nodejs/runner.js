@@ -176,6 +176,7 @@ function childRun(args) {
     childReport(JSON.stringify({ outcome: 'ok', present: true, max_rss_kb: rss, value_json: s.text }),
       0);
   };
+  reportNeverSettled(() => reported, () => { reported = true; });
   let main;
   try {
     main = compileMain();
@@ -191,7 +192,6 @@ function childRun(args) {
     }), 1);
     return;
   }
-  reportNeverSettled(() => reported, () => { reported = true; });
   Promise.resolve().then(() => main(args)).then(done, fail);
 }
 
@@ -200,13 +200,21 @@ function childRun(args) {
 // Say so instead of ending as if main() had returned. While something is
 // left, the promise is waited for, up to the job's time limit.
 function reportNeverSettled(isReported, markReported) {
+  // What is open before the program runs (the stdio pipes) is listed as active
+  // but does not keep Node running; more than that does.
+  const baseline = process.getActiveResourcesInfo().length;
   process.on('beforeExit', () => {
     if (isReported()) return;
-    markReported();
-    const message = 'main() returned a promise that never settled: nothing was left to run '
-      + 'that could settle it (no pending timer, I/O or callback)';
-    process.stderr.write(`${message}\n`);
-    childReport(JSON.stringify({ outcome: 'exception', message }), 1);
+    // The program's own beforeExit listeners may have started work that will
+    // settle it: judge once they have had their turn.
+    setImmediate(() => {
+      if (isReported() || process.getActiveResourcesInfo().length > baseline) return;
+      markReported();
+      const message = 'main() returned a promise that never settled: nothing was left to run '
+        + 'that could settle it (no pending timer, I/O or callback)';
+      process.stderr.write(`${message}\n`);
+      childReport(JSON.stringify({ outcome: 'exception', message }), 1);
+    });
   });
 }
 

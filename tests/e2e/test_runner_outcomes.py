@@ -145,6 +145,12 @@ class NodePromises(unittest.TestCase):
         self.assertEqual(r["outcome"], "timeout", r)
         self.assertGreaterEqual(r["time_used_ms"], 1500)
 
+    def test_work_started_by_the_programs_own_before_exit_is_waited_for(self):
+        r = js("let settle;\n"
+               "process.on('beforeExit', () => setTimeout(() => settle && settle(5), 50));\n"
+               "function main() { return new Promise((ok) => { settle = ok; }); }\n")
+        self.assertEqual(r["result"], {"present": True, "value": 5}, r)
+
     def test_promise_settled_by_a_later_timer_is_waited_for(self):
         r = js("function main() { return new Promise((ok) => setTimeout(() => ok(7), 300)); }\n")
         self.assertEqual(r["result"], {"present": True, "value": 7}, r)
