@@ -116,6 +116,8 @@ static char *dump_with_raw_value(json_t *o, json_t *res, json_t *raw)
     char *head = json_dumps(o, GW_JSON_FLAGS);
     struct sg_buf b;
     size_t len = 0;
+    /* no smaller cap than what went in: o holds at most one executor answer
+     * (GW_EXEC_RESPONSE_MAX) plus the gateway's own fields */
     sg_buf_init(&b, SIZE_MAX);
     if (head && strlen(head) >= 2 &&
         sg_buf_printf(&b, "%.*s%s\"result\":{\"present\":%s,\"value\":", (int)strlen(head) - 1,
