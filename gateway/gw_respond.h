@@ -39,4 +39,11 @@ json_t *gw_result_from_executor(json_t *exec);
  * resource_limit_type "pids" becomes "memory" (the native API keeps "pids"). */
 void gw_result_ragflow_shape(json_t *o);
 
+/* The run-time denials of an executor answer (`denials`, written by the
+ * runner inside the sandbox, rebuilt by the executor) as violations with
+ * "phase": "runtime": {rule, severity, message, phase, target}. Only rules
+ * "runtime.<type>" of the documented types pass; a new array (maybe empty),
+ * caller decrefs; NULL on out of memory. */
+json_t *gw_runtime_violations(json_t *exec);
+
 #endif

@@ -26,6 +26,14 @@ Tunables (environment, read once at start; defaults in brackets):
   SANDGATE_ARTIFACT_MAX_FILES  artifacts returned [10]
   SANDGATE_ARTIFACT_MAX_BYTES  size of one artifact [10485760]
   SANDGATE_ARTIFACT_MAX_TOTAL  artifacts in total [20971520]
+  SANDGATE_RUNTIME_LIB         the run-time seccomp library
+                               [/opt/sandgate/libsandgate_rt.so]
+
+Run-time policy: a job with "runtime" (executors/PROTOCOL.md) has it enforced
+in the child before main.py is imported (runtime_guard.py, next to this file:
+seccomp + an audit hook). Every denial goes at once down a pipe only this
+process reads; any denial makes the outcome "unauthorized" whatever the
+program did afterwards.
 """
 import base64
 import json
@@ -53,6 +61,10 @@ MAX_MAX_OUTPUT = 64 << 20
 FILE_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 READ_CHUNK = 65536
 PR_SET_DUMPABLE = 4
+RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_guard.py")
+DENIALS_MAX = 16
+DENIAL_BYTES_MAX = 64 << 10
+EXIT_DENIAL_LOST = 86  # runtime_guard.py: a denial could not be recorded
 NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
@@ -91,6 +103,8 @@ class Config:
         self.art_files = env_int("SANDGATE_ARTIFACT_MAX_FILES", 10, 0, 1000)
         self.art_bytes = env_int("SANDGATE_ARTIFACT_MAX_BYTES", 10 << 20, 0, 1 << 30)
         self.art_total = env_int("SANDGATE_ARTIFACT_MAX_TOTAL", 20 << 20, 0, 1 << 30)
+        self.runtime_lib = os.environ.get("SANDGATE_RUNTIME_LIB",
+                                          "/opt/sandgate/libsandgate_rt.so")
 
 
 class BadJob(Exception):
@@ -194,7 +208,8 @@ def print_traceback(exc):
     import traceback
     te = traceback.TracebackException.from_exception(exc)
     te.stack = traceback.StackSummary.from_list(
-        [f for f in te.stack if f.filename != __file__ and not f.filename.startswith("<frozen ")])
+        [f for f in te.stack if f.filename not in (__file__, RUNTIME_GUARD)
+         and not f.filename.startswith("<frozen ")])
     sys.stderr.write("".join(te.format()))
 
 
@@ -265,12 +280,42 @@ def child_run(res_fd, arguments):
     return 0
 
 
+def child_load_guard(cfg):
+    """The run-time guard module, the private copy its import gate uses and
+    the seccomp installer, all loaded before the job (off the request's
+    path); None when the image lacks them (then a job with a run-time policy
+    is refused: fail closed)."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("sandgate_runtime_guard", RUNTIME_GUARD)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module, module.load_private_copy(), module.load_seccomp(cfg.runtime_lib)
+    except (OSError, ImportError):
+        return None
+
+
+def child_install_runtime(cfg, guard, rt, den_fd, res_fd):
+    """Installs the job's run-time policy; on failure reports runner_error
+    and exits: the program never runs unguarded."""
+    try:
+        if guard is None:
+            raise OSError("the run-time guard is missing from the image")
+        module, private, seccomp = guard
+        module.install(rt, den_fd, WORKSPACE, seccomp, private)
+    except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
+        child_report(res_fd, {"outcome": "runner_error",
+                              "message": f"cannot enforce the run-time policy: {e}"[:1000]})
+        os._exit(70)
+
+
 def child_main(cfg, fds):
     """The child's whole life: set up, pre-import, wait for the job, run it."""
     code = 70
     try:
         child_setup({"out": fds["out_w"], "err": fds["err_w"]},
-                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"]])
+                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"]])
+        guard = child_load_guard(cfg)
         for name in cfg.preimport:
             try:
                 __import__(name)
@@ -280,7 +325,10 @@ def child_main(cfg, fds):
         os.close(fds["job_r"])
         if not raw:  # the parent gave up on the job (bad_job or exit)
             os._exit(0)
-        arguments = json.loads(raw)
+        payload = json.loads(raw)
+        arguments = payload["arguments"]
+        if payload.get("runtime") is not None:
+            child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
         child_sys_path()
         code = child_run(fds["res_w"], arguments)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code
@@ -357,12 +405,16 @@ def parse_job(cfg, job):
         raise BadJob("'limits' must be an object")
     if job.get("nonce") is not None and job_nonce(job) is None:
         raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
+    runtime = job.get("runtime")
+    if runtime is not None and not isinstance(runtime, dict):
+        raise BadJob("'runtime' must be an object")
     return {
         "code": code.encode("utf-8", "surrogatepass"),
         "arguments": arguments,
         "files": decode_files(cfg, job.get("files")),
         "timeout_ms": int_limit(limits, "timeout_ms", DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
         "max_output": int_limit(limits, "max_output_bytes", DEFAULT_MAX_OUTPUT, MAX_MAX_OUTPUT),
+        "runtime": runtime,
     }
 
 
@@ -412,12 +464,18 @@ class Run:
                      fds["res_r"]: bytearray()}
         self.cap = max_output
         self.out_fd, self.err_fd, self.res_fd = fds["out_r"], fds["err_r"], fds["res_r"]
+        # Denials have their own cap and never count as output.
+        self.den_fd = fds["den_r"]
+        self.bufs[self.den_fd] = bytearray()
         self.limit_hit = None
         self.status = None
         self.rusage = None
 
     def take(self, fd, chunk):
         buf = self.bufs[fd]
+        if fd == self.den_fd:
+            buf += chunk[:max(DENIAL_BYTES_MAX - len(buf), 0)]
+            return
         room = self.cap - len(buf)
         buf += chunk[:max(room, 0)]
         if len(chunk) > room:
@@ -514,7 +572,9 @@ def parse_report(data):
         report = json.loads(data, parse_constant=reject_constant)
     except (ValueError, RecursionError) as e:
         raise UnreadableReport(f"not JSON ({type(e).__name__})") from None
-    if not isinstance(report, dict) or report.get("outcome") not in ("ok", "exception", "no_main"):
+    # runner_error: the child could not install the job's run-time policy
+    if not isinstance(report, dict) or \
+            report.get("outcome") not in ("ok", "exception", "no_main", "runner_error"):
         raise UnreadableReport("not a known outcome")
     message = report.get("message")
     if message is not None and not isinstance(message, str):
@@ -554,6 +614,8 @@ def classify(run, stopped):
     if run.bufs[run.res_fd]:
         try:
             res["outcome"], res["message"], res["result"] = parse_report(bytes(run.bufs[run.res_fd]))
+            if res["outcome"] == "runner_error":
+                res["exit_code"] = EXIT_RUNNER
             return res
         except UnreadableReport as e:
             unreadable = str(e)
@@ -568,6 +630,42 @@ def classify(run, stopped):
         res.update(outcome="exception",
                    message=f"the program exited with status {res['exit_code']}")
     return res
+
+
+def parse_denials(buf):
+    """The guard's records, one JSON line each. Anything else on the pipe is
+    the program writing to it: that only condemns the program, so it counts
+    as a denial too (reflection: it reached the runner's own channel)."""
+    denials = []
+    for line in bytes(buf).split(b"\n"):
+        if not line:
+            continue
+        try:
+            d = json.loads(line)
+            kind, target = d["type"], d["target"]
+            if not isinstance(kind, str) or not isinstance(target, str):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            kind, target = "reflection", "a record on the runner's denial channel was forged"
+        denials.append({"type": kind, "target": target[:256]})
+        if len(denials) >= DENIALS_MAX:
+            break
+    return denials
+
+
+def apply_denials(fields, run, enforced):
+    """Any denial ends the job as unauthorized, even when the program caught
+    the error and finished; what it printed stays in the result."""
+    if not enforced:
+        return
+    denials = parse_denials(run.bufs[run.den_fd])
+    if fields["outcome"] in ("ok", "exception", "no_main", "killed") and \
+            run.status is not None and os.WIFEXITED(run.status) and \
+            os.WEXITSTATUS(run.status) == EXIT_DENIAL_LOST and not denials:
+        denials = [{"type": "reflection", "target": "the runner's denial channel was closed"}]
+    if denials and fields["outcome"] not in ("runner_error", "bad_job"):
+        fields.update(outcome="unauthorized", denials=denials, result={"present": False},
+                      message=f"runtime.{denials[0]['type']}: {denials[0]['target']}")
 
 
 def collect_artifacts(cfg):
@@ -632,7 +730,8 @@ def parent_run_job(cfg, pid, fds, job):
     prepare_workspace(job)
     run = Run(pid, fds, job["max_output"])
     started = time.monotonic()
-    write_all(fds["job_w"], json.dumps(job["arguments"]).encode("utf-8"))
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"]}
+    write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
     if stopped is not None or run.status is None:
@@ -641,11 +740,12 @@ def parent_run_job(cfg, pid, fds, job):
     elapsed_ms = (time.monotonic() - started) * 1000.0
     kill_group(pid)  # anything the program left behind
     fields = classify(run, stopped)
+    apply_denials(fields, run, job["runtime"] is not None)
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
     fields["time_used_ms"] = round(elapsed_ms, 3)
     fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else None
-    if fields["outcome"] in ("ok", "exception", "no_main"):
+    if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
         fields["artifacts"], skipped = collect_artifacts(cfg)
         if skipped:
             fields["artifacts_skipped"] = skipped
@@ -669,13 +769,15 @@ def main():
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
+    den_r, den_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
-           "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w}
+           "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
+           "den_r": den_r, "den_w": den_w}
     pid = os.fork()
     if pid == 0:
         child_main(cfg, fds)
     make_undumpable()
-    for key in ("job_r", "out_w", "err_w", "res_w"):
+    for key in ("job_r", "out_w", "err_w", "res_w", "den_w"):
         os.close(fds[key])
     nonce = None
     try:
