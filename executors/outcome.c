@@ -266,7 +266,7 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
         snprintf(o->detail, sizeof(o->detail),
                  "the sandbox's main process was killed by SIGKILL without a result; the engine "
                  "reports no out-of-memory kill (the program runs as the same user and can "
-                 "signal it)");
+                 "signal it; runsc does not flag every OOM kill either)");
         return;
     }
     /* A sandbox that reaches its pids limit dies as a whole (runsc's own
