@@ -68,6 +68,17 @@ static void log_start(const struct exec_server *s, const struct exec_request *re
                s->cfg->runtime);
 }
 
+/* What the runner said on its way out goes to this log only (never to the
+ * client: its traceback and paths are sandgate's internals). */
+static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
+{
+    char quoted[OUTCOME_LOG_DETAIL_MAX];
+    if (!o->log_detail[0])
+        return;
+    sg_log_quote(o->log_detail, quoted, sizeof(quoted));
+    sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
+}
+
 static void run_job(struct exec_server *s, struct exec_request *req,
                     struct sg_http_response *resp)
 {
@@ -109,6 +120,7 @@ static void run_job(struct exec_server *s, struct exec_request *req,
            req->job_id, outcome_status_name(o.status), o.exit_code,
            o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback,
            wait_ms, run_ms);
+    log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
 }
 

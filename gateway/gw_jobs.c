@@ -315,6 +315,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_array_extend(json_object_get(o, "violations"), rtv);
         if (json_object_get(ans, "pool"))
             json_object_set(o, "pool", json_object_get(ans, "pool"));
+    } else if (o) {
+        gw_result_ragflow_shape(o);
     }
     json_decref(rtv);
     json_decref(ans);

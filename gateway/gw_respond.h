@@ -42,6 +42,10 @@ json_t *gw_result_pool_busy(void);
  * the reference; NULL on out of memory. */
 json_t *gw_result_from_executor(json_t *exec);
 
+/* Maps o's values that RAGFlow does not know onto its own, for /run only:
+ * resource_limit_type "pids" becomes "memory" (the native API keeps "pids"). */
+void gw_result_ragflow_shape(json_t *o);
+
 /* The run-time denials of an executor answer (`denials`, written by the
  * runner inside the sandbox, rebuilt by the executor) as violations with
  * "phase": "runtime": {rule, severity, message, phase, target}. Only rules
