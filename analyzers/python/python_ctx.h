@@ -129,6 +129,17 @@ struct py_binding {
     uint8_t definite; /* module scope: an unconditional top-level statement */
     uint8_t partial;  /* PB_IMPORT from `import a.b`: binds `a`, imports a.b */
     uint8_t busy;     /* being resolved (cycle guard) */
+    uint8_t own;      /* the job's own object (enum py_own) */
+    int32_t inner;    /* PY_OWN_CLASS: the scope of the class body */
+    TSNode def;       /* PY_OWN_CLASS: the class_definition node */
+};
+
+/* What a job-defined binding is (py_binding.own). */
+enum py_own {
+    PY_OWN_NONE = 0,
+    PY_OWN_VALUE,  /* a def name, a method's self/cls */
+    PY_OWN_CLASS,  /* a class name */
+    PY_OWN_METHOD  /* a method whose first parameter Python binds to the instance */
 };
 
 enum py_event_kind {

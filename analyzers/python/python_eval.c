@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "python_fold.h"
 #include "python_resolve.h"
@@ -67,6 +68,138 @@ static const char *chain_root(struct py_ctx *c, TSNode n)
     return NULL;
 }
 
+struct own_ud {
+    int own, other, depth;
+};
+
+static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth);
+
+/* Every binding the name may have is the job's own: a def/class name, a
+ * method's self/cls, or an instance of the job's own class (`x = C()`). */
+static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
+{
+    struct own_ud *u = ud;
+    if (!b)
+        return 0; /* unbound here: a NameError, not some other object */
+    if (b->own && b->kind == PB_OPAQUE) {
+        u->own = 1;
+        return 0;
+    }
+    if (b->kind == PB_ALIAS && u->depth < 2 && py_kind(c, b->value) == PK_CALL) {
+        TSNode fn = ts_node_child_by_field_id(b->value, c->L->f.function);
+        if (py_kind(c, fn) == PK_IDENTIFIER && own_identifier(c, fn, b->eval_scope, u->depth + 1)) {
+            u->own = 1;
+            return 0;
+        }
+    }
+    u->other = 1;
+    return 1;
+}
+
+static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth)
+{
+    const char *name = py_name(c, n);
+    struct own_ud u = {.depth = depth};
+    if (!name)
+        return 0;
+    py_lookup_each(c, name, scope, ts_node_start_byte(n), own_fn, &u);
+    return u.own && !u.other;
+}
+
+/* 1 when expression n is the job's own object (see own_fn). */
+static int own_receiver(struct py_ctx *c, TSNode n, int32_t scope)
+{
+    for (int guard = 0; py_kind(c, n) == PK_PAREN && guard < PY_RESOLVE_DEPTH; guard++)
+        n = py_first_expr(c, n);
+    return py_kind(c, n) == PK_IDENTIFIER && own_identifier(c, n, scope, 0);
+}
+
+/* Base classes of the job's classes searched for a method. */
+#define METHOD_BASES_DEPTH 4
+#define METHOD_BASES_MAX 8
+
+struct class_ud {
+    const struct py_binding *cls[PY_CANDS_MAX];
+    int n, other;
+};
+
+static int class_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
+{
+    struct class_ud *u = ud;
+    (void)c;
+    if (!b)
+        return 0;
+    if (b->kind != PB_OPAQUE || b->own != PY_OWN_CLASS || u->n == PY_CANDS_MAX) {
+        u->other = 1;
+        return 1;
+    }
+    u->cls[u->n++] = b;
+    return 0;
+}
+
+/* The job's classes identifier n names (all its bindings), or 0. */
+static int own_classes(struct py_ctx *c, TSNode n, int32_t scope, struct class_ud *u)
+{
+    const char *name = py_kind(c, n) == PK_IDENTIFIER ? py_name(c, n) : NULL;
+    u->n = u->other = 0;
+    if (!name)
+        return 0;
+    py_lookup_each(c, name, scope, ts_node_start_byte(n), class_fn, u);
+    return u->n > 0 && !u->other;
+}
+
+/* 1 when `name` is a plain method (Python binds its first parameter) of
+ * the job's class cls or of one of its job-defined bases. */
+static int is_own_method(struct py_ctx *c, const struct py_binding *cls, const char *name, int depth)
+{
+    int32_t h = py_bind_find(c, cls->inner, name);
+    if (h >= 0) {
+        for (int32_t i = h; i >= 0; i = c->binds[i].next)
+            if (c->binds[i].own == PY_OWN_METHOD)
+                return 1;
+        return 0;
+    }
+    TSNode bases = ts_node_child_by_field_id(cls->def, c->L->f.superclasses);
+    uint32_t nb = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+    for (uint32_t i = 0; i < nb && i < METHOD_BASES_MAX && depth < METHOD_BASES_DEPTH; i++) {
+        struct class_ud u;
+        TSNode b = ts_node_named_child(bases, i);
+        if (!own_classes(c, b, cls->scope, &u))
+            continue;
+        for (int k = 0; k < u.n; k++)
+            if (is_own_method(c, u.cls[k], name, depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
+/* `C.method` on the job's class C: Python does not bind the first
+ * parameter, the caller does, so `C.method(np)` runs the method with a
+ * package as `self` and its `self._x` reaches the package's privates.
+ * Only a direct call whose first argument is the job's own object passes. */
+static void check_unbound_method(struct py_ctx *c, const struct py_event *ev, const char *name)
+{
+    struct class_ud u;
+    TSNode recv = ts_node_child_by_field_id(ev->node, c->L->f.object);
+    if (!c->lp->deny_private_attributes || py_is_dunder(name) || !own_classes(c, recv, ev->scope, &u))
+        return;
+    int method = 0;
+    for (int k = 0; k < u.n && !method; k++)
+        method = is_own_method(c, u.cls[k], name, 0);
+    if (!method)
+        return;
+    TSNode call = ts_node_parent(ev->node);
+    if (ev->callee && py_kind(c, call) == PK_CALL) {
+        int unknown;
+        TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown);
+        if (!ts_node_is_null(a0) && own_receiver(c, a0, ev->scope))
+            return;
+    }
+    py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
+              "method '%s' taken from the class: its self would be whatever the caller passes, "
+              "not the job's own object", name);
+}
+
 static void eval_attr(struct py_ctx *c, const struct py_event *ev)
 {
     TSNode an = ts_node_child_by_field_id(ev->node, c->L->f.attribute);
@@ -74,7 +207,10 @@ static void eval_attr(struct py_ctx *c, const struct py_event *ev)
     struct py_cands k = {0};
     if (!name)
         return;
-    py_check_attr_name(c, an, name, "");
+    int own = (name[0] == '_' || c->lp->capability_attributes.count) &&
+              own_receiver(c, ts_node_child_by_field_id(ev->node, c->L->f.object), ev->scope);
+    py_check_attr_rules(c, an, name, "", own);
+    check_unbound_method(c, ev, name);
     py_resolve(c, ev->node, ev->scope, 0, &k);
     check_cands(c, ev->node, &k, PY_CK_ATTR | (ev->callee ? PY_CK_CALLEE : 0),
                 chain_root(c, ev->node), name);
@@ -243,6 +379,27 @@ static void text_name(struct py_ctx *c, const char *s, size_t n, void *ud)
     py_check_attr_name(c, t->at, name, t->how);
 }
 
+/* Whether an unfolded template/expression is a string the call walks as
+ * names: always for eval/query (pandas evaluates it) and for vformat and
+ * str.format; for .format/.format_map when the receiver is an expression
+ * that may be a string: anything but pandas' `df.style`, whose format()
+ * takes formatters, not a template. */
+static int template_is_data(struct py_ctx *c, int fmt, int str_format, TSNode recv, TSNode arg0)
+{
+    if (!c->lp->deny_dynamic_attributes)
+        return 0;
+    if (!fmt || str_format)
+        return 1;
+    enum py_kind k = py_kind(c, recv);
+    (void)arg0;
+    if (k == PK_ATTRIBUTE) {
+        const char *last = py_name(c, ts_node_child_by_field_id(recv, c->L->f.attribute));
+        return !last || strcmp(last, "style") != 0;
+    }
+    return k == PK_IDENTIFIER || k == PK_STRING || k == PK_CONCAT_STRING || k == PK_BINARY_OP ||
+           k == PK_CALL || k == PK_SUBSCRIPT || k == PK_PAREN || k == PK_CONDITIONAL;
+}
+
 /* '{0.__class__}'.format(x): replacement fields read attributes; pandas'
  * eval/query strings name attributes too. */
 static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn, const char *method,
@@ -257,10 +414,16 @@ static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode f
                             : py_call_arg(c, ev->node, 0, "expr", &unknown);
     if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
         /* string.Formatter().format(TEMPLATE, ...) and vformat */
+        TSNode first = src;
         src = fmt && !str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown) : (TSNode){0};
         s.n = 0;
-        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s))
+        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
+            if (template_is_data(c, fmt, str_format, first, src))
+                py_report(c, ts_node_is_null(first) ? ev->node : first, SG_RULE_REFLECTION_DYNAMIC,
+                          "%s() with a %s that is not a constant string: its names cannot be checked",
+                          method, fmt ? "format template" : "expression");
             return;
+        }
     }
     struct text_check t = {.at = src, .how = fmt ? " in a format string" : " in an expression string"};
     if (fmt)
@@ -352,6 +515,88 @@ static void check_allow_pickle(struct py_ctx *c, const struct py_event *ev, cons
               fname);
 }
 
+/* update_wrapper(w, f, assigned, updated) / wraps(f, assigned, updated):
+ * the names are read from one object and set on another, so each must be
+ * a constant the attribute rules accept. Absent, the defaults apply. */
+static void check_name_list(struct py_ctx *c, const struct py_event *ev, uint32_t pos, const char *kw)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, pos, kw, &unknown);
+    if (ts_node_is_null(a) && !unknown)
+        return;
+    enum py_kind k = py_kind(c, a);
+    uint32_t n = ts_node_is_null(a) ? 0 : ts_node_named_child_count(a);
+    if ((k == PK_TUPLE || k == PK_LIST) && n <= ATTRGETTER_ARGS_MAX) {
+        for (uint32_t i = 0; i < n; i++) {
+            TSNode e = ts_node_named_child(a, i);
+            struct py_sbuf name = {0};
+            if (ts_node_is_extra(e))
+                continue;
+            if (!py_fold_str(c, e, ev->scope, 0, &name)) {
+                a = e;
+                goto dynamic;
+            }
+            py_check_attr_name(c, e, name.s, " via update_wrapper()");
+        }
+        return;
+    }
+dynamic:
+    if (c->lp->deny_dynamic_attributes)
+        py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
+                  "'%s' names attributes to copy: only a literal tuple of constant names is checked", kw);
+}
+
+/* Backends the plotting libraries import by name: a name outside this set
+ * (`module://x`, a pandas plotting backend) imports a module. */
+static int known_backend(const char *s)
+{
+    static const char *const names[] = {"matplotlib", "agg", "svg", "pdf", "ps", "cairo", "pgf",
+                                        "template"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+        if (!strcasecmp(s, names[i]))
+            return 1;
+    return 0;
+}
+
+static void check_backend(struct py_ctx *c, TSNode v, int32_t scope, TSNode at)
+{
+    struct py_sbuf name = {0};
+    if (!ts_node_is_null(v) && py_fold_str(c, v, scope, 0, &name) && known_backend(name.s))
+        return;
+    if (c->lp->deny_dynamic_imports)
+        py_report(c, ts_node_is_null(v) ? at : v, SG_RULE_IMPORT_DYNAMIC,
+                  "a plotting backend other than a constant built-in one imports a module by name");
+}
+
+/* Keyword arguments whose value decides code, on any callee: allow_pickle
+ * (numpy's loaders, however reached: a partial, an alias, a parameter)
+ * and backend (pandas' plot(backend=...) imports it). */
+static void check_keywords(struct py_ctx *c, const struct py_event *ev)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, UINT32_MAX, "allow_pickle", &unknown);
+    if (!ts_node_is_null(a)) {
+        uint32_t s = ts_node_start_byte(a), e = ts_node_end_byte(a);
+        if (e - s != 5 || memcmp(c->src + s, "False", 5) != 0)
+            py_report(c, a, SG_RULE_CALL_FORBIDDEN,
+                      "allow_pickle other than False unpickles (runs code from) the file");
+    }
+    a = py_call_arg(c, ev->node, UINT32_MAX, "backend", &unknown);
+    if (!ts_node_is_null(a))
+        check_backend(c, a, ev->scope, ev->node);
+}
+
+/* pandas.set_option(KEY, VALUE): a backend key takes a module name. */
+static void check_set_option(struct py_ctx *c, const struct py_event *ev)
+{
+    int unknown;
+    TSNode k = py_call_arg(c, ev->node, 0, "pat", &unknown);
+    struct py_sbuf key = {0};
+    if (!ts_node_is_null(k) && py_fold_str(c, k, ev->scope, 0, &key) && !strstr(key.s, "backend"))
+        return;
+    check_backend(c, py_call_arg(c, ev->node, 1, NULL, &unknown), ev->scope, ev->node);
+}
+
 static void eval_call(struct py_ctx *c, const struct py_event *ev)
 {
     const struct py_fields *f = &c->L->f;
@@ -374,7 +619,18 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
             check_allow_pickle(c, ev, fc->s, 2);
         else if (cand_is(fc, "numpy.lib.format.read_array"))
             check_allow_pickle(c, ev, fc->s, 1);
+        else if (cand_is(fc, "functools.update_wrapper") || cand_is(fc, "functools.wraps")) {
+            uint32_t pos = fc->s[10] == 'u' ? 2 : 1;
+            check_name_list(c, ev, pos, "assigned");
+            check_name_list(c, ev, pos + 1, "updated");
+        } else if (cand_is(fc, "matplotlib.use") || cand_is(fc, "matplotlib.pyplot.switch_backend")) {
+            int unknown;
+            check_backend(c, py_call_arg(c, ev->node, 0, "backend", &unknown), ev->scope, ev->node);
+        } else if (cand_is(fc, "pandas.set_option")) {
+            check_set_option(c, ev);
+        }
     }
+    check_keywords(c, ev);
     if (py_kind(c, fn) != PK_ATTRIBUTE || c->err)
         return;
     const char *m = py_name(c, ts_node_child_by_field_id(fn, f->attribute));
