@@ -479,9 +479,11 @@ static void check_error_value(struct js_ctx *c, TSNode n)
 {
     const struct js_syms *sy = c->sy;
     TSNode parent = js_up(c, 1);
-    if ((js_is(parent, sy->call_expression) || js_is(parent, sy->new_expression) ||
-         js_is(parent, sy->member_expression) || js_is(parent, sy->subscript_expression)) &&
+    if ((js_is(parent, sy->call_expression) || js_is(parent, sy->member_expression) ||
+         js_is(parent, sy->subscript_expression)) &&
         is_head_of(n, parent))
+        return;
+    if (js_is(parent, sy->new_expression) && ts_node_eq(field(c, parent, sy->f_constructor), n))
         return;
     if (js_is(parent, sy->class_heritage))
         return;
