@@ -40,6 +40,9 @@
 /* Tree cursors kept for child iteration (each costs a malloc when new). */
 #define PY_CURSORS 64
 #define PY_NODES_HARD_MAX 10000000
+/* The job's methods that read private names through self, remembered by
+ * name; past this every method name counts as one (fail closed). */
+#define PY_SENSITIVE_MAX 256
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
 #define PY_KINDS(X)                                                                        \
@@ -202,6 +205,12 @@ struct py_ctx {
     size_t steps_total;
     uint32_t steps; /* of the current top-level resolution */
     int err;        /* first internal failure (-ENOMEM) */
+    struct {
+        const char *name; /* arena */
+        uint32_t req;
+    } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
+    size_t n_sens;
+    uint8_t sens_ready, sens_all;
     uint8_t stopped;        /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };

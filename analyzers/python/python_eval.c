@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "python_fold.h"
+#include "python_own.h"
 #include "python_resolve.h"
 #include "python_rules.h"
 #include "python_scope.h"
@@ -68,138 +69,6 @@ static const char *chain_root(struct py_ctx *c, TSNode n)
     return NULL;
 }
 
-struct own_ud {
-    int own, other, depth;
-};
-
-static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth);
-
-/* Every binding the name may have is the job's own: a def/class name, a
- * method's self/cls, or an instance of the job's own class (`x = C()`). */
-static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
-{
-    struct own_ud *u = ud;
-    if (!b)
-        return 0; /* unbound here: a NameError, not some other object */
-    if (b->own && b->kind == PB_OPAQUE) {
-        u->own = 1;
-        return 0;
-    }
-    if (b->kind == PB_ALIAS && u->depth < 2 && py_kind(c, b->value) == PK_CALL) {
-        TSNode fn = ts_node_child_by_field_id(b->value, c->L->f.function);
-        if (py_kind(c, fn) == PK_IDENTIFIER && own_identifier(c, fn, b->eval_scope, u->depth + 1)) {
-            u->own = 1;
-            return 0;
-        }
-    }
-    u->other = 1;
-    return 1;
-}
-
-static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth)
-{
-    const char *name = py_name(c, n);
-    struct own_ud u = {.depth = depth};
-    if (!name)
-        return 0;
-    py_lookup_each(c, name, scope, ts_node_start_byte(n), own_fn, &u);
-    return u.own && !u.other;
-}
-
-/* 1 when expression n is the job's own object (see own_fn). */
-static int own_receiver(struct py_ctx *c, TSNode n, int32_t scope)
-{
-    for (int guard = 0; py_kind(c, n) == PK_PAREN && guard < PY_RESOLVE_DEPTH; guard++)
-        n = py_first_expr(c, n);
-    return py_kind(c, n) == PK_IDENTIFIER && own_identifier(c, n, scope, 0);
-}
-
-/* Base classes of the job's classes searched for a method. */
-#define METHOD_BASES_DEPTH 4
-#define METHOD_BASES_MAX 8
-
-struct class_ud {
-    const struct py_binding *cls[PY_CANDS_MAX];
-    int n, other;
-};
-
-static int class_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
-{
-    struct class_ud *u = ud;
-    (void)c;
-    if (!b)
-        return 0;
-    if (b->kind != PB_OPAQUE || b->own != PY_OWN_CLASS || u->n == PY_CANDS_MAX) {
-        u->other = 1;
-        return 1;
-    }
-    u->cls[u->n++] = b;
-    return 0;
-}
-
-/* The job's classes identifier n names (all its bindings), or 0. */
-static int own_classes(struct py_ctx *c, TSNode n, int32_t scope, struct class_ud *u)
-{
-    const char *name = py_kind(c, n) == PK_IDENTIFIER ? py_name(c, n) : NULL;
-    u->n = u->other = 0;
-    if (!name)
-        return 0;
-    py_lookup_each(c, name, scope, ts_node_start_byte(n), class_fn, u);
-    return u->n > 0 && !u->other;
-}
-
-/* 1 when `name` is a plain method (Python binds its first parameter) of
- * the job's class cls or of one of its job-defined bases. */
-static int is_own_method(struct py_ctx *c, const struct py_binding *cls, const char *name, int depth)
-{
-    int32_t h = py_bind_find(c, cls->inner, name);
-    if (h >= 0) {
-        for (int32_t i = h; i >= 0; i = c->binds[i].next)
-            if (c->binds[i].own == PY_OWN_METHOD)
-                return 1;
-        return 0;
-    }
-    TSNode bases = ts_node_child_by_field_id(cls->def, c->L->f.superclasses);
-    uint32_t nb = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
-    for (uint32_t i = 0; i < nb && i < METHOD_BASES_MAX && depth < METHOD_BASES_DEPTH; i++) {
-        struct class_ud u;
-        TSNode b = ts_node_named_child(bases, i);
-        if (!own_classes(c, b, cls->scope, &u))
-            continue;
-        for (int k = 0; k < u.n; k++)
-            if (is_own_method(c, u.cls[k], name, depth + 1))
-                return 1;
-    }
-    return 0;
-}
-
-/* `C.method` on the job's class C: Python does not bind the first
- * parameter, the caller does, so `C.method(np)` runs the method with a
- * package as `self` and its `self._x` reaches the package's privates.
- * Only a direct call whose first argument is the job's own object passes. */
-static void check_unbound_method(struct py_ctx *c, const struct py_event *ev, const char *name)
-{
-    struct class_ud u;
-    TSNode recv = ts_node_child_by_field_id(ev->node, c->L->f.object);
-    if (!c->lp->deny_private_attributes || py_is_dunder(name) || !own_classes(c, recv, ev->scope, &u))
-        return;
-    int method = 0;
-    for (int k = 0; k < u.n && !method; k++)
-        method = is_own_method(c, u.cls[k], name, 0);
-    if (!method)
-        return;
-    TSNode call = ts_node_parent(ev->node);
-    if (ev->callee && py_kind(c, call) == PK_CALL) {
-        int unknown;
-        TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown);
-        if (!ts_node_is_null(a0) && own_receiver(c, a0, ev->scope))
-            return;
-    }
-    py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
-              "method '%s' taken from the class: its self would be whatever the caller passes, "
-              "not the job's own object", name);
-}
-
 static void eval_attr(struct py_ctx *c, const struct py_event *ev)
 {
     TSNode an = ts_node_child_by_field_id(ev->node, c->L->f.attribute);
@@ -208,9 +77,9 @@ static void eval_attr(struct py_ctx *c, const struct py_event *ev)
     if (!name)
         return;
     int own = (name[0] == '_' || c->lp->capability_attributes.count) &&
-              own_receiver(c, ts_node_child_by_field_id(ev->node, c->L->f.object), ev->scope);
+              py_own_receiver(c, ts_node_child_by_field_id(ev->node, c->L->f.object), ev->scope);
     py_check_attr_rules(c, an, name, "", own);
-    check_unbound_method(c, ev, name);
+    py_check_method_access(c, ev, name);
     py_resolve(c, ev->node, ev->scope, 0, &k);
     check_cands(c, ev->node, &k, PY_CK_ATTR | (ev->callee ? PY_CK_CALLEE : 0),
                 chain_root(c, ev->node), name);
@@ -312,6 +181,9 @@ static void check_getattr(struct py_ctx *c, const struct py_event *ev, const cha
         return;
     }
     py_check_attr_name(c, a, name.s, how);
+    if (py_is_sensitive_method(c, name.s))
+        py_report(c, a, SG_RULE_ATTRIBUTE_PRIVATE,
+                  "method '%s' of the job's taken by name: its self could be any object", name.s);
     if (strcmp(fname, "getattr"))
         return;
     /* the result is obj.NAME: apply the call and module rules to it */
@@ -358,6 +230,9 @@ static void check_attrgetter(struct py_ctx *c, const struct py_event *ev, int me
             if (dot)
                 *dot = '\0';
             py_check_attr_name(c, a, p, how);
+            if (!methodcaller && py_is_sensitive_method(c, p))
+                py_report(c, a, SG_RULE_ATTRIBUTE_PRIVATE,
+                          "method '%s' of the job's taken by name: its self could be any object", p);
         }
     }
 }
@@ -636,6 +511,11 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
     const char *m = py_name(c, ts_node_child_by_field_id(fn, f->attribute));
     if (!m)
         return;
+    /* numpy's load(file, mmap_mode, allow_pickle) on a receiver the
+     * analysis cannot name (a parameter, a re-export): the third
+     * positional argument decides unpickling */
+    if (!strcmp(m, "load"))
+        check_allow_pickle(c, ev, "load", 2);
     if (!strcmp(m, "format") || !strcmp(m, "format_map") || !strcmp(m, "vformat") ||
         !strcmp(m, "eval") || !strcmp(m, "query"))
         check_template(c, ev, fn, m, 0);
