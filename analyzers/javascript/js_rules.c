@@ -457,9 +457,8 @@ static void check_string_value(struct js_ctx *c, TSNode n)
         return;
     if (js_is(n, sy->binary_expression) && js_is(parent, sy->binary_expression))
         return; /* the outermost concatenation is folded, once */
-    if (js_is(parent, sy->computed_property_name) ||
-        (js_is(parent, sy->subscript_expression) && ts_node_eq(field(c, parent, sy->f_index), n)))
-        return; /* a key: checked as one */
+    if (js_is(parent, sy->subscript_expression) && ts_node_eq(field(c, parent, sy->f_index), n))
+        return; /* a subscript key: checked as one */
     if (js_fold(sy, c->src, n, &v) != JS_FOLD_STRING || v.truncated)
         return;
     if (spells_stack_hook(&v))
