@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "b64.h"
 #include "json_nesting.h"
+#include "sg_file_name.h"
+#include "sg_random.h"
 
 int exec_job_id_valid(const char *id)
 {
@@ -21,16 +22,38 @@ int exec_job_id_valid(const char *id)
     return n > 0;
 }
 
-int exec_file_name_valid(const char *name, size_t len)
+int exec_import_name_valid(const char *name, size_t len)
 {
-    if (len == 0 || len > EXEC_FILE_NAME_MAX || name[0] == '.' || strstr(name, ".."))
+    if (len == 0 || len > EXEC_IMPORT_NAME_MAX)
         return 0;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\')
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '@' || c == '/' || c == ':' || c == '-'))
             return 0;
     }
     return 1;
+}
+
+static int parse_imports(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *a = json_object_get(root, "imports");
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a))
+        return sg_error_set(err, -EINVAL, "imports must be an array of module names");
+    if (json_array_size(a) > EXEC_IMPORTS_MAX)
+        return sg_error_set(err, -E2BIG, "more than %d imports", EXEC_IMPORTS_MAX);
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) {
+        if (!json_is_string(v) || !exec_import_name_valid(json_string_value(v),
+                                                         json_string_length(v)))
+            return sg_error_set(err, -EINVAL, "imports[%zu] must be a module name of 1..%d "
+                                "bytes [A-Za-z0-9_.@/:-]", i, EXEC_IMPORT_NAME_MAX);
+        r->imports[r->n_imports++] = json_string_value(v);
+    }
+    return 0;
 }
 
 static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error *err)
@@ -69,8 +92,8 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
     const char *name;
     json_t *v;
     json_object_foreach(f, name, v) {
-        if (!exec_file_name_valid(name, strlen(name)))
-            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed", name);
+        if (!sg_file_name_ok(name, strlen(name)))
+            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed (" SG_FILE_NAME_RULE ")", name);
         if (!json_is_string(v))
             return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
         unsigned char *raw = NULL;
@@ -90,6 +113,84 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
         json_object_set_new(r->files, name, json_string(canon));
         free(canon);
     }
+    return 0;
+}
+
+/* One list of the run-time policy: strings of 1..EXEC_RT_ITEM_MAX printable
+ * ASCII bytes (module names, paths, property names). The runner checks each
+ * entry's form again; here the shape and the size are bounded. */
+static int rt_list(json_t *v, const char *key, struct sg_error *err)
+{
+    size_t i;
+    json_t *e;
+    if (!json_is_array(v) || json_array_size(v) > EXEC_RT_LIST_MAX)
+        return sg_error_set(err, -EINVAL, "runtime.%s must be an array of at most %d strings",
+                            key, EXEC_RT_LIST_MAX);
+    json_array_foreach(v, i, e) {
+        const char *s = json_string_value(e);
+        size_t n = json_string_length(e);
+        if (!s || n == 0 || n > EXEC_RT_ITEM_MAX)
+            return sg_error_set(err, -EINVAL, "runtime.%s[%zu] must be a string of 1..%d bytes",
+                                key, i, EXEC_RT_ITEM_MAX);
+        for (size_t k = 0; k < n; k++)
+            if ((unsigned char)s[k] < 0x20 || (unsigned char)s[k] >= 0x7f)
+                return sg_error_set(err, -EINVAL, "runtime.%s[%zu]: printable ASCII only", key, i);
+    }
+    return 0;
+}
+
+static int rt_imports(json_t *v, struct sg_error *err)
+{
+    if (json_is_null(v))
+        return 0;
+    const char *mode = json_string_value(json_object_get(v, "mode"));
+    if (!json_is_object(v) || json_object_size(v) != 2 || !mode ||
+        (strcmp(mode, "allow") && strcmp(mode, "deny")))
+        return sg_error_set(err, -EINVAL, "runtime.imports must be null or {\"mode\": "
+                                          "\"allow\"|\"deny\", \"modules\": [...]}");
+    json_t *m = json_object_get(v, "modules");
+    return m ? rt_list(m, "imports.modules", err)
+             : sg_error_set(err, -EINVAL, "runtime.imports.modules is required");
+}
+
+/* The job's run-time policy (policies/README.md): every key required, no
+ * other key, the language's own set. Absent: the runner enforces none. */
+static int parse_runtime(json_t *root, const struct exec_config *cfg, struct exec_request *r,
+                         struct sg_error *err)
+{
+    static const char *const py[] = {"processes", "network", "imports", "files", "read_paths",
+                                     "native_code", "unpickle", "reflection", NULL};
+    static const char *const js[] = {"processes", "network", "imports", "process_properties",
+                                     NULL};
+    json_t *rt = json_object_get(root, "runtime");
+    if (!rt || json_is_null(rt))
+        return 0;
+    const char *const *keys = cfg->language == SG_LANG_PYTHON ? py : js;
+    size_t n = 0;
+    if (!json_is_object(rt))
+        return sg_error_set(err, -EINVAL, "runtime must be an object");
+    for (; keys[n]; n++) {
+        json_t *v = json_object_get(rt, keys[n]);
+        const char *k = keys[n];
+        int rr = 0;
+        if (!v)
+            rr = sg_error_set(err, -EINVAL, "runtime.%s is required", k);
+        else if (!strcmp(k, "read_paths") || !strcmp(k, "process_properties"))
+            rr = rt_list(v, k, err);
+        else if (!strcmp(k, "imports"))
+            rr = rt_imports(v, err);
+        else if (!strcmp(k, "files") ? !json_is_string(v) ||
+                                           (strcmp(json_string_value(v), "sandbox") &&
+                                            strcmp(json_string_value(v), "any"))
+                                     : !json_is_boolean(v))
+            rr = sg_error_set(err, -EINVAL, "runtime.%s has the wrong type or value", k);
+        if (rr < 0)
+            return rr;
+    }
+    if (json_object_size(rt) != n)
+        return sg_error_set(err, -EINVAL, "runtime has keys this executor's language does not "
+                                          "know (expected exactly: %s...)", keys[0]);
+    r->runtime = rt;
     return 0;
 }
 
@@ -139,10 +240,11 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
         return sg_error_set(err, -EINVAL, "limits must be an object");
     const char *k;
     json_t *v;
-    json_object_foreach(lim, k, v) if (strcmp(k, "timeout_ms") && strcmp(k, "memory_mb") &&
-                                       strcmp(k, "max_output_bytes") &&
-                                       strcmp(k, "enable_seccomp"))
-        return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    json_object_foreach(lim, k, v) {
+        if (strcmp(k, "timeout_ms") != 0 && strcmp(k, "memory_mb") != 0 &&
+            strcmp(k, "max_output_bytes") != 0 && strcmp(k, "enable_seccomp") != 0)
+            return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    }
     int rs = check_seccomp_request(json_object_get(lim, "enable_seccomp"), cfg, err);
     if (rs < 0)
         return rs;
@@ -172,11 +274,8 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
             return sg_error_set(err, -EINVAL, "job_id must match [A-Za-z0-9._-]{1,64}");
         snprintf(r->job_id, sizeof(r->job_id), "%s", json_string_value(id));
     } else {
-        unsigned char rnd[8] = {0};
-        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+        if (sg_random_hex(r->job_id, 8) < 0)
             return sg_error_set(err, -EIO, "no randomness for a job id");
-        for (int i = 0; i < 8; i++)
-            snprintf(r->job_id + 2 * i, 3, "%02x", rnd[i]);
     }
     json_t *lang = json_object_get(root, "language");
     enum sg_lang l;
@@ -213,7 +312,9 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
     }
     if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_arguments(ret->root, ret, err)) < 0 ||
-        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0)
+        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_runtime(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_imports(ret->root, ret, err)) < 0)
         goto fail;
     return 0;
 fail:
@@ -229,6 +330,7 @@ void exec_request_free(struct exec_request *req)
     json_decref(req->root);
     req->files = req->root = NULL;
     req->arguments = NULL;
+    req->runtime = NULL;
     req->code = NULL;
 }
 
@@ -241,6 +343,10 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
                             "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
     if (!job)
         return NULL;
+    if (req->runtime && json_object_set(job, "runtime", req->runtime) < 0) {
+        json_decref(job);
+        return NULL;
+    }
     size_t n = json_dumpb(job, NULL, 0, JSON_COMPACT);
     char *line = n ? malloc(n + 2) : NULL;
     if (line && json_dumpb(job, line, n, JSON_COMPACT) == n) {
@@ -280,6 +386,11 @@ static void add_request_fields(json_t *j, const struct exec_request *req)
     for (unsigned i = 0; i < req->n_clamped; i++)
         json_array_append_new(cl, json_string(req->clamped[i]));
     json_object_set_new(j, "clamped", cl);
+    if (req->pool) {
+        json_object_set_new(j, "pool", json_pack("{s:s,s:b}", "flavour", req->pool, "fallback",
+                                                 req->pool_fallback));
+        json_object_set_new(json_object_get(j, "timings"), "pool", json_string(req->pool));
+    }
 }
 
 json_t *exec_response_json(const char *job_id, const struct exec_request *req,
@@ -287,12 +398,13 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
 {
     double t = o->time_used_ms >= 0 ? o->time_used_ms : run_ms;
     json_t *j = json_pack(
-        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:n,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
+        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:o,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
         job_id, "status", outcome_status_name(o->status), "stdout", o->out, "stderr", o->err,
         "exit_code", o->exit_code, "detail", nullable_str(o->detail, NULL), "time_used_ms", t,
         "memory_used_kb", o->memory_used_kb >= 0 ? json_integer(o->memory_used_kb) : json_null(),
         "resource_limit_type", nullable_str(o->resource_limit_type, NULL),
-        "unauthorized_access_type", "runtime_error_type",
+        "unauthorized_access_type", nullable_str(o->unauthorized_access_type, NULL),
+        "runtime_error_type",
         nullable_str(o->runtime_error_type, NULL), "result", result_json(o), "artifacts",
         o->artifacts, "timings", "wait_ms", wait_ms, "run_ms", run_ms);
     if (!j)
@@ -305,6 +417,8 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
         json_object_set_new(j, "artifacts", json_array());
     if (o->artifacts_skipped)
         json_object_set(j, "artifacts_skipped", o->artifacts_skipped);
+    if (o->denials)
+        json_object_set(j, "denials", o->denials);
     add_request_fields(j, req);
     return j;
 }

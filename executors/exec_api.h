@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "outcome.h"
 #include "sg_error.h"
 
@@ -20,8 +20,14 @@
 #define EXEC_ARGS_MAX (1u * 1024u * 1024u) /* arguments, serialised */
 #define EXEC_ARGS_DEPTH_MAX 32
 #define EXEC_FILES_MAX 32
-#define EXEC_FILE_NAME_MAX 128
 #define EXEC_FILES_BYTES_MAX (8u * 1024u * 1024u) /* decoded, all files */
+/* imports: the modules the job imports, from the gateway's analysis; they
+ * only choose a warm pool flavour (a wrong list costs speed, not safety) */
+#define EXEC_IMPORTS_MAX 64
+#define EXEC_IMPORT_NAME_MAX 128
+/* "runtime" (the job's run-time policy, from the gateway): list caps. */
+#define EXEC_RT_LIST_MAX 1024
+#define EXEC_RT_ITEM_MAX 256
 
 struct exec_limits {
     unsigned timeout_ms;
@@ -36,9 +42,14 @@ struct exec_request {
     json_t *root;      /* owned: the parsed body */
     json_t *arguments; /* borrowed from root (an object) */
     json_t *files;     /* owned: {name: canonical base64} */
+    json_t *runtime;   /* borrowed from root: the run-time policy, or NULL (none) */
     struct exec_limits limits;
     const char *clamped[3]; /* static names of the limits that were lowered */
     unsigned n_clamped;
+    const char *imports[EXEC_IMPORTS_MAX]; /* borrowed from root */
+    size_t n_imports;
+    const char *pool;  /* static: the flavour that served the job (NULL: none yet) */
+    int pool_fallback; /* 1: not the job's ideal flavour */
 };
 
 /* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a
@@ -51,9 +62,10 @@ void exec_request_free(struct exec_request *req);
 /* True when id matches [A-Za-z0-9._-]{1,64}. */
 int exec_job_id_valid(const char *id);
 
-/* A file name the runner may create in the workspace: 1..128 bytes, no '/',
- * no "..", no NUL, no leading '.', printable. */
-int exec_file_name_valid(const char *name, size_t len);
+
+/* An import name the executor accepts: 1..EXEC_IMPORT_NAME_MAX bytes of
+ * [A-Za-z0-9_.@/:-] (Python dotted names, Node specifiers). */
+int exec_import_name_valid(const char *name, size_t len);
 
 /* The one-line job for the runner with its nonce, '\n'-terminated. Caller
  * frees with free(). */

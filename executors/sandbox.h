@@ -7,7 +7,7 @@
 #ifndef SG_EXEC_SANDBOX_H
 #define SG_EXEC_SANDBOX_H
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "sg_error.h"
 
@@ -30,6 +30,14 @@ struct sandbox {
  * *ret_body is NUL-terminated; caller frees with free(). */
 int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
                         const char *const *entrypoint, char **ret_body, struct sg_error *err);
+
+/* The create body of one pool flavour: base_body (from sandbox_create_body)
+ * with SANDGATE_PREIMPORT=preimport in the environment (the runner imports
+ * those modules before the job arrives; this replaces any value baked into
+ * the image) and the label EXEC_LABEL_POOL=pool_label, by which the pool
+ * finds its own containers. Caller frees *ret_body with free(). */
+int sandbox_flavour_body(const char *base_body, const char *pool_label, const char *preimport,
+                         char **ret_body, struct sg_error *err);
 
 /* Create, attach and start. On failure nothing is left behind (the container,
  * if created, is removed). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "sg_file_name.h"
 
 #define MIB (1024u * 1024u)
 #define GIB (1024u * MIB)
@@ -56,11 +57,10 @@ static int nonce_ok(const char *s, size_t len)
     return 1;
 }
 
+/* The rule every layer checks (sg_file_name.h), plus the runner's own names. */
 int runner_name_ok(const char *name, size_t len, const char *main_file)
 {
-    if (len == 0 || len > RUNNER_MAX_NAME_BYTES || name[0] == '.')
-        return 0;
-    if (memchr(name, '/', len) || memchr(name, '\0', len) || memmem(name, len, "..", 2))
+    if (!sg_file_name_ok(name, len))
         return 0;
     return strcmp(name, main_file) != 0 && strcmp(name, RUNNER_ARTIFACT_DIR) != 0;
 }
@@ -101,8 +101,8 @@ static int decode_files(const struct runner_cfg *cfg, json_t *files, struct runn
     json_object_foreach(files, name, b64) {
         if (!runner_name_ok(name, strlen(name), cfg->main_file))
             return sg_error_set(err, -EINVAL,
-                                "refused file name \"%.300s\": no '/', '..', NUL or leading dot, "
-                                "not a name reserved by the runner, at most 255 bytes", name);
+                                "refused file name \"%.300s\": " SG_FILE_NAME_RULE
+                                ", not a name reserved by the runner", name);
         if (!json_is_string(b64))
             return sg_error_set(err, -EINVAL, "file \"%s\": content must be a base64 string", name);
         struct runner_file *f = &job->files[job->n_files];
@@ -142,6 +142,9 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     json_t *args = json_object_get(root, "arguments");
     if (args && !json_is_null(args) && !json_is_object(args))
         return sg_error_set(err, -EINVAL, "'arguments' must be an object");
+    json_t *runtime = json_object_get(root, "runtime");
+    if (runtime && !json_is_null(runtime) && !json_is_object(runtime))
+        return sg_error_set(err, -EINVAL, "'runtime' must be an object");
     json_t *limits = json_object_get(root, "limits");
     if (limits && !json_is_null(limits) && !json_is_object(limits))
         return sg_error_set(err, -EINVAL, "'limits' must be an object");
@@ -156,9 +159,14 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     job->timeout_ms = (unsigned)timeout_ms;
     job->code_len = json_string_length(code);
     job->code = malloc(job->code_len + 1);
-    job->args_json = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT)
-                                                  : strdup("{}");
-    if (!job->code || !job->args_json)
+    json_t *payload = json_pack("{s:o,s:o}", "arguments",
+                                args && json_is_object(args) ? json_incref(args) : json_object(),
+                                "runtime",
+                                runtime && json_is_object(runtime) ? json_incref(runtime)
+                                                                   : json_null());
+    job->payload_json = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+    json_decref(payload);
+    if (!job->code || !job->payload_json)
         return -ENOMEM;
     memcpy(job->code, json_string_value(code), job->code_len + 1);
     return 0;
@@ -239,7 +247,7 @@ void runner_job_free(struct runner_job *job)
     if (!job)
         return;
     free(job->code);
-    free(job->args_json);
+    free(job->payload_json);
     for (size_t i = 0; i < job->n_files; i++) {
         free(job->files[i].name);
         free(job->files[i].data);

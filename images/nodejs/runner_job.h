@@ -22,7 +22,6 @@
 #define RUNNER_MAX_TIMEOUT_MS 600000
 #define RUNNER_DEFAULT_MAX_OUTPUT (1u << 20)
 #define RUNNER_MAX_MAX_OUTPUT (64u << 20)
-#define RUNNER_MAX_NAME_BYTES 255
 #define RUNNER_ARTIFACT_DIR "artifacts"
 
 /* Tunables, read once from SANDGATE_* variables (defaults and bounds as in
@@ -49,7 +48,10 @@ struct runner_job {
     char nonce[RUNNER_NONCE_MAX + 1]; /* "" when the job carried none */
     char *code;                       /* owned, code_len bytes (+ NUL) */
     size_t code_len;
-    char *args_json; /* owned: the arguments object, compact JSON */
+    /* owned: what the child gets on fd 3, compact JSON:
+     * {"arguments": {...}, "runtime": {...} | null} (the run-time policy,
+     * executors/PROTOCOL.md; null: none) */
+    char *payload_json;
     struct runner_file *files;
     size_t n_files;
     unsigned timeout_ms;

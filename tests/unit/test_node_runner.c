@@ -15,6 +15,7 @@
 #include "runner_job.h"
 #include "runner_result.h"
 #include "runner_watch.h"
+#include "sg_file_name.h"
 
 static struct runner_cfg test_cfg(void)
 {
@@ -33,15 +34,16 @@ Test(node_runner, names)
 {
     cr_assert(runner_name_ok("data.csv", 8, "main.js"));
     cr_assert(runner_name_ok("helper.js", 9, "main.js"));
-    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts"};
+    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts", "a b",
+                         "caf\xc3\xa9"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_not(runner_name_ok(bad[i], strlen(bad[i]), "main.js"), "%s", bad[i]);
     cr_assert_not(runner_name_ok("a\0b", 3, "main.js"));
-    char longname[RUNNER_MAX_NAME_BYTES + 2];
+    char longname[SG_FILE_NAME_MAX + 2];
     memset(longname, 'a', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
     cr_assert_not(runner_name_ok(longname, strlen(longname), "main.js"));
-    cr_assert(runner_name_ok(longname, RUNNER_MAX_NAME_BYTES, "main.js"));
+    cr_assert(runner_name_ok(longname, SG_FILE_NAME_MAX, "main.js"));
 }
 
 Test(node_runner, minimal_job_defaults)
@@ -51,7 +53,7 @@ Test(node_runner, minimal_job_defaults)
     cr_assert_eq(parse(&cfg, "{\"code\": \"function main() {}\"}", &job, NULL), 0);
     cr_assert_str_eq(job.nonce, "");
     cr_assert_str_eq(job.code, "function main() {}");
-    cr_assert_str_eq(job.args_json, "{}");
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{},\"runtime\":null}");
     cr_assert_eq(job.timeout_ms, RUNNER_DEFAULT_TIMEOUT_MS);
     cr_assert_eq(job.max_output, RUNNER_DEFAULT_MAX_OUTPUT);
     cr_assert_eq(job.n_files, 0);
@@ -69,7 +71,7 @@ Test(node_runner, full_job_and_clamps)
                        " \"limits\": {\"timeout_ms\": 999999999, \"max_output_bytes\": 7}}";
     cr_assert_eq(parse(&cfg, line, &job, &err), 0, "%s", err.msg);
     cr_assert_str_eq(job.nonce, "abcdefABCDEF0123");
-    cr_assert_str_eq(job.args_json, "{\"a\":[1,2]}");
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{\"a\":[1,2]},\"runtime\":null}");
     cr_assert_eq(job.timeout_ms, RUNNER_MAX_TIMEOUT_MS);
     cr_assert_eq(job.max_output, 7);
     cr_assert_eq(job.n_files, 1);

@@ -1,4 +1,4 @@
-/* config.h - sandgate-executor configuration: defaults, environment, flags.
+/* exec_config.h - sandgate-executor configuration: defaults, environment, flags.
  *
  * Precedence: built-in secure defaults, then environment variables (RAGFlow's
  * names where they mean the same thing), then command-line flags. Every value
@@ -13,23 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flavour.h"
 #include "log.h"
 #include "sg_error.h"
 #include "sg_lang.h"
+#include "sg_parse.h"
 
 #define EXEC_NAME_MAX 128
-#define EXEC_TOKEN_MAX 256
 
-/* Ranges every value is checked against. */
+/* Ranges every value is checked against (timeout and memory: SG_TIMEOUT_MS_*
+ * and SG_MEMORY_MB_* in sg_parse.h, the gateway's too). */
 #define EXEC_POOL_SIZE_MAX 64u
 #define EXEC_POOL_WAIT_MS_MAX 600000u
 #define EXEC_CREATE_PARALLEL_MAX 16u
-#define EXEC_MEMORY_MB_MIN 32u
-#define EXEC_MEMORY_MB_MAX 65536u
 #define EXEC_PIDS_MIN 64u /* runsc's own threads count: 32 cannot start a sandbox */
 #define EXEC_PIDS_MAX 65536u
-#define EXEC_TIMEOUT_MS_MIN 100u
-#define EXEC_TIMEOUT_MS_MAX 3600000u
 #define EXEC_OUTPUT_MIN 1024u
 #define EXEC_OUTPUT_MAX (64u * 1024u * 1024u)
 #define EXEC_TMPFS_MB_MIN 1u
@@ -37,13 +35,18 @@
 #define EXEC_MAX_BODY_MIN 4096u
 #define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
 #define EXEC_MAX_JOBS_MAX 1024u
+#define EXEC_POOL_MEMORY_MB_MAX (1024u * 1024u) /* 1 TiB: any real budget fits */
 
 struct exec_config {
     enum sg_lang language;
     char image[EXEC_NAME_MAX];
     char listen_addr[64];
     uint16_t listen_port;
-    unsigned pool_size;
+    unsigned pool_size;            /* the plain flavour's size unless it names one */
+    struct flavour_set flavours;   /* warm pools by pre-imported modules (flavour.h) */
+    bool flavours_from_flags;      /* a --flavour replaced the environment's list */
+    unsigned pool_memory_mb;       /* budget of all warm sandboxes; 0: none */
+    bool pool_adaptive;            /* sizes follow the recent mix of jobs */
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];
@@ -72,6 +75,7 @@ struct exec_config {
 #define EXEC_SECCOMP_SOURCE "images/seccomp/sandbox.json"
 #define EXEC_LABEL_KEY "org.sandgate.executor"
 #define EXEC_LABEL_LANG "org.sandgate.language"
+#define EXEC_LABEL_POOL "org.sandgate.pool" /* <instance>.<flavour>: one warm pool's */
 
 /* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
  * asked for (the caller prints exec_config_usage()), or -EINVAL with a message
@@ -81,16 +85,5 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 /* The --help text (static string). */
 const char *exec_config_usage(void);
 
-/* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
- * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */
-int exec_parse_duration_ms(const char *s, unsigned *ret_ms);
-
-/* Size "256m", "1g", "512" (MiB), "1024k" -> MiB. 0 or -EINVAL. */
-int exec_parse_size_mb(const char *s, unsigned *ret_mb);
-
-/* Read a token file: first line, surrounding whitespace removed, 1..EXEC_TOKEN_MAX-1
- * printable bytes. 0 or negative errno. */
-int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
-                           struct sg_error *err);
 
 #endif
