@@ -188,7 +188,8 @@ static uint32_t sensitive_req(struct py_ctx *c, const char *name)
 
 int py_is_sensitive_method(struct py_ctx *c, const char *name)
 {
-    return c->lp->deny_private_attributes && !py_is_dunder(name) && sensitive_req(c, name) > 0;
+    /* dunders too: A.__init__(pkg) and A.__new__(pkg) pick self/cls */
+    return c->lp->deny_private_attributes && sensitive_req(c, name) > 0;
 }
 
 /* Positional arguments of call (a splat counts as many). */
@@ -224,16 +225,17 @@ void py_check_method_access(struct py_ctx *c, const struct py_event *ev, const c
     TSNode recv = ts_node_child_by_field_id(ev->node, c->L->f.object);
     TSNode call = ts_node_parent(ev->node);
     int callee = ev->callee && py_kind(c, call) == PK_CALL;
-    if (own_classes(c, recv, ev->scope, &u)) {
-        int unknown;
-        TSNode a0 = callee ? py_call_arg(c, call, 0, NULL, &unknown) : (TSNode){0};
-        if (!ts_node_is_null(a0) && py_own_receiver(c, a0, ev->scope))
-            return;
-    } else if (py_own_receiver(c, recv, ev->scope)) {
+    int unknown;
+    TSNode a0 = callee ? py_call_arg(c, call, 0, NULL, &unknown) : (TSNode){0};
+    /* a first argument that is the job's own object is a safe self */
+    if (!ts_node_is_null(a0) && py_own_receiver(c, a0, ev->scope))
         return;
-    } else if (callee && positional_args(c, call) < req) {
+    if (own_classes(c, recv, ev->scope, &u))
+        ; /* the class itself: only the case above passes */
+    else if (py_own_receiver(c, recv, ev->scope))
         return;
-    }
+    else if (callee && positional_args(c, call) < req)
+        return;
     py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
               "method '%s' reads private names through its self and is taken where the caller "
               "may choose self (only the job's own objects may be its self)", name);
