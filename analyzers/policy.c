@@ -281,6 +281,25 @@ static int load_dunders(const struct loader *ld, json_t *lang, const char *path,
     return get_strset(ld, d, p, "allow", 0, ITEM_IDENT, &lp->allowed_dunders);
 }
 
+/* "private_attributes": {"deny": bool, "allow": [...]}; absent: not denied. */
+static int load_privates(const struct loader *ld, json_t *lang, const char *path,
+                         struct sg_lang_policy *lp)
+{
+    static const char *const keys[] = {"deny", "allow", NULL};
+    char p[PATH_MAX_LEN];
+    json_t *d;
+    lp->deny_private_attributes = 0;
+    int r = get_object(ld, lang, path, "private_attributes", 0, &d);
+    if (r < 0 || !d)
+        return r;
+    join_path(p, path, "private_attributes");
+    if ((r = check_keys(ld, d, p, keys)) < 0)
+        return r;
+    if ((r = get_bool(ld, d, p, "deny", 1, &lp->deny_private_attributes)) < 0)
+        return r;
+    return get_strset(ld, d, p, "allow", 0, ITEM_IDENT, &lp->allowed_privates);
+}
+
 static int load_limits(const struct loader *ld, json_t *lang, const char *path,
                        struct sg_lang_policy *lp)
 {
@@ -415,8 +434,8 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
 {
     static const char *const keys[] = {
         "enabled", "imports", "forbidden_names", "forbidden_calls", "forbidden_attributes",
-        "dunder_attributes", "deny_dynamic_imports", "deny_dynamic_attributes", "limits",
-        "runtime", NULL};
+        "dunder_attributes", "private_attributes", "capability_attributes",
+        "deny_dynamic_imports", "deny_dynamic_attributes", "limits", "runtime", NULL};
     json_t *lang;
     int r = get_object(ld, root, "", key, 1, &lang);
     if (r < 0)
@@ -430,6 +449,9 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
         (r = get_strset(ld, lang, key, "forbidden_attributes", 0, ITEM_IDENT,
                         &lp->forbidden_attributes)) < 0 ||
         (r = load_dunders(ld, lang, key, lp)) < 0 ||
+        (r = load_privates(ld, lang, key, lp)) < 0 ||
+        (r = get_strset(ld, lang, key, "capability_attributes", 0, ITEM_IDENT,
+                        &lp->capability_attributes)) < 0 ||
         (r = get_bool(ld, lang, key, "deny_dynamic_imports", 1, &lp->deny_dynamic_imports)) < 0 ||
         (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1,
                       &lp->deny_dynamic_attributes)) < 0)
@@ -561,6 +583,8 @@ static void lang_policy_free(struct sg_lang_policy *lp)
     sg_strset_free(&lp->forbidden_calls);
     sg_strset_free(&lp->forbidden_attributes);
     sg_strset_free(&lp->allowed_dunders);
+    sg_strset_free(&lp->allowed_privates);
+    sg_strset_free(&lp->capability_attributes);
     sg_strset_free(&lp->runtime.read_paths);
     sg_strset_free(&lp->runtime.process_properties);
 }

@@ -75,6 +75,9 @@ struct sg_lang_policy {
     struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */
     int deny_dunder_attributes;        /* x.__foo__ is a violation unless in allowed_dunders */
     struct sg_strset allowed_dunders;
+    int deny_private_attributes;       /* x._foo is a violation unless x is the job's own object */
+    struct sg_strset allowed_privates; /* _foo names allowed on any object (namedtuple's _asdict) */
+    struct sg_strset capability_attributes; /* names denied on any receiver not the job's own */
     int deny_dynamic_imports;          /* import by a name that is not a constant */
     int deny_dynamic_attributes;       /* getattr(x, name)/obj[expr] whose name is not constant */
     size_t max_source_bytes;
