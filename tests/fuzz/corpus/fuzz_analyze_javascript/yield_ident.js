@@ -1,0 +1,2 @@
+var yield = 4, i = 1;
+var y = yield /i/ 2;
