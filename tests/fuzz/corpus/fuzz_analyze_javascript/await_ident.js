@@ -1,2 +1,2 @@
-var await = 1, g = 2;
-var x = await /g/ 1;
+var await = 4, g = 2, i = 1;
+var x = await /g/i;

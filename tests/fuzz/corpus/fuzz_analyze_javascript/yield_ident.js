@@ -1,2 +1,2 @@
-var yield = 4, i = 1;
-var y = yield /i/ 2;
+var yield = 4, g = 2, i = 1;
+var y = yield /g/i;
