@@ -9,6 +9,7 @@
 # build/fuzz-corpus/<target>/, logs and crashing inputs go to build/fuzz-artifacts/.
 set -uo pipefail
 build=$1 seconds=$2
+out=${FUZZ_OUT:-build} # where corpora, logs and findings go
 shift 2
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -17,15 +18,15 @@ if [ ${#targets[@]} -eq 0 ]; then
     done
 fi
 [ ${#targets[@]} -gt 0 ] || { echo "run-fuzz: no fuzz targets in $build/fuzz" >&2; exit 1; }
-mkdir -p build/fuzz-artifacts
+mkdir -p "$out"/fuzz-artifacts
 rc=0
 for name in "${targets[@]}"; do
     bin=$build/fuzz/$name
     [ -x "$bin" ] || { echo "$name: no binary $bin"; rc=1; continue; }
-    work=build/fuzz-corpus/$name
-    log=build/fuzz-artifacts/$name.log
+    work=$out/fuzz-corpus/$name
+    log=$out/fuzz-artifacts/$name.log
     mkdir -p "$work"
-    flags=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz-artifacts/"$name"-)
+    flags=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix=$out/fuzz-artifacts/"$name"-)
     if [ -f tests/fuzz/"$name".options ]; then
         while read -r flag; do
             [ -n "$flag" ] && [ "${flag:0:1}" != "#" ] && flags+=("$flag")

@@ -42,7 +42,7 @@
 /* Inputs per round trip to the oracle. */
 #define DIFF_BATCH 64
 /* Findings written per run: one family yields thousands of variants. */
-#define DIFF_FINDINGS_MAX 500
+#define DIFF_FINDINGS_MAX 500 /* $DIFF_FINDINGS_MAX overrides */
 /* Longest summary or reply frame the harness accepts from the oracle. */
 #define DIFF_FRAME_MAX (1u << 20)
 
@@ -60,7 +60,7 @@ static struct diff_state {
     int verbose;
     struct diff_item batch[DIFF_BATCH];
     size_t n;
-    unsigned long sent, same, runtime_rejects, oracle_rejects, differs, written;
+    unsigned long sent, same, runtime_rejects, oracle_rejects, differs, written, written_max;
 } diff;
 
 static _Noreturn void diff_die(const char *what)
@@ -93,7 +93,7 @@ static char *diff_read_frame(void)
 
 static void diff_finding(const struct diff_item *it, const char *detail)
 {
-    if (diff.written >= DIFF_FINDINGS_MAX)
+    if (diff.written >= diff.written_max)
         return;
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < it->len; i++)
@@ -181,6 +181,8 @@ static void diff_init(const char *default_findings)
     const char *cmd = getenv("DIFF_ORACLE");
     if (!cmd || !*cmd)
         diff_die("set DIFF_ORACLE to the oracle command (tests/run-fuzz-diff.sh does)");
+    const char *max = getenv("DIFF_FINDINGS_MAX");
+    diff.written_max = max && *max ? strtoul(max, NULL, 10) : DIFF_FINDINGS_MAX;
     diff.verbose = getenv("DIFF_VERBOSE") && *getenv("DIFF_VERBOSE") == '1';
     diff.findings = getenv("DIFF_FINDINGS");
     if (!diff.findings || !*diff.findings)
