@@ -57,8 +57,12 @@ static json_t *summarise(TSNode root, const char *src)
                 calls++;
             } else if (is(n, "string") || is(n, "concatenated_string")) {
                 /* plain literals are compared whole; an f-string's
-                 * interpolations are walked for the expressions inside */
-                if (!any_f_string(n, src)) {
+                 * interpolations are walked for the expressions inside, and
+                 * the plain parts of a concatenation holding an f-string are
+                 * not compared (CPython folds them into its JoinedStr) */
+                TSNode p = ts_node_parent(n);
+                int in_joined = is(p, "concatenated_string") && any_f_string(p, src);
+                if (!in_joined && !any_f_string(n, src)) {
                     diff_push_text(strs, n, src);
                     descend = 0;
                 }
