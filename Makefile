@@ -23,8 +23,18 @@ PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
 CFLAGS ?= -O2 -g
+# Include paths are per layer, so a file can include only what its layer may
+# use and a forbidden include fails to compile. Each build.mk sets LAYER_INC
+# for its objects (a pattern-specific variable); tests, fuzz targets and
+# benchmarks keep this default and may include anything. The layers, never
+# upward: sandgate-check -> analyze -> {python, javascript} -> {ts, analyzer
+# core} -> common; gateway -> analyzer core + common; executors -> common
+# (analyzers/README.md, "Dependency rule").
+INC_ALL := -I. -Icommon -Ianalyzers -Ianalyzers/ts -Ianalyzers/python -Ianalyzers/javascript \
+           -Ianalyzers/cli -Igateway -Iexecutors
+LAYER_INC = $(INC_ALL)
 ALL_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
-             -fPIE -I. -Icommon -Ianalyzers -Igateway -Iexecutors \
+             -fPIE $(LAYER_INC) \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now

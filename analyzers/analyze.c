@@ -1,52 +1,31 @@
 /* analyze.c - the analysis pipeline: size limit, language switch,
- * canonicalisation, then the language checker (parse + policy). */
+ * canonicalisation, then the language checker (parse + policy), found in the
+ * language table below. */
 #include "analyze.h"
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "canon.h"
+#include "javascript.h"
 #include "lang.h"
+#include "python.h"
 #include "rules.h"
+#include "sg_time.h"
 
-int sg_lang_from_name(const char *name, enum sg_lang *ret_lang)
-{
-    static const struct {
-        const char *name;
-        enum sg_lang lang;
-    } names[] = {
-        {"python", SG_LANG_PYTHON}, {"python3", SG_LANG_PYTHON},
-        {"nodejs", SG_LANG_JAVASCRIPT}, {"javascript", SG_LANG_JAVASCRIPT},
-        {"js", SG_LANG_JAVASCRIPT}, {"node", SG_LANG_JAVASCRIPT},
-    };
-    for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strcmp(name, names[i].name) == 0) {
-            *ret_lang = names[i].lang;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
+/* The languages plug in here: one row per analyzer (lang.h, the contract). */
+static const struct sg_lang_checker checkers[] = {
+    {SG_LANG_PYTHON, "python", sg_python_check},
+    {SG_LANG_JAVASCRIPT, "javascript", sg_javascript_check},
+};
 
-const char *sg_lang_name(enum sg_lang lang)
+/* The row for lang, or NULL when no analyzer handles it. */
+static const struct sg_lang_checker *checker_for(enum sg_lang lang)
 {
-    return lang == SG_LANG_JAVASCRIPT ? "nodejs" : "python";
-}
-
-uint64_t sg_monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int run_checker(enum sg_lang lang, const struct sg_lang_policy *lp, const char *src,
-                       size_t len, struct sg_analysis *ret, struct sg_error *err)
-{
-    if (lang == SG_LANG_PYTHON)
-        return sg_python_check(lp, src, len, &ret->violations, &ret->stats, err);
-    return sg_javascript_check(lp, src, len, &ret->violations, &ret->stats, err);
+    for (size_t i = 0; i < sizeof(checkers) / sizeof(checkers[0]); i++)
+        if (checkers[i].lang == lang)
+            return &checkers[i];
+    return NULL;
 }
 
 /* Gate checks that need no parse: size, then the language switch. Returns
@@ -76,9 +55,9 @@ static int analyze_run(const struct sg_lang_policy *lp, enum sg_lang lang, const
     int r = check_gates(lp, lang, src, len, &ret->violations);
     if (r != 0)
         return r < 0 ? sg_error_set(err, r, "out of memory") : 0;
-    uint64_t t0 = sg_monotonic_us();
+    uint64_t t0 = sg_time_mono_us();
     r = sg_canon_check(lang, src, len, &ret->violations);
-    uint64_t t1 = sg_monotonic_us();
+    uint64_t t1 = sg_time_mono_us();
     ret->stats.canon_us = t1 - t0;
     if (r < 0)
         return sg_error_set(err, r, "out of memory");
@@ -86,8 +65,8 @@ static int analyze_run(const struct sg_lang_policy *lp, enum sg_lang lang, const
      * are never parsed, so no rule can be fooled by them */
     if (ret->violations.count + ret->violations.dropped > 0)
         return 0;
-    r = run_checker(lang, lp, src, len, ret, err);
-    uint64_t t2 = sg_monotonic_us();
+    r = checker_for(lang)->check(lp, src, len, &ret->violations, &ret->stats, err);
+    uint64_t t2 = sg_time_mono_us();
     if (ret->stats.eval_us == 0 && t2 - t1 >= ret->stats.parse_us)
         ret->stats.eval_us = t2 - t1 - ret->stats.parse_us;
     return r;
@@ -97,7 +76,7 @@ int sg_analyze(const struct sg_policy *policy, enum sg_lang lang, const char *sr
                struct sg_analysis *ret, struct sg_error *err)
 {
     memset(ret, 0, sizeof(*ret));
-    if (!policy || (!src && len > 0) || (lang != SG_LANG_PYTHON && lang != SG_LANG_JAVASCRIPT))
+    if (!policy || (!src && len > 0) || !checker_for(lang))
         return sg_error_set(err, -EINVAL, "sg_analyze: invalid arguments");
     if (!src)
         src = "";

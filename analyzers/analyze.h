@@ -5,41 +5,27 @@
 #ifndef SG_ANALYZE_H
 #define SG_ANALYZE_H
 
+/* The languages and the tree-sitter toolkit sit below analyze: they reach
+ * the core through lang.h (analyzers/build.mk defines SG_LAYER_LANGUAGE for
+ * them). */
+#ifdef SG_LAYER_LANGUAGE
+#error "analyzers/ts, python and javascript must not include analyze.h (use lang.h)"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lang.h"
 #include "policy.h"
 #include "sg_error.h"
+#include "sg_lang.h"
 #include "violation.h"
-
-enum sg_lang { SG_LANG_PYTHON = 0, SG_LANG_JAVASCRIPT = 1 };
-
-/* "python", "python3" -> PYTHON; "nodejs", "javascript", "js", "node" ->
- * JAVASCRIPT. Returns 0 or -EINVAL. */
-int sg_lang_from_name(const char *name, enum sg_lang *ret_lang);
-
-/* The API name: "python" or "nodejs". */
-const char *sg_lang_name(enum sg_lang lang);
-
-/* source_bytes and canon_us are filled by sg_analyze; the language checker
- * fills nodes, max_depth and parse_us (tree-sitter parse) and may fill
- * eval_us; when it leaves eval_us at 0, sg_analyze sets it to the checker's
- * remaining time. */
-struct sg_analysis_stats {
-    size_t source_bytes;
-    size_t nodes;
-    size_t max_depth;
-    uint64_t canon_us, parse_us, eval_us;
-};
 
 struct sg_analysis {
     int accepted; /* 1: no violation; 0: rejected (see violations) */
     struct sg_violations violations;
     struct sg_analysis_stats stats;
 };
-
-/* Microseconds on CLOCK_MONOTONIC, for the phase timings in the stats. */
-uint64_t sg_monotonic_us(void);
 
 /* Analyse src[0..len) for lang under policy. Returns 0 when the analysis ran
  * (accepted or rejected: see ret->accepted); a negative code only for an

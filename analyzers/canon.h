@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "analyze.h"
+#include "sg_lang.h"
 #include "violation.h"
 
 /* Append a violation for each byte-level problem of src (at most one per

@@ -25,6 +25,7 @@
 #include "analyze.h"
 #include "policy.h"
 #include "readfile.h"
+#include "sg_time.h"
 
 const TSLanguage *tree_sitter_python(void);
 const TSLanguage *tree_sitter_javascript(void);
@@ -50,9 +51,9 @@ static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const ch
 {
     struct sg_analysis a;
     struct sg_error err = {0};
-    uint64_t t0 = sg_monotonic_us();
+    uint64_t t0 = sg_time_mono_us();
     int r = sg_analyze(pol, lang, src, len, &a, &err);
-    ret_t[0] = sg_monotonic_us() - t0;
+    ret_t[0] = sg_time_mono_us() - t0;
     if (r < 0) {
         fprintf(stderr, "bench_analyze: analysis failed: %s\n", err.msg);
         return r;
@@ -127,10 +128,10 @@ static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const cha
         return -ENOMEM;
     }
     for (size_t i = 0; i <= runs; i++) { /* run 0 warms up */
-        uint64_t t0 = sg_monotonic_us();
+        uint64_t t0 = sg_time_mono_us();
         ts_tree_delete(ts_parser_parse_string(p, NULL, src, (uint32_t)len));
         if (i > 0)
-            t[i - 1] = sg_monotonic_us() - t0;
+            t[i - 1] = sg_time_mono_us() - t0;
     }
     qsort(t, runs, sizeof(uint64_t), cmp_u64);
     uint64_t med = percentile(t, runs, 0.5);

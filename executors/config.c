@@ -123,22 +123,6 @@ const char *exec_config_usage(void)
     return usage_text;
 }
 
-const char *exec_language_name(enum exec_language lang)
-{
-    return lang == EXEC_LANG_NODEJS ? "nodejs" : "python";
-}
-
-int exec_language_parse(const char *s, enum exec_language *ret)
-{
-    if (strcmp(s, "python") == 0)
-        *ret = EXEC_LANG_PYTHON;
-    else if (strcmp(s, "nodejs") == 0 || strcmp(s, "javascript") == 0)
-        *ret = EXEC_LANG_NODEJS;
-    else
-        return -EINVAL;
-    return 0;
-}
-
 /* Strict unsigned decimal: digits only, no sign, no overflow. */
 static int parse_ulong(const char *s, unsigned long *ret, const char **ret_end)
 {
@@ -294,7 +278,7 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
     bool b;
     switch (o->kind) {
     case OPT_LANG:
-        return exec_language_parse(v, field);
+        return sg_lang_parse(v, SG_LANG_NAMES_RAGFLOW, field);
     case OPT_STR:
         return apply_str(o, v, field);
     case OPT_INSECURE:
@@ -324,7 +308,7 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
 static void set_defaults(struct exec_config *c)
 {
     memset(c, 0, sizeof(*c));
-    c->language = (enum exec_language)-1;
+    c->language = (enum sg_lang)-1;
     c->pool_size = 2;
     c->pool_wait_ms = 3000;
     c->create_parallel = 2;
@@ -399,10 +383,10 @@ static int finish(struct exec_config *c, struct sg_error *err)
 {
     if ((int)c->language < 0)
         return sg_error_set(err, -EINVAL, "--language python|nodejs is required");
-    const char *lang = exec_language_name(c->language);
+    const char *lang = sg_lang_name(c->language);
     if (!c->image[0]) {
-        const char *e = getenv(c->language == EXEC_LANG_PYTHON ? "SANDBOX_BASE_PYTHON_IMAGE"
-                                                               : "SANDBOX_BASE_NODEJS_IMAGE");
+        const char *e = getenv(c->language == SG_LANG_PYTHON ? "SANDBOX_BASE_PYTHON_IMAGE"
+                                                             : "SANDBOX_BASE_NODEJS_IMAGE");
         if (e && *e && strlen(e) < sizeof(c->image))
             snprintf(c->image, sizeof(c->image), "%s", e);
         else
@@ -410,7 +394,7 @@ static int finish(struct exec_config *c, struct sg_error *err)
     }
     if (!c->listen_addr[0]) {
         snprintf(c->listen_addr, sizeof(c->listen_addr), "127.0.0.1");
-        c->listen_port = c->language == EXEC_LANG_PYTHON ? 9401 : 9402;
+        c->listen_port = c->language == SG_LANG_PYTHON ? 9401 : 9402;
     }
     if (!c->instance[0])
         snprintf(c->instance, sizeof(c->instance), "sandgate-%s", lang);

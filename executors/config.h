@@ -15,8 +15,7 @@
 
 #include "log.h"
 #include "sg_error.h"
-
-enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
+#include "sg_lang.h"
 
 #define EXEC_NAME_MAX 128
 #define EXEC_TOKEN_MAX 256
@@ -40,7 +39,7 @@ enum exec_language { EXEC_LANG_PYTHON = 0, EXEC_LANG_NODEJS = 1 };
 #define EXEC_MAX_JOBS_MAX 1024u
 
 struct exec_config {
-    enum exec_language language;
+    enum sg_lang language;
     char image[EXEC_NAME_MAX];
     char listen_addr[64];
     uint16_t listen_port;
@@ -81,12 +80,6 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 
 /* The --help text (static string). */
 const char *exec_config_usage(void);
-
-/* "python" / "nodejs". */
-const char *exec_language_name(enum exec_language lang);
-
-/* Parse "python" / "nodejs" (and the alias "javascript"); 0 or -EINVAL. */
-int exec_language_parse(const char *s, enum exec_language *ret);
 
 /* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
  * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */

@@ -179,11 +179,12 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
             snprintf(r->job_id + 2 * i, 3, "%02x", rnd[i]);
     }
     json_t *lang = json_object_get(root, "language");
-    enum exec_language l;
-    if (lang && (!json_is_string(lang) || exec_language_parse(json_string_value(lang), &l) < 0 ||
+    enum sg_lang l;
+    if (lang && (!json_is_string(lang) ||
+                 sg_lang_parse(json_string_value(lang), SG_LANG_NAMES_RAGFLOW, &l) < 0 ||
                  l != cfg->language))
         return sg_error_set(err, -EINVAL, "language must be \"%s\" on this executor",
-                            exec_language_name(cfg->language));
+                            sg_lang_name(cfg->language));
     json_t *code = json_object_get(root, "code");
     if (!json_is_string(code))
         return sg_error_set(err, -EINVAL, "code must be a string");

@@ -105,7 +105,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if ((r = sg_httpsrv_start(&hc, exec_server_handle, &srv, &http, err)) < 0)
         goto out;
     sg_log(SG_LOG_INFO, "listening", "addr=%s port=%u language=%s runtime=%s pool=%u instance=%s",
-           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), exec_language_name(cfg->language),
+           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
            cfg->runtime, cfg->pool_size, cfg->instance);
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",

@@ -65,7 +65,7 @@ int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
         "User", SANDBOX_UID ":" SANDBOX_UID, "WorkingDir", SANDBOX_WORKSPACE, "Env", "HOME=/tmp",
         "TMPDIR=/tmp", "AttachStdin", 1, "AttachStdout", 1, "AttachStderr", 1, "OpenStdin", 1,
         "StdinOnce", 0, "Tty", 0, "NetworkDisabled", 1, "Labels", EXEC_LABEL_KEY, cfg->instance,
-        EXEC_LABEL_LANG, exec_language_name(cfg->language), "HostConfig", hc);
+        EXEC_LABEL_LANG, sg_lang_name(cfg->language), "HostConfig", hc);
     if (!spec)
         return sg_error_set(err, -ENOMEM, "cannot build container spec");
     if (entrypoint) {

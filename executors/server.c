@@ -142,7 +142,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
     bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
     json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?}", "status",
                           ok ? "ok" : "degraded", "language",
-                          exec_language_name(s->cfg->language), "pool", "target", ps.target,
+                          sg_lang_name(s->cfg->language), "pool", "target", ps.target,
                           "idle", ps.idle, "busy", ps.busy, "creating", ps.creating,
                           "tearing_down", ps.tearing_down, "docker",
                           ps.docker_up ? "reachable" : "unreachable", "runtime", s->cfg->runtime,

@@ -1,5 +1,8 @@
 # gateway: the sandgate daemon. Everything but main.c goes into the library so
 # unit tests and fuzz targets can link the modules.
+# The gateway sees the analyzer core (analyze.h, policy.h, verdict_cache.h,
+# ...) and common/, never a language folder or the executors.
+$(BUILD)/obj/gateway/%.o: LAYER_INC = -Icommon -Ianalyzers -Igateway
 GATEWAY_SRCS += gateway/gw_util.c gateway/gw_config.c gateway/gw_tenants.c gateway/gw_ratelimit.c \
                 gateway/gw_request.c gateway/gw_audit.c gateway/gw_metrics.c \
                 gateway/gw_router.c gateway/gw_ruleset.c gateway/gw_respond.c \

@@ -95,9 +95,8 @@ static const struct key keys[] = {
 };
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const lang_keys[GW_LANG_COUNT] = {"python", "nodejs"};
-static const char *const lang_envs[GW_LANG_COUNT] = {"SANDGATE_EXECUTORS_PYTHON",
-                                                     "SANDGATE_EXECUTORS_NODEJS"};
+static const char *const lang_envs[SG_LANG_COUNT] = {"SANDGATE_EXECUTORS_PYTHON",
+                                                    "SANDGATE_EXECUTORS_NODEJS"};
 
 void gw_config_defaults(struct gw_config *cfg)
 {
@@ -307,10 +306,10 @@ static int set_url(struct gw_config *cfg, int lang, size_t i, const char *u, con
 {
     if (i >= GW_EXECUTORS_MAX)
         return sg_error_set(err, -E2BIG, "%s: executors.%s: more than %d URLs", origin,
-                            lang_keys[lang], GW_EXECUTORS_MAX);
+                            sg_lang_name(lang), GW_EXECUTORS_MAX);
     if (!url_ok(u))
         return sg_error_set(err, -EINVAL, "%s: executors.%s[%zu]: '%.80s' is not an http:// URL",
-                            origin, lang_keys[lang], i, u);
+                            origin, sg_lang_name(lang), i, u);
     size_t n = strlen(u);
     while (n > 7 && u[n - 1] == '/')
         n--; /* "http://h:1/" and "http://h:1" are the same executor */
@@ -327,8 +326,8 @@ static int load_executors(struct gw_config *cfg, json_t *obj, const char *origin
     const char *name;
     json_t *list;
     json_object_foreach(obj, name, list) {
-        int lang = strcmp(name, "python") == 0 ? 0 : strcmp(name, "nodejs") == 0 ? 1 : -1;
-        if (lang < 0)
+        enum sg_lang lang;
+        if (sg_lang_parse(name, SG_LANG_NAMES_API, &lang) < 0)
             return sg_error_set(err, -EINVAL, "%s: executors.%s: unknown language", origin, name);
         if (!json_is_array(list) || json_array_size(list) == 0)
             return sg_error_set(err, -EINVAL, "%s: executors.%s: expected a non-empty array",
@@ -458,7 +457,7 @@ int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
         if (v && (r = set_from_text(&tmp, &keys[i], v, keys[i].env, err)) < 0)
             return r;
     }
-    for (int l = 0; l < GW_LANG_COUNT; l++) {
+    for (int l = 0; l < SG_LANG_COUNT; l++) {
         const char *v = getenv(lang_envs[l]);
         if (v && (r = env_urls(&tmp, l, v, err)) < 0)
             return r;
@@ -490,9 +489,9 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
                             "listen: %s is not a loopback address and no tokens_file is set: "
                             "refusing to expose an unauthenticated gateway",
                             cfg->listen);
-    for (int l = 0; l < GW_LANG_COUNT; l++)
+    for (int l = 0; l < SG_LANG_COUNT; l++)
         if (cfg->executor_count[l] == 0)
-            return sg_error_set(err, -EINVAL, "executors.%s: no executor URL", lang_keys[l]);
+            return sg_error_set(err, -EINVAL, "executors.%s: no executor URL", sg_lang_name(l));
     return 0;
 }
 

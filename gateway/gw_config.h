@@ -21,8 +21,8 @@
 
 #include "log.h"
 #include "sg_error.h"
+#include "sg_lang.h"
 
-#define GW_LANG_COUNT 2      /* python, nodejs (enum sg_lang order) */
 #define GW_EXECUTORS_MAX 8   /* executor URLs per language */
 #define GW_URL_MAX 256
 #define GW_PATH_MAX 1024
@@ -31,8 +31,8 @@
 struct gw_config {
     char listen[64]; /* IPv4/IPv6 literal */
     uint32_t port;
-    char executors[GW_LANG_COUNT][GW_EXECUTORS_MAX][GW_URL_MAX];
-    size_t executor_count[GW_LANG_COUNT];
+    char executors[SG_LANG_COUNT][GW_EXECUTORS_MAX][GW_URL_MAX];
+    size_t executor_count[SG_LANG_COUNT];
     char executor_token_file[GW_PATH_MAX]; /* shared secret sent as Bearer to executors */
     char policies_dir[GW_PATH_MAX];
     char default_policy[65];

@@ -250,7 +250,7 @@ static void execute(struct job *j, struct sg_http_response *resp)
         return;
     }
     uint64_t t = gw_now_ns();
-    gw_router_exec(j->s->router, (int)j->req.lang, text, strlen(text),
+    gw_router_exec(j->s->router, j->req.lang, text, strlen(text),
                    timeout + j->s->cfg.exec_grace_ms, &j->ex);
     free(text);
     j->exec_us = (gw_now_ns() - t) / 1000;

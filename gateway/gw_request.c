@@ -49,8 +49,8 @@ static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
     if (n > LANG_NAME_MAX)
         return fail(e, 400, "unknown_language", "language: unsupported (python or nodejs)");
     for (size_t i = 0; i <= n; i++)
-        low[i] = (char)tolower((unsigned char)s[i]);
-    if (sg_lang_from_name(low, ret) < 0)
+        low[i] = (char)tolower((unsigned char)s[i]); /* for the message */
+    if (sg_lang_parse(s, SG_LANG_NAMES_ALL | SG_LANG_ANY_CASE, ret) < 0)
         return fail(e, 400, "unknown_language", "language: '%s' is not supported (python or "
                     "nodejs)", low);
     return 0;

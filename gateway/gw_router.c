@@ -14,8 +14,6 @@
 #define HANDLE_POOL_MAX 64       /* idle curl handles (with their connections) per executor */
 #define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
 
-static const char *const lang_names[GW_LANG_COUNT] = {"python", "nodejs"};
-
 struct upstream {
     char url[GW_URL_MAX];
     char exec_url[GW_URL_MAX + 16];
@@ -29,9 +27,9 @@ struct upstream {
 };
 
 struct gw_router {
-    struct upstream up[GW_LANG_COUNT][GW_EXECUTORS_MAX];
-    size_t count[GW_LANG_COUNT];
-    atomic_uint rr[GW_LANG_COUNT];
+    struct upstream up[SG_LANG_COUNT][GW_EXECUTORS_MAX];
+    size_t count[SG_LANG_COUNT];
+    atomic_uint rr[SG_LANG_COUNT];
     uint64_t connect_timeout_ms, health_interval_ms, busy_retries, max_inflight;
     struct curl_slist *headers;
     pthread_t thread;
@@ -154,7 +152,7 @@ static void count_outcome(struct upstream *u, enum gw_exec_outcome o)
         atomic_store(&u->healthy, 1); /* it connected, so it is up */
 }
 
-void gw_router_exec(struct gw_router *r, int lang, const char *body, size_t len,
+void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, size_t len,
                     uint64_t timeout_ms, struct gw_exec_result *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -193,12 +191,12 @@ void gw_router_exec(struct gw_router *r, int lang, const char *body, size_t len,
         ret->outcome = GW_EXEC_BUSY;
         if (saturated && !busy)
             snprintf(ret->message, sizeof(ret->message),
-                     "every %s executor is at its limit of %llu jobs", lang_names[lang],
+                     "every %s executor is at its limit of %llu jobs", sg_lang_name(lang),
                      (unsigned long long)r->max_inflight);
     } else {
         ret->outcome = GW_EXEC_UNREACHABLE;
         if (!ret->attempts)
-            snprintf(ret->message, sizeof(ret->message), "no %s executor", lang_names[lang]);
+            snprintf(ret->message, sizeof(ret->message), "no %s executor", sg_lang_name(lang));
     }
 }
 
@@ -214,11 +212,11 @@ void gw_exec_result_free(struct gw_exec_result *res)
 void gw_router_check_now(struct gw_router *r)
 {
     CURLM *m = curl_multi_init();
-    CURL *h[GW_LANG_COUNT * GW_EXECUTORS_MAX] = {0};
-    struct upstream *ups[GW_LANG_COUNT * GW_EXECUTORS_MAX];
-    struct sg_buf sink[GW_LANG_COUNT * GW_EXECUTORS_MAX];
+    CURL *h[SG_LANG_COUNT * GW_EXECUTORS_MAX] = {0};
+    struct upstream *ups[SG_LANG_COUNT * GW_EXECUTORS_MAX];
+    struct sg_buf sink[SG_LANG_COUNT * GW_EXECUTORS_MAX];
     size_t n = 0;
-    for (int l = 0; m && l < GW_LANG_COUNT; l++)
+    for (int l = 0; m && l < SG_LANG_COUNT; l++)
         for (size_t i = 0; i < r->count[l]; i++, n++) {
             ups[n] = &r->up[l][i];
             sg_buf_init(&sink[n], 64 * 1024);
@@ -302,7 +300,7 @@ int gw_router_new(const struct gw_config *cfg, const char *executor_token,
     r->max_inflight = cfg->executor_max_inflight;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->wake, NULL);
-    for (int l = 0; l < GW_LANG_COUNT; l++) {
+    for (int l = 0; l < SG_LANG_COUNT; l++) {
         r->count[l] = cfg->executor_count[l];
         for (size_t i = 0; i < r->count[l]; i++) {
             struct upstream *u = &r->up[l][i];
@@ -337,7 +335,7 @@ void gw_router_free(struct gw_router *r)
         pthread_mutex_unlock(&r->lock);
         pthread_join(r->thread, NULL);
     }
-    for (int l = 0; l < GW_LANG_COUNT; l++)
+    for (int l = 0; l < SG_LANG_COUNT; l++)
         for (size_t i = 0; i < r->count[l]; i++) {
             struct upstream *u = &r->up[l][i];
             for (size_t k = 0; k < u->pool_n; k++)
@@ -361,7 +359,7 @@ size_t gw_router_healthy(struct gw_router *r, int lang)
 json_t *gw_router_status(struct gw_router *r)
 {
     json_t *o = json_object();
-    for (int l = 0; o && l < GW_LANG_COUNT; l++) {
+    for (int l = 0; o && l < SG_LANG_COUNT; l++) {
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < r->count[l]; i++) {
             struct upstream *u = &r->up[l][i];
@@ -369,7 +367,7 @@ json_t *gw_router_status(struct gw_router *r)
                                                  atomic_load(&u->healthy), "inflight",
                                                  (json_int_t)atomic_load(&u->inflight)));
         }
-        json_object_set_new(o, lang_names[l], arr ? arr : json_null());
+        json_object_set_new(o, sg_lang_name(l), arr ? arr : json_null());
     }
     return o;
 }
@@ -382,10 +380,10 @@ int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
                            "# TYPE sandgate_executor_inflight gauge\n"
                            "# HELP sandgate_executor_jobs_total Job attempts by result.\n"
                            "# TYPE sandgate_executor_jobs_total counter\n");
-    for (int l = 0; rc == 0 && l < GW_LANG_COUNT; l++)
+    for (int l = 0; rc == 0 && l < SG_LANG_COUNT; l++)
         for (size_t i = 0; rc == 0 && i < r->count[l]; i++) {
             struct upstream *u = &r->up[l][i];
-            const char *lg = lang_names[l];
+            const char *lg = sg_lang_name(l);
             rc = sg_buf_printf(
                 out,
                 "sandgate_executor_up{language=\"%s\",url=\"%s\"} %d\n"

@@ -28,6 +28,7 @@
 #include "buf.h"
 #include "gw_config.h"
 #include "sg_error.h"
+#include "sg_lang.h"
 
 #define GW_EXEC_RESPONSE_MAX (64u * 1024u * 1024u) /* bytes of one executor answer */
 
@@ -58,10 +59,9 @@ int gw_router_new(const struct gw_config *cfg, const char *executor_token,
 
 void gw_router_free(struct gw_router *r);
 
-/* Send one job (a JSON body) for language lang (0 python, 1 nodejs) with a
- * total time budget of timeout_ms. Fills *ret (release with
- * gw_exec_result_free()). */
-void gw_router_exec(struct gw_router *r, int lang, const char *body, size_t len,
+/* Send one job (a JSON body) for language lang with a total time budget of
+ * timeout_ms. Fills *ret (release with gw_exec_result_free()). */
+void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, size_t len,
                     uint64_t timeout_ms, struct gw_exec_result *ret);
 
 void gw_exec_result_free(struct gw_exec_result *res);

@@ -35,7 +35,7 @@ static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
     gw_audit_get_stats(s->audit, &as);
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     int ready = rs && as.writable && !atomic_load(&s->draining);
-    for (int l = 0; l < GW_LANG_COUNT; l++)
+    for (int l = 0; l < SG_LANG_COUNT; l++)
         ready = ready && gw_router_healthy(s->router, l) > 0;
     json_t *o = json_pack("{s:s,s:b,s:{s:I,s:i},s:{s:b,s:I,s:I},s:o}", "status",
                           ready ? "ready" : "not_ready", "draining",

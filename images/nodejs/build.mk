@@ -1,6 +1,8 @@
 # images/nodejs: sandgate-runner, the Node.js sandbox's main process (the
 # protocol-holding parent of the node child; images/nodejs/README.md). Built
 # here with the house flags, and again inside the image's build stage.
+# The runner sees only common/ (and its own folder).
+$(BUILD)/obj/images/nodejs/%.o: LAYER_INC = -Icommon -Iimages/nodejs
 NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c \
                     images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c
 NODE_RUNNER_OBJS := $(call objs,$(NODE_RUNNER_SRCS))

@@ -113,10 +113,3 @@ Test(analyze, invalid_arguments)
     sg_analysis_free(NULL);
     sg_policy_free(p);
 }
-
-Test(analyze, monotonic_clock_advances)
-{
-    uint64_t a = sg_monotonic_us(), b = sg_monotonic_us();
-    cr_assert_gt(a, 0);
-    cr_assert_geq(b, a);
-}

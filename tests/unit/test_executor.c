@@ -73,6 +73,25 @@ Test(config, language_required_and_checked)
     cr_assert_eq(parse(&c, &e, "--language", "ruby", NULL), -EINVAL);
 }
 
+/* --language takes the API names and RAGFlow's "javascript", exact case
+ * (common/sg_lang.h, SG_LANG_NAMES_RAGFLOW); the CLI's other aliases not. */
+Test(config, language_spellings)
+{
+    struct exec_config c;
+    const char *js[] = {"nodejs", "javascript"}, *bad[] = {"js", "node", "python3", "JavaScript",
+                                                          "Python"};
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", NULL), 0);
+    cr_assert_eq(c.language, SG_LANG_PYTHON);
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(parse(&c, NULL, "--language", js[i], "--seccomp", "none", NULL), 0, "%s", js[i]);
+        cr_assert_eq(c.language, SG_LANG_JAVASCRIPT);
+        cr_assert_str_eq(c.instance, "sandgate-nodejs");
+    }
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(parse(&c, NULL, "--language", bad[i], "--seccomp", "none", NULL), -EINVAL,
+                     "%s", bad[i]);
+}
+
 Test(config, ragflow_environment)
 {
     struct exec_config c;
@@ -221,6 +240,23 @@ Test(exec_api, minimal_request_gets_defaults)
     cr_assert_eq(r.n_clamped, 0);
     cr_assert(json_is_object(r.arguments));
     exec_request_free(&r);
+}
+
+/* The request's language must name this executor's language, in the same
+ * spellings as --language. */
+Test(exec_api, language_field_spellings)
+{
+    struct exec_request r;
+    struct sg_error e = {0};
+    cr_assert_eq(req("{\"code\":\"x\",\"language\":\"python\"}", &r, &e), 0, "%s", e.msg);
+    exec_request_free(&r);
+    const char *bad[] = {"nodejs", "javascript", "python3", "Python", "js"};
+    for (size_t i = 0; i < 5; i++) {
+        char body[96];
+        snprintf(body, sizeof(body), "{\"code\":\"x\",\"language\":\"%s\"}", bad[i]);
+        cr_assert_eq(req(body, &r, &e), -EINVAL, "%s", bad[i]);
+        cr_assert(strstr(e.msg, "\"python\""), "%s", e.msg);
+    }
 }
 
 Test(exec_api, limits_clamped_and_listed)

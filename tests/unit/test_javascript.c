@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "javascript.h"
 #include "lang.h"
 #include "rules.h"
 #include "test_helpers.h"

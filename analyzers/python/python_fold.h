@@ -5,6 +5,8 @@
  * `'%s' % 'os'`, f-strings with constant parts, `chr(111) + chr(115)`,
  * `bytes.fromhex('6f73').decode()` and names bound once to such a value all
  * fold; anything else does not, and the caller treats the name as dynamic.
+ * Folding a call or a name resolves it (python_resolve.h: the mutual
+ * recursion between the two is described there).
  */
 #ifndef SG_PYTHON_FOLD_H
 #define SG_PYTHON_FOLD_H

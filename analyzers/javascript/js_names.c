@@ -1,16 +1,18 @@
 /* js_names.c - resolved names for forbidden_calls (`Object.getPrototypeOf`
  * through member chains, destructuring and aliases), and names bound to a
- * constant forbidden property name (js_rules.h).
+ * constant forbidden property name (js_names.h).
  *
  * Aliases are flow-insensitive: `const O = Object` anywhere makes `O.x`
  * mean `Object.x` everywhere (a false positive at worst, never a miss), and
  * uses are checked in a second walk so a use before the declaration counts.
  */
+#include "js_names.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "js_consts.h"
 #include "js_fold.h"
-#include "js_rules.h"
 #include "rules.h"
 
 #define SHOWN "%.80s"

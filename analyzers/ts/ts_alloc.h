@@ -31,8 +31,8 @@
 #define SG_TS_CLOCK_EVERY 256u
 
 /* Run fn(arg) while this thread's tree-sitter blocks may grow by at most
- * max_bytes, until deadline_us (CLOCK_MONOTONIC microseconds, as
- * sg_monotonic_us()). Returns 0 when fn returned, -ENOSPC when the memory
+ * max_bytes, until deadline_us (monotonic microseconds, as
+ * sg_time_mono_us()). Returns 0 when fn returned, -ENOSPC when the memory
  * cap, -ETIMEDOUT when the deadline, -ENOMEM when malloc itself stopped it
  * (see the contract above). Not reentrant. */
 int sg_ts_alloc_run(size_t max_bytes, uint64_t deadline_us, void (*fn)(void *), void *arg);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
-#include "analyze.h"
+#include "sg_time.h"
 
 struct ts_thread;
 
@@ -65,7 +65,7 @@ static void check(struct ts_thread *t, size_t add)
         return;
     if (t->live > t->limit || add > t->limit - t->live)
         escape(t, -ENOSPC);
-    if (++t->tick % SG_TS_CLOCK_EVERY == 0 && sg_monotonic_us() > t->deadline)
+    if (++t->tick % SG_TS_CLOCK_EVERY == 0 && sg_time_mono_us() > t->deadline)
         escape(t, -ETIMEDOUT);
 }
 

@@ -1,8 +1,8 @@
 /* ts_util.c - per-thread parsers, first error node, symbol maps. */
 #include "ts_util.h"
 
-#include "analyze.h"
 #include "rules.h"
+#include "sg_time.h"
 #include "ts_alloc.h"
 #include "ts_bound.h"
 
@@ -206,7 +206,7 @@ static int parse_budgeted(TSParser *p, const char *src, uint32_t len, int *ret_t
         job.guard = &g;
     }
     int r = sg_ts_alloc_run(SG_TS_MEMORY_BASE + (size_t)len * SG_TS_MEMORY_PER_BYTE,
-                            sg_monotonic_us() + SG_TS_PARSE_TIMEOUT_US, parse_job_run, &job);
+                            sg_time_mono_us() + SG_TS_PARSE_TIMEOUT_US, parse_job_run, &job);
     free(suffix);
     *ret_tripped = g.tripped;
     *ret_abandoned = r < 0;
@@ -327,9 +327,9 @@ void sg_ts_sort_violations(struct sg_violations *vs, size_t from)
 int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
                         struct sg_violations *vs, uint64_t *ret_parse_us, TSTree **ret_tree)
 {
-    uint64_t t0 = sg_monotonic_us();
+    uint64_t t0 = sg_time_mono_us();
     int r = sg_ts_parse(lang, src, len, ret_tree);
-    *ret_parse_us = sg_monotonic_us() - t0;
+    *ret_parse_us = sg_time_mono_us() - t0;
     if (r == -ETIMEDOUT) {
         r = sg_violations_add_at(vs, SG_RULE_SYNTAX_ERROR, src, len, 0, 0,
                                  "source could not be parsed within %u ms",

@@ -1,6 +1,6 @@
 /* js_modules.c - module loading rules of the JavaScript analyzer:
  * require("m"), import("m"), `import ... from "m"`, `export ... from "m"`,
- * and timers given a string of code (js_rules.h).
+ * and timers given a string of code (js_modules.h).
  *
  * A module specifier is matched after folding (`"child" + "_process"`),
  * unescaping ("\x63hild_process") and dropping the `node:` scheme
@@ -9,10 +9,12 @@
  * `data:...`, `file:...`) load code the policy cannot see and are never
  * allowed, whatever the mode.
  */
+#include "js_modules.h"
+
 #include <string.h>
 
+#include "js_consts.h"
 #include "js_fold.h"
-#include "js_rules.h"
 #include "rules.h"
 
 #define SHOWN "%.80s"

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang.h"
+#include "python.h"
 #include "python_ctx.h"
 #include "python_eval.h"
 #include "python_scope.h"
 #include "python_walk.h"
 #include "rules.h"
+#include "sg_time.h"
 #include "ts_util.h"
 
 const TSLanguage *tree_sitter_python(void);
@@ -105,7 +106,7 @@ int sg_python_check(const struct sg_lang_policy *lp, const char *src, size_t len
     if (!py_lang_ok)
         return sg_error_set(err, -ENOSYS, "python grammar: unexpected node or field names");
     TSTree *tree = NULL;
-    uint64_t t0 = sg_monotonic_us(), parse_us = 0;
+    uint64_t t0 = sg_time_mono_us(), parse_us = 0;
     /* fail closed: with a syntax error nothing else is evaluated */
     int r = sg_ts_parse_checked(py_lang.ts, src, len, out, &parse_us, &tree);
     if (stats)
@@ -115,7 +116,7 @@ int sg_python_check(const struct sg_lang_policy *lp, const char *src, size_t len
         ts_tree_delete(tree);
     }
     if (stats)
-        stats->eval_us = sg_monotonic_us() - t0 - parse_us;
+        stats->eval_us = sg_time_mono_us() - t0 - parse_us;
     return r < 0 ? sg_error_set(err, r, "python analysis: %s",
                                 r == -E2BIG ? "source too large" : "out of memory")
                  : 0;

@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "javascript.h"
+#include "js_consts.h"
 #include "js_rules.h"
 #include "js_syms.h"
-#include "lang.h"
 #include "rules.h"
+#include "sg_time.h"
 #include "ts_util.h"
 
 #define JS_PATH_MAX (SG_LIMIT_DEPTH_MAX + 1) /* deepest walk any policy allows */
@@ -209,7 +211,7 @@ static struct js_ctx *ctx_new(const struct sg_lang_policy *lp, const char *src, 
     c->src = src;
     c->len = len;
     c->out = out;
-    js_rules_init(c);
+    js_ctx_init_filters(c);
     return c;
 }
 
@@ -218,7 +220,7 @@ int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t
                         struct sg_error *err)
 {
     TSTree *tree = NULL;
-    uint64_t parse_us = 0, t0 = sg_monotonic_us();
+    uint64_t parse_us = 0, t0 = sg_time_mono_us();
     /* fails closed: a parse error, a timeout or the stack guard is one
      * violation and no tree (ts_util.h) */
     int r = sg_ts_parse_checked(tree_sitter_javascript(), src, len, out, &parse_us, &tree);
@@ -235,7 +237,7 @@ int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t
         }
         ts_tree_delete(tree);
     }
-    stats->eval_us = sg_monotonic_us() - t0 - parse_us;
+    stats->eval_us = sg_time_mono_us() - t0 - parse_us;
     if (r < 0)
         return sg_error_set(err, r, "javascript analysis: %s",
                             r == -E2BIG ? "source too large" : "out of memory");

@@ -1,5 +1,5 @@
 /* js_scope.c - what `this` and `arguments` are where they are used
- * (js_rules.h).
+ * (js_scope.h).
  *
  * Node wraps a CommonJS module in
  *   function (exports, require, module, __filename, __dirname) { ... }
@@ -8,9 +8,9 @@
  * plain function called without a receiver is the global object. Class
  * bodies and "use strict" code are strict, where it is undefined.
  */
-#include <string.h>
+#include "js_scope.h"
 
-#include "js_rules.h"
+#include <string.h>
 
 #define USE_STRICT "use strict"
 /* Statements of a directive prologue looked at: "use strict" further down

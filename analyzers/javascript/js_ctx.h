@@ -1,12 +1,15 @@
-/* js_rules.h - the JavaScript analyzer's policy rules, applied node by node
- * during the tree walk in javascript.c. Private to the JavaScript analyzer.
+/* js_ctx.h - the JavaScript analyzer's per-check context, shared by every
+ * module of the analyzer (private to analyzers/javascript/): the context
+ * type, violation reporting, node and argument helpers and the policy's
+ * name sets. The context is owned by javascript.c, which creates one per
+ * check; the modules only read it and append to it.
  *
  * The walk keeps the path from the root to the current node, so a rule can
  * look at a node's ancestors without ts_node_parent(), which re-walks the
  * tree from the root.
  */
-#ifndef SG_JS_RULES_H
-#define SG_JS_RULES_H
+#ifndef SG_JS_CTX_H
+#define SG_JS_CTX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,11 +75,8 @@ struct js_ctx {
     int err;           /* first internal error (-ENOMEM) */
 };
 
-/* Build the filters from ctx->lp (once per check). */
-void js_rules_init(struct js_ctx *ctx);
-
-/* Apply every rule to ctx->path[ctx->depth]. */
-void js_rules_visit(struct js_ctx *ctx);
+/* Build the name filters from ctx->lp (once per check). */
+void js_ctx_init_filters(struct js_ctx *ctx);
 
 /* Report a violation on a node (errors are kept in ctx->err). */
 void js_report(struct js_ctx *ctx, TSNode n, const char *rule, const char *fmt, ...)
@@ -112,46 +112,9 @@ static inline int js_name_is(const struct js_str *s, const char *name)
     return !s->truncated && strcmp(s->buf, name) == 0;
 }
 
-/* Policy name sets (js_rules.c). */
+/* Policy name sets, through the filters js_ctx_init_filters() built. */
+int js_is_forbidden_name(const struct js_ctx *ctx, const struct js_str *name);
 int js_is_forbidden_attr(const struct js_ctx *ctx, const struct js_str *name);
 int js_is_denied_dunder(const struct js_ctx *ctx, const struct js_str *name);
-
-/* js_names.c: resolved names, aliases and tainted constants. */
-/* Split a member chain a.b["c"].d into its root identifier and ".b.c.d";
- * -1 when a part is computed or the root is not an identifier. */
-int js_chain_of(struct js_ctx *ctx, TSNode n, TSNode *ret_root, struct js_str *ret_suffix);
-/* Report the chain n (or `root + suffix`) when it resolves to a forbidden call. */
-void js_check_chain(struct js_ctx *ctx, TSNode n);
-void js_check_chain_name(struct js_ctx *ctx, TSNode at, TSNode root, const struct js_str *suffix);
-/* `name = value` (declaration or assignment): record an alias or a taint. */
-void js_record_binding(struct js_ctx *ctx, TSNode name, TSNode value);
-/* The forbidden property name an identifier was bound to, or NULL. */
-const char *js_tainted_value(const struct js_ctx *ctx, TSNode ident);
-
-/* js_consts.c: constant propagation through bindings. Every `name =
- * <string-like expression>` is recorded in the first walk; after it,
- * js_consts_finish() folds each binding through the others (`const a =
- * "constr"; const b = a + "uctor"`), taints names whose value is a forbidden
- * property name, and re-folds the computed keys and timer arguments the
- * first walk could not fold. */
-enum js_defer_kind { JS_DEFER_KEY, JS_DEFER_TIMER };
-void js_consts_record(struct js_ctx *ctx, TSNode name, TSNode value);
-void js_consts_defer(struct js_ctx *ctx, TSNode expr, enum js_defer_kind kind);
-/* Returns 1 when a second walk is needed for names whose value was too
- * complex to fold (js_consts_is_complex). */
-int js_consts_finish(struct js_ctx *ctx);
-int js_consts_is_complex(const struct js_ctx *ctx, TSNode ident);
-void js_consts_free(struct js_consts *consts);
-/* js_names.c: taint `name` with a forbidden property name found later. */
-void js_taint_name(struct js_ctx *ctx, TSNode name, TSNode at, const struct js_str *value);
-
-/* js_scope.c: what `this` and `arguments` are at the current node. */
-int js_this_may_be_global(const struct js_ctx *ctx);
-int js_in_module_scope(const struct js_ctx *ctx);
-
-/* js_modules.c: require(...), import(...), import/export ... from, and the
- * timer functions that evaluate a string argument. */
-void js_check_call(struct js_ctx *ctx, TSNode call);
-void js_check_module_source(struct js_ctx *ctx, TSNode stmt);
 
 #endif

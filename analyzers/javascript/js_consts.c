@@ -1,4 +1,4 @@
-/* js_consts.c - constant propagation through bindings (js_rules.h).
+/* js_consts.c - constant propagation through bindings (js_consts.h).
  *
  * `const a = "constr"; const b = a + "uctor"; f[b]` spells a forbidden
  * property in pieces held by names. The first walk records every binding
@@ -15,13 +15,15 @@
  * The table only ever adds violations: a key that folded without it is
  * checked as before.
  */
+#include "js_consts.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "js_fold.h"
-#include "js_rules.h"
+#include "js_names.h"
 #include "rules.h"
 
 #define CONSTS_MAX 65536 /* recorded bindings; past it the check fails closed */

@@ -9,6 +9,11 @@
  * the reference and never deleted. Work is bounded: past PY_RESOLVE_DEPTH,
  * PY_RESOLVE_STEPS or PY_CANDS_MAX the result is marked overflow, which the
  * checks report (fail closed).
+ *
+ * python_resolve and python_fold call each other, a genuine mutual recursion:
+ * resolving `d['k']` or `getattr(m, n)` folds the key, and folding `f(x)` or
+ * a bound name resolves the callee. Both pass depth + 1, so PY_RESOLVE_DEPTH
+ * bounds the pair together.
  */
 #ifndef SG_PYTHON_RESOLVE_H
 #define SG_PYTHON_RESOLVE_H
