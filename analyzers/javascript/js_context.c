@@ -1,0 +1,92 @@
+/* js_context.c - `await` and `yield` outside their functions (js_context.h). */
+#include "js_context.h"
+
+#include "rules.h"
+
+/* Functions and function-like bodies: the nearest one decides what `await`
+ * and `yield` mean. A class field's initializer and a static block are
+ * evaluated as methods of their own, neither async nor generators. */
+static int is_boundary(const struct js_syms *sy, TSNode n)
+{
+    TSSymbol s = ts_node_symbol(n);
+    return s == sy->function_declaration || s == sy->function_expression ||
+           s == sy->arrow_function || s == sy->method_definition ||
+           s == sy->generator_function || s == sy->generator_function_declaration ||
+           s == sy->class_static_block || s == sy->field_definition;
+}
+
+/* 1 when the source between two tokens holds a line terminator (a
+ * multi-line comment between them counts, as for V8's ASI). */
+static int line_break_between(const struct js_ctx *c, TSNode a, TSNode b)
+{
+    for (uint32_t i = ts_node_end_byte(a); i < ts_node_start_byte(b) && i < c->len; i++)
+        if (c->src[i] == '\n' || c->src[i] == '\r')
+            return 1;
+    return 0;
+}
+
+/* Whether function f carries the modifier token tok (`async`, or a
+ * method's generator `*`) before its name or parameters. `async` counts
+ * only when no line break follows it: V8 reads `async` + newline +
+ * `function f() {}` as the identifier `async` and then a plain function,
+ * and a class field named `async` before a plain method. */
+static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
+{
+    uint32_t n = ts_node_child_count(f);
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        TSNode k = ts_node_child(f, i);
+        if (ts_node_is_named(k)) {
+            if (js_is(k, c->sy->comment) || js_is(k, c->sy->decorator))
+                continue;
+            return 0; /* the name, the parameters or the body: no modifier after them */
+        }
+        if (ts_node_symbol(k) != tok)
+            continue;
+        if (tok != c->sy->async_)
+            return 1;
+        uint32_t j = i + 1; /* the next token; the comments between count */
+        while (j + 1 < n && ts_node_is_extra(ts_node_child(f, j)))
+            j++;
+        return !line_break_between(c, k, ts_node_child(f, j));
+    }
+    return 0;
+}
+
+static int is_async(const struct js_ctx *c, TSNode f)
+{
+    return !js_is(f, c->sy->class_static_block) && !js_is(f, c->sy->field_definition) &&
+           has_modifier(c, f, c->sy->async_);
+}
+
+static int is_generator(const struct js_ctx *c, TSNode f)
+{
+    const struct js_syms *sy = c->sy;
+    if (js_is(f, sy->generator_function) || js_is(f, sy->generator_function_declaration))
+        return 1;
+    return js_is(f, sy->method_definition) && has_modifier(c, f, sy->star);
+}
+
+void js_check_context_keyword(struct js_ctx *c)
+{
+    const struct js_syms *sy = c->sy;
+    TSNode n = js_cur(c);
+    int await = js_is(n, sy->await_expression);
+    for (size_t up = 1; up <= c->depth; up++) {
+        TSNode f = js_up(c, up);
+        if (!is_boundary(sy, f))
+            continue;
+        if (await ? is_async(c, f) : is_generator(c, f))
+            return;
+        break;
+    }
+    if (await)
+        js_report(c, n, SG_RULE_CONTEXT_KEYWORD,
+                  "'await' outside an async function: Node compiles main.js as a plain function "
+                  "body, where 'await' is an identifier and what follows may not be what the "
+                  "analyzer read (e.g. '/' is a division, not a regex)");
+    else
+        js_report(c, n, SG_RULE_CONTEXT_KEYWORD,
+                  "'yield' outside a generator function: there 'yield' is an identifier to Node "
+                  "and what follows may not be what the analyzer read (e.g. '/' is a division, "
+                  "not a regex)");
+}

@@ -1,0 +1,22 @@
+/* js_context.h - `await` and `yield` where Node reads an identifier.
+ *
+ * The Node runner compiles main.js as the body of a plain function (not
+ * async, not a generator, sloppy: images/nodejs/runner.js), so there - and
+ * in any function that is not async (a generator) - `await` (`yield`) is an
+ * ordinary identifier to V8. tree-sitter-javascript has no such context: it
+ * always reads an await (yield) expression. The two then read different
+ * programs: `await /x;require("child_process").execSync("id");1/g` is an
+ * await of a regex literal to tree-sitter and two divisions around a live
+ * require() to V8. The differential fuzzer found this family
+ * (tests/fuzz/diff/). Fail closed: an await (yield) expression whose
+ * nearest enclosing function is not async (a generator) is rejected.
+ */
+#ifndef SG_JS_CONTEXT_H
+#define SG_JS_CONTEXT_H
+
+#include "js_ctx.h"
+
+/* Check the await_expression or yield_expression at ctx->path[ctx->depth]. */
+void js_check_context_keyword(struct js_ctx *ctx);
+
+#endif
