@@ -32,24 +32,34 @@ static int line_break_between(const struct js_ctx *c, TSNode a, TSNode b)
  * and a class field named `async` before a plain method. */
 static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
 {
-    uint32_t n = ts_node_child_count(f);
-    for (uint32_t i = 0; i + 1 < n; i++) {
-        TSNode k = ts_node_child(f, i);
+    /* a cursor, not ts_node_child(): that is O(index), and a method may
+     * carry many decorators */
+    TSTreeCursor cur = ts_tree_cursor_new(f);
+    int found = 0;
+    for (int more = ts_tree_cursor_goto_first_child(&cur); more;
+         more = ts_tree_cursor_goto_next_sibling(&cur)) {
+        TSNode k = ts_tree_cursor_current_node(&cur);
         if (ts_node_is_named(k)) {
             if (js_is(k, c->sy->comment) || js_is(k, c->sy->decorator))
                 continue;
-            return 0; /* the name, the parameters or the body: no modifier after them */
+            break; /* the name, the parameters or the body: no modifier after them */
         }
         if (ts_node_symbol(k) != tok)
             continue;
-        if (tok != c->sy->async_)
-            return 1;
-        uint32_t j = i + 1; /* the next token; the comments between count */
-        while (j + 1 < n && ts_node_is_extra(ts_node_child(f, j)))
-            j++;
-        return !line_break_between(c, k, ts_node_child(f, j));
+        found = 1;
+        if (tok == c->sy->async_) { /* the next token; the comments between count */
+            TSNode next = k;
+            while (ts_tree_cursor_goto_next_sibling(&cur)) {
+                next = ts_tree_cursor_current_node(&cur);
+                if (!ts_node_is_extra(next))
+                    break;
+            }
+            found = !line_break_between(c, k, next) && !ts_node_eq(next, k);
+        }
+        break;
     }
-    return 0;
+    ts_tree_cursor_delete(&cur);
+    return found;
 }
 
 static int is_async(const struct js_ctx *c, TSNode f)
