@@ -89,15 +89,17 @@ function judge(srcBuf, summaryBuf) {
     return { verdict: 'runtime-rejects', detail: String(e) };
   }
   let fn;
+  let prefix = '';
   try {
-    const wrapped = `(function (${PARAMS.join(', ')}) {\n${body}\n})`;
+    prefix = `(function (${PARAMS.join(', ')}) {\n`;
+    const wrapped = `${prefix}${body}\n})`;
     const prog = acorn.parse(wrapped, { ecmaVersion: 'latest', sourceType: 'script' });
     fn = prog.body[0].expression.body;
   } catch (e) {
     return { verdict: 'oracle-rejects', detail: String(e) };
   }
   const last = fn.body[fn.body.length - 1];
-  if (!last || last.type !== 'IfStatement' || last.start < source.length)
+  if (!last || last.type !== 'IfStatement' || last.start < prefix.length + source.length)
     return { verdict: 'differs', detail: 'the appended main hook did not stay a statement of its own' };
   const mine = summarise(fn);
   const ts = JSON.parse(summaryBuf.toString('utf8'));
