@@ -1,4 +1,5 @@
-/* js_context.c - `await` and `yield` outside their functions (js_context.h). */
+/* js_context.c - constructs V8 reads by a context tree-sitter does not
+ * have (js_context.h). */
 #include "js_context.h"
 
 #include "rules.h"
@@ -99,4 +100,18 @@ void js_check_context_keyword(struct js_ctx *c)
                   "'yield' outside a generator function: there 'yield' is an identifier to Node "
                   "and what follows may not be what the analyzer read (e.g. '/' is a division, "
                   "not a regex)");
+}
+
+void js_check_number(struct js_ctx *c)
+{
+    TSNode n = js_cur(c);
+    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n), i = b + 1;
+    if (e - b < 3 || c->src[b] != '0')
+        return;
+    while (i < e && c->src[i] >= '0' && c->src[i] <= '7')
+        i++;
+    if (i > b + 1 && i < e && c->src[i] == '.')
+        js_report(c, n, SG_RULE_SYNTAX_ERROR,
+                  "legacy octal literal followed by '.': Node reads '041.x' as property x of "
+                  "the number 33, the analyzer as the decimal 41. and a separate name");
 }

@@ -1,5 +1,8 @@
-/* js_context.h - `await` and `yield` where Node reads an identifier.
+/* js_context.h - constructs V8 reads by a context tree-sitter does not
+ * have, so the two would read different programs. Both families were found
+ * by the differential fuzzer (tests/fuzz/diff/).
  *
+ * `await` and `yield` where Node reads an identifier.
  * The Node runner compiles main.js as the body of a plain function (not
  * async, not a generator, sloppy: images/nodejs/runner.js), so there - and
  * in any function that is not async (a generator) - `await` (`yield`) is an
@@ -18,5 +21,12 @@
 
 /* Check the await_expression or yield_expression at ctx->path[ctx->depth]. */
 void js_check_context_keyword(struct js_ctx *ctx);
+
+/* A legacy octal literal followed by '.' (`041.`): tree-sitter reads the
+ * decimal 41. (then `x` on the next line as a name), V8 the octal 33 and
+ * `.x` as a property access on it. Rejected as SG_RULE_SYNTAX_ERROR, like
+ * the other constructs the two parsers read differently. Checks the number
+ * at ctx->path[ctx->depth]. */
+void js_check_number(struct js_ctx *ctx);
 
 #endif

@@ -433,6 +433,8 @@ void js_rules_visit(struct js_ctx *c)
         check_this(c);
     else if (s == sy->await_expression || s == sy->yield_expression)
         js_check_context_keyword(c);
+    else if (s == sy->number)
+        js_check_number(c);
     else if (s == sy->with_statement)
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "the 'with' statement is forbidden (it turns an object's properties, such as "

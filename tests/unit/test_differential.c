@@ -113,3 +113,38 @@ Test(differential, js_await_yield_inside_their_functions_pass)
     for (size_t i = 0; i < N(cases); i++)
         expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
 }
+
+/* ---- JavaScript: a legacy octal literal followed by '.' ----------------- */
+
+/* `041.` is the decimal 41. to tree-sitter and the octal 33 followed by a
+ * property access to V8: `041.\nx` hides the access `.x` as a plain name `x`
+ * (found by diff_javascript as `041.\n\n\n\nuuu//`). */
+Test(differential, js_legacy_octal_dot_is_rejected)
+{
+    static const char *const cases[] = {
+        "041.\n\n\n\nuuu//",
+        "var x = 041.\nvalueOf;\n",
+        "var x = 041.e1;\n",
+        "var x = 07.\n/* c */ toString();\n",
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        struct sg_analysis a;
+        analyze(SG_LANG_JAVASCRIPT, cases[i], &a);
+        cr_expect(a.violations.count == 1 &&
+                      strcmp(a.violations.items[0].rule, SG_RULE_SYNTAX_ERROR) == 0 &&
+                      strstr(a.violations.items[0].message, "legacy octal"),
+                  "expected the legacy octal violation for:\n%s", cases[i]);
+        sg_analysis_free(&a);
+    }
+}
+
+Test(differential, js_other_numbers_pass)
+{
+    static const char *const cases[] = {
+        "var a = 08.5, b = 0.5, c = 041, d = 0o41, e = 1.5e3, f = 0.1, g = 0x1F, h = 10n;\n",
+        "var s = 0.5.toFixed(1), t = 041 .toString(8), u = (041).toString(8);\n",
+        "var v = 09.e1, w = 0e1, z = 0.e1;\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
+}
