@@ -11,12 +11,11 @@
 #include <unistd.h>
 
 #include "docker.h"
+#include "sg_time.h"
 
 double attach_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    return (double)sg_time_mono_ns() / 1e6;
 }
 
 int attach_parse(struct attach_parser *p, const void *data, size_t len, attach_sink sink,

@@ -51,10 +51,11 @@ int attach_parse_status(const char *head, size_t head_len, int *ret_status);
 int attach_open(const char *socket_path, const char *id, int timeout_ms, int *ret_fd,
                 struct sg_error *err);
 
-/* Write all of data before deadline (CLOCK_MONOTONIC ms). 0, -ETIMEDOUT or -errno. */
+/* Write all of data before deadline (attach_now_ms() milliseconds). 0, -ETIMEDOUT or -errno. */
 int attach_write_all(int fd, const void *data, size_t len, int64_t deadline_ms);
 
-/* Monotonic clock in milliseconds (double for sub-ms precision). */
+/* sg_time_mono_ns() in milliseconds (double for sub-ms precision): the
+ * executors' view of the one monotonic clock. */
 double attach_now_ms(void);
 
 #endif

@@ -2,9 +2,9 @@
 # Everything but main.c goes into the library so unit tests and fuzz targets link it.
 # The executor sees only common/.
 $(BUILD)/obj/executors/%.o: LAYER_INC = -Icommon -Iexecutors
-EXECUTOR_SRCS += executors/config.c executors/docker.c executors/attach.c executors/sandbox.c \
+EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c executors/sandbox.c \
                  executors/outcome.c executors/job.c executors/exec_api.c executors/metrics.c \
-                 executors/pool.c executors/seccomp.c executors/server.c
+                 executors/pool.c executors/seccomp.c executors/exec_server.c
 BINS += $(BUILD)/sandgate-executor
 
 $(BUILD)/sandgate-executor: $(BUILD)/obj/executors/main.o $(LIB_EXECUTOR) $(LIB_COMMON)

@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "b64.h"
 #include "json_nesting.h"
+#include "sg_file_name.h"
+#include "sg_random.h"
 
 int exec_job_id_valid(const char *id)
 {
@@ -19,18 +20,6 @@ int exec_job_id_valid(const char *id)
             return 0;
     }
     return n > 0;
-}
-
-int exec_file_name_valid(const char *name, size_t len)
-{
-    if (len == 0 || len > EXEC_FILE_NAME_MAX || name[0] == '.' || strstr(name, ".."))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\')
-            return 0;
-    }
-    return 1;
 }
 
 static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error *err)
@@ -69,8 +58,8 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
     const char *name;
     json_t *v;
     json_object_foreach(f, name, v) {
-        if (!exec_file_name_valid(name, strlen(name)))
-            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed", name);
+        if (!sg_file_name_ok(name, strlen(name)))
+            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed (" SG_FILE_NAME_RULE ")", name);
         if (!json_is_string(v))
             return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
         unsigned char *raw = NULL;
@@ -139,10 +128,11 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
         return sg_error_set(err, -EINVAL, "limits must be an object");
     const char *k;
     json_t *v;
-    json_object_foreach(lim, k, v) if (strcmp(k, "timeout_ms") && strcmp(k, "memory_mb") &&
-                                       strcmp(k, "max_output_bytes") &&
-                                       strcmp(k, "enable_seccomp"))
-        return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    json_object_foreach(lim, k, v) {
+        if (strcmp(k, "timeout_ms") != 0 && strcmp(k, "memory_mb") != 0 &&
+            strcmp(k, "max_output_bytes") != 0 && strcmp(k, "enable_seccomp") != 0)
+            return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
+    }
     int rs = check_seccomp_request(json_object_get(lim, "enable_seccomp"), cfg, err);
     if (rs < 0)
         return rs;
@@ -172,11 +162,8 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
             return sg_error_set(err, -EINVAL, "job_id must match [A-Za-z0-9._-]{1,64}");
         snprintf(r->job_id, sizeof(r->job_id), "%s", json_string_value(id));
     } else {
-        unsigned char rnd[8] = {0};
-        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+        if (sg_random_hex(r->job_id, 8) < 0)
             return sg_error_set(err, -EIO, "no randomness for a job id");
-        for (int i = 0; i < 8; i++)
-            snprintf(r->job_id + 2 * i, 3, "%02x", rnd[i]);
     }
     json_t *lang = json_object_get(root, "language");
     enum sg_lang l;

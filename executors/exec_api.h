@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "outcome.h"
 #include "sg_error.h"
 
@@ -20,7 +20,6 @@
 #define EXEC_ARGS_MAX (1u * 1024u * 1024u) /* arguments, serialised */
 #define EXEC_ARGS_DEPTH_MAX 32
 #define EXEC_FILES_MAX 32
-#define EXEC_FILE_NAME_MAX 128
 #define EXEC_FILES_BYTES_MAX (8u * 1024u * 1024u) /* decoded, all files */
 
 struct exec_limits {
@@ -51,9 +50,6 @@ void exec_request_free(struct exec_request *req);
 /* True when id matches [A-Za-z0-9._-]{1,64}. */
 int exec_job_id_valid(const char *id);
 
-/* A file name the runner may create in the workspace: 1..128 bytes, no '/',
- * no "..", no NUL, no leading '.', printable. */
-int exec_file_name_valid(const char *name, size_t len);
 
 /* The one-line job for the runner with its nonce, '\n'-terminated. Caller
  * frees with free(). */

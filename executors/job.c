@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -26,16 +25,6 @@ void job_io_free(struct job_io *io)
     sg_buf_free(&io->diag);
     json_decref(io->result);
     io->result = NULL;
-}
-
-int job_make_nonce(char out[JOB_NONCE_LEN + 1])
-{
-    unsigned char rnd[JOB_NONCE_LEN / 2];
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-        return -EIO;
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(out + 2 * i, 3, "%02x", rnd[i]);
-    return 0;
 }
 
 int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret)

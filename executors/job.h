@@ -65,8 +65,6 @@ size_t job_result_cap(size_t max_output, size_t max_artifacts);
  * object goes to *ret (caller decrefs) when it is. */
 int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret);
 
-/* A fresh nonce: JOB_NONCE_LEN hex digits from the kernel CSPRNG. */
-int job_make_nonce(char out[JOB_NONCE_LEN + 1]);
 
 /* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
  * sb stays owned by the caller (who tears it down afterwards). */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "httpsrv.h"
 #include "log.h"
@@ -16,7 +16,8 @@
 #include "pool.h"
 #include "sandbox.h"
 #include "seccomp.h"
-#include "server.h"
+#include "sg_token.h"
+#include "exec_server.h"
 
 #define MAIN_DRAIN_EXTRA_MS 5000
 
@@ -149,8 +150,8 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    char token[EXEC_TOKEN_MAX] = "";
-    if (cfg.token_file[0] && exec_config_read_token(cfg.token_file, token, &err) < 0)
+    char token[SG_TOKEN_MAX] = "";
+    if (cfg.token_file[0] && sg_token_file_read(cfg.token_file, token, &err) < 0)
         return fail("token_file_invalid", &err);
     struct docker_client *dc = NULL;
     char *seccomp = NULL, *body = NULL;

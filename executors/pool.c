@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "log.h"
+#include "sg_cond.h"
 
 struct teardown {
     struct teardown *next;
@@ -46,14 +47,11 @@ struct pool {
     bool shut;
 };
 
+/* The pool's conditions wait on the monotonic clock (init_sync), in the
+ * milliseconds of attach_now_ms(). */
 static void abs_deadline(double mono_ms, struct timespec *ts)
 {
-    ts->tv_sec = (time_t)(mono_ms / 1000.0);
-    ts->tv_nsec = (long)((mono_ms - (double)ts->tv_sec * 1000.0) * 1e6);
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    sg_cond_deadline((uint64_t)(mono_ms * 1e6), ts);
 }
 
 /* Locked. */
@@ -299,12 +297,8 @@ static void *refill_main(void *arg)
 
 static int init_sync(struct pool *p)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    int r = pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->avail, &ca) ||
-            pthread_cond_init(&p->work, &ca) || pthread_cond_init(&p->tq_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    int r = pthread_mutex_init(&p->mu, NULL) || sg_cond_init_mono(&p->avail) ||
+            sg_cond_init_mono(&p->work) || sg_cond_init_mono(&p->tq_cond);
     return r ? -ENOMEM : 0;
 }
 

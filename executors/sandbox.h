@@ -7,7 +7,7 @@
 #ifndef SG_EXEC_SANDBOX_H
 #define SG_EXEC_SANDBOX_H
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "sg_error.h"
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "sg_error.h"
 

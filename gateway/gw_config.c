@@ -1,16 +1,15 @@
 #include "gw_config.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "readfile.h"
+#include "sg_parse.h"
 #include "verdict_cache.h"
 
 enum key_type { K_STR, K_U64, K_MS, K_BOOL3, K_LEVEL };
@@ -54,14 +53,16 @@ static const struct key keys[] = {
     {"max_files", "SANDGATE_MAX_FILES", U64(max_files), 0, 256, "input files per job"},
     {"max_files_bytes", "SANDGATE_MAX_FILES_BYTES", U64(max_files_bytes), 0, 256u << 20,
      "decoded bytes of all input files"},
-    {"default_timeout_ms", "SANDGATE_DEFAULT_TIMEOUT_MS", MS(default_timeout_ms), 100,
-     3600000, "job time limit when the request sets none (SANDBOX_TIMEOUT)"},
-    {"max_timeout_ms", "SANDGATE_MAX_TIMEOUT_MS", MS(max_timeout_ms), 100, 3600000,
-     "largest time limit a request may ask for"},
-    {"default_memory_mb", "SANDGATE_DEFAULT_MEMORY_MB", U64(default_memory_mb), 16, 65536,
+    {"default_timeout_ms", "SANDGATE_DEFAULT_TIMEOUT_MS", MS(default_timeout_ms),
+     SG_TIMEOUT_MS_MIN, SG_TIMEOUT_MS_MAX,
+     "job time limit when the request sets none (SANDBOX_TIMEOUT)"},
+    {"max_timeout_ms", "SANDGATE_MAX_TIMEOUT_MS", MS(max_timeout_ms), SG_TIMEOUT_MS_MIN,
+     SG_TIMEOUT_MS_MAX, "largest time limit a request may ask for"},
+    {"default_memory_mb", "SANDGATE_DEFAULT_MEMORY_MB", U64(default_memory_mb),
+     SG_MEMORY_MB_MIN, SG_MEMORY_MB_MAX,
      "job memory limit when the request sets none (SANDBOX_MAX_MEMORY)"},
-    {"max_memory_mb", "SANDGATE_MAX_MEMORY_MB", U64(max_memory_mb), 16, 65536,
-     "largest memory limit a request may ask for"},
+    {"max_memory_mb", "SANDGATE_MAX_MEMORY_MB", U64(max_memory_mb), SG_MEMORY_MB_MIN,
+     SG_MEMORY_MB_MAX, "largest memory limit a request may ask for"},
     {"enable_seccomp", "SANDGATE_ENABLE_SECCOMP", K_BOOL3, offsetof(struct gw_config, enable_seccomp),
      0, 0, 1, "forwarded to executors as limits.enable_seccomp (SANDBOX_ENABLE_SECCOMP)"},
     {"health_interval_ms", "SANDGATE_HEALTH_INTERVAL_MS", MS(health_interval_ms), 50, 3600000,
@@ -134,71 +135,6 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->log_level = SG_LOG_INFO;
 }
 
-int gw_parse_duration_ms(const char *s, uint64_t unit_ms, uint64_t *ret_ms)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -EINVAL;
-    uint64_t mult = unit_ms;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else if (*end)
-        return -EINVAL;
-    if (v > UINT64_MAX / mult)
-        return -ERANGE;
-    *ret_ms = (uint64_t)v * mult;
-    return 0;
-}
-
-int gw_parse_memory_mb(const char *s, uint64_t *ret_mb)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -EINVAL;
-    uint64_t mult = 1;
-    char unit = (char)tolower((unsigned char)*end);
-    if (unit == 'k' || unit == 'm' || unit == 'g') {
-        mult = unit == 'k' ? 1024u : unit == 'm' ? 1024u * 1024u : 1024u * 1024u * 1024u;
-        end++;
-    }
-    if (tolower((unsigned char)*end) == 'b')
-        end++;
-    if (*end)
-        return -EINVAL;
-    if (v > UINT64_MAX / mult)
-        return -ERANGE;
-    uint64_t bytes = (uint64_t)v * mult;
-    *ret_mb = bytes / (1024u * 1024u) + (bytes % (1024u * 1024u) ? 1 : 0);
-    return 0;
-}
-
-int gw_parse_bool(const char *s, int *ret)
-{
-    static const char *const yes[] = {"true", "1", "yes", "on"};
-    static const char *const no[] = {"false", "0", "no", "off"};
-    for (size_t i = 0; s && i < 4; i++) {
-        if (strcasecmp(s, yes[i]) == 0)
-            return *ret = 1, 0;
-        if (strcasecmp(s, no[i]) == 0)
-            return *ret = 0, 0;
-    }
-    return -EINVAL;
-}
-
 int gw_addr_is_loopback(const char *addr)
 {
     struct in_addr a4;
@@ -240,22 +176,22 @@ static int set_from_text(struct gw_config *cfg, const struct key *k, const char 
                          const char *origin, struct sg_error *err)
 {
     uint64_t v;
-    int b;
+    bool b;
     enum sg_log_level lvl;
+    struct sg_error perr;
+    int r;
     switch (k->type) {
     case K_STR:
         return set_str(cfg, k, s, origin, err);
     case K_U64:
     case K_MS:
-        if (gw_parse_duration_ms(s, 1, &v) < 0 || (k->type == K_U64 && !isdigit((unsigned char)
-                                                   s[strlen(s) - 1])))
-            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not %s", origin, k->name, s,
-                                k->type == K_MS ? "a duration" : "an unsigned integer");
+        r = k->type == K_MS ? sg_parse_duration_ms(s, 1, &v, &perr) : sg_parse_u64(s, &v, &perr);
+        if (r < 0)
+            return sg_error_set(err, r, "%s: %s: %s", origin, k->name, perr.msg);
         return set_u64(cfg, k, v, origin, err);
     case K_BOOL3:
-        if (gw_parse_bool(s, &b) < 0)
-            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not true or false", origin,
-                                k->name, s);
+        if ((r = sg_parse_bool(s, &b, &perr)) < 0)
+            return sg_error_set(err, r, "%s: %s: %s", origin, k->name, perr.msg);
         cfg->enable_seccomp = b;
         return 0;
     case K_LEVEL:
@@ -417,32 +353,35 @@ static int env_urls(struct gw_config *cfg, int lang, const char *val, struct sg_
     return 0;
 }
 
-/* RAGFlow's names, applied before ours so SANDGATE_* wins when both are set. */
+/* RAGFlow's names, applied before ours so SANDGATE_* wins when both are set.
+ * Empty counts as unset, as in RAGFlow. The grammar and the ranges are the
+ * executors' too (common/sg_parse.h). */
 static int env_ragflow(struct gw_config *cfg, struct sg_error *err)
 {
+    struct sg_error perr;
     const char *v = getenv("SANDBOX_TIMEOUT");
     uint64_t n;
+    bool b;
+    int r;
     if (v && *v) {
-        if (gw_parse_duration_ms(v, 1000, &n) < 0)
-            return sg_error_set(err, -EINVAL, "SANDBOX_TIMEOUT: '%.32s' is not a duration like "
-                                "10s or 10", v);
-        int r = set_u64(cfg, find_key("default_timeout_ms"), n, "SANDBOX_TIMEOUT", err);
-        if (r < 0)
+        if ((r = sg_parse_duration_ms(v, 1000, &n, &perr)) < 0)
+            return sg_error_set(err, r, "SANDBOX_TIMEOUT: %s", perr.msg);
+        if ((r = set_u64(cfg, find_key("default_timeout_ms"), n, "SANDBOX_TIMEOUT", err)) < 0)
             return r;
     }
     v = getenv("SANDBOX_MAX_MEMORY");
     if (v && *v) {
-        if (gw_parse_memory_mb(v, &n) < 0)
-            return sg_error_set(err, -EINVAL, "SANDBOX_MAX_MEMORY: '%.32s' is not a size like "
-                                "256m or 1g", v);
-        int r = set_u64(cfg, find_key("default_memory_mb"), n, "SANDBOX_MAX_MEMORY", err);
-        if (r < 0)
+        if ((r = sg_parse_size_mib(v, 1, &n, &perr)) < 0)
+            return sg_error_set(err, r, "SANDBOX_MAX_MEMORY: %s", perr.msg);
+        if ((r = set_u64(cfg, find_key("default_memory_mb"), n, "SANDBOX_MAX_MEMORY", err)) < 0)
             return r;
     }
     v = getenv("SANDBOX_ENABLE_SECCOMP");
-    if (v && *v && gw_parse_bool(v, &cfg->enable_seccomp) < 0)
-        return sg_error_set(err, -EINVAL, "SANDBOX_ENABLE_SECCOMP: '%.32s' is not true or false",
-                            v);
+    if (v && *v) {
+        if ((r = sg_parse_bool(v, &b, &perr)) < 0)
+            return sg_error_set(err, r, "SANDBOX_ENABLE_SECCOMP: %s", perr.msg);
+        cfg->enable_seccomp = b;
+    }
     return 0;
 }
 
@@ -454,7 +393,10 @@ int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
         return r;
     for (size_t i = 0; i < KEY_COUNT; i++) {
         const char *v = getenv(keys[i].env);
-        if (v && (r = set_from_text(&tmp, &keys[i], v, keys[i].env, err)) < 0)
+        /* An empty number or switch is unset (compose passes ${X:-} as "");
+         * an empty string is a value ("" tokens_file: no authentication). */
+        if (v && (*v || keys[i].type == K_STR) &&
+            (r = set_from_text(&tmp, &keys[i], v, keys[i].env, err)) < 0)
             return r;
     }
     for (int l = 0; l < SG_LANG_COUNT; l++) {
@@ -533,7 +475,11 @@ void gw_config_print_help(FILE *out)
                  "      also %s)\n",
             "executors", lang_envs[0], d.executors[0][0], d.executors[1][0], lang_envs[1]);
     fprintf(out, "RAGFlow names (applied before SANDGATE_*):\n"
-                 "  SANDBOX_TIMEOUT         job time limit, \"10s\" or \"10\" (seconds)\n"
-                 "  SANDBOX_MAX_MEMORY      job memory limit, \"256m\", \"1g\"\n"
-                 "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n");
+                 "  SANDBOX_TIMEOUT         job time limit: \"10s\", \"1m30s\", \"1500ms\", or a\n"
+                 "                          bare number of seconds\n"
+                 "  SANDBOX_MAX_MEMORY      job memory limit: \"256m\", \"1g\", \"512k\", or a bare\n"
+                 "                          number of bytes (rounded up to whole MiB)\n"
+                 "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n"
+                 "Durations (*_ms keys) also take \"10s\", \"1m30s\", \"1h\"; a bare number is\n"
+                 "milliseconds. An empty variable counts as unset, except for paths.\n");
 }

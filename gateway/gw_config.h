@@ -4,10 +4,11 @@
  * Every key has a default, a JSON name and an environment variable
  * (SANDGATE_<KEY>); the key table is also what `sandgate --help` prints, so
  * the documentation cannot drift from the parser. RAGFlow's variable names are
- * honoured where they mean the same thing: SANDBOX_TIMEOUT ("10s" or "10",
- * seconds) -> default_timeout_ms, SANDBOX_MAX_MEMORY ("256m", "1g") ->
- * default_memory_mb, SANDBOX_ENABLE_SECCOMP ("true"/"false") -> enable_seccomp,
- * forwarded to executors as a job limit.
+ * honoured where they mean the same thing: SANDBOX_TIMEOUT ("10s", "1m30s", or a
+ * bare number of seconds) -> default_timeout_ms, SANDBOX_MAX_MEMORY ("256m",
+ * "1g", or bare bytes) -> default_memory_mb, SANDBOX_ENABLE_SECCOMP
+ * ("true"/"false") -> enable_seccomp, forwarded to executors as a job limit.
+ * The value grammars are common/sg_parse.h, shared with the executors.
  *
  * Order of precedence: defaults < file < environment. Loading never half
  * applies: on error the caller's struct is left as it was.
@@ -84,16 +85,6 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err);
 
 /* Print the key reference (name, env, default, meaning) for --help. */
 void gw_config_print_help(FILE *out);
-
-/* "10s", "500ms", "2m", "1h", or a bare number in unit_ms. */
-int gw_parse_duration_ms(const char *s, uint64_t unit_ms, uint64_t *ret_ms);
-
-/* Docker memory form: "256m", "1g", "512k", "1048576" (bytes), optional
- * trailing "b"; rounded up to whole MiB. */
-int gw_parse_memory_mb(const char *s, uint64_t *ret_mb);
-
-/* "true"/"false"/"1"/"0"/"yes"/"no" (case-insensitive). */
-int gw_parse_bool(const char *s, int *ret);
 
 /* 1 when addr is a loopback literal (127.0.0.0/8 or ::1). */
 int gw_addr_is_loopback(const char *addr);

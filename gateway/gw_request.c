@@ -9,6 +9,7 @@
 
 #include "b64.h"
 #include "json_nesting.h"
+#include "sg_file_name.h"
 
 #define LANG_NAME_MAX 16
 
@@ -26,17 +27,6 @@ static int fail(struct gw_req_error *e, int status, const char *code, const char
         e->code = code;
     }
     return -EINVAL;
-}
-
-int gw_file_name_ok(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > GW_FILE_NAME_MAX || name[0] == '.')
-        return 0;
-    for (; *name; name++)
-        if (!isalnum((unsigned char)*name) && *name != '.' && *name != '_' && *name != '-')
-            return 0;
-    return 1;
 }
 
 static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
@@ -123,9 +113,9 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
     const char *name;
     json_t *c;
     json_object_foreach(v, name, c) {
-        if (!gw_file_name_ok(name))
-            return fail(e, 400, "bad_file_name", "files: '%.64s' is not a valid file name "
-                        "([A-Za-z0-9._-], no leading dot, at most %d)", name, GW_FILE_NAME_MAX);
+        if (!sg_file_name_ok(name, strlen(name)))
+            return fail(e, 400, "bad_file_name",
+                        "files: '%.64s' is not a valid file name (" SG_FILE_NAME_RULE ")", name);
         if (!json_is_string(c))
             return fail(e, 400, "bad_type", "files.%s: expected a base64 string", name);
         unsigned char *out = NULL;

@@ -21,7 +21,6 @@
 
 #include "analyze.h"
 
-#define GW_FILE_NAME_MAX 128
 
 enum gw_req_kind { GW_REQ_RAGFLOW_RUN = 0, GW_REQ_RUN = 1, GW_REQ_ANALYZE = 2 };
 
@@ -61,8 +60,5 @@ int gw_request_parse(enum gw_req_kind kind, const char *body, size_t len,
 /* Release what the request holds; NULL is a no-op. */
 void gw_request_free(struct gw_request *req);
 
-/* 1 when name is an acceptable input file name: 1-128 of [A-Za-z0-9._-],
- * not starting with a dot. */
-int gw_file_name_ok(const char *name);
 
 #endif

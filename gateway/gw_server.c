@@ -11,9 +11,8 @@
 #include "gw_jobs.h"
 #include "gw_respond.h"
 #include "log.h"
-#include "readfile.h"
+#include "sg_token.h"
 
-#define EXECUTOR_TOKEN_FILE_MAX 4096
 #define METRICS_MAX (4u * 1024u * 1024u)
 
 struct route {
@@ -172,23 +171,18 @@ void gw_server_handle(void *ctx, const struct sg_http_request *req,
     atomic_fetch_sub(&s->inflight, 1);
 }
 
-/* The executor secret: the file's first line, without the newline. */
+/* The executor secret, read as the executors read it (sg_token.h). */
 static int read_executor_token(const char *path, char **ret, struct sg_error *err)
 {
+    char token[SG_TOKEN_MAX];
     *ret = NULL;
     if (!path || !*path)
         return 0;
-    size_t len = 0;
-    int r = sg_read_file_capped(path, EXECUTOR_TOKEN_FILE_MAX, ret, &len, err);
-    if (r < 0)
-        return r;
-    (*ret)[strcspn(*ret, "\r\n")] = '\0';
-    if (!**ret) {
-        free(*ret);
-        *ret = NULL;
-        return sg_error_set(err, -EINVAL, "%s: empty executor token", path);
-    }
-    return 0;
+    int r = sg_token_file_read(path, token, err);
+    if (r == 0 && !(*ret = strdup(token)))
+        r = sg_error_set(err, -ENOMEM, "out of memory");
+    explicit_bzero(token, sizeof(token));
+    return r;
 }
 
 int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg_error *err)

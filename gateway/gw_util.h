@@ -7,10 +7,10 @@
 
 #include "sg_error.h"
 
-/* A random request id: 16 lowercase hex characters (getrandom). */
+/* A random request id: 16 lowercase hex characters (sg_random_hex). */
 void gw_request_id(char out[17]);
 
-/* Monotonic clock in nanoseconds. */
+/* Monotonic clock in nanoseconds (sg_time_mono_ns(), the one clock). */
 uint64_t gw_now_ns(void);
 
 #endif

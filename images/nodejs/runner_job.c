@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "sg_file_name.h"
 
 #define MIB (1024u * 1024u)
 #define GIB (1024u * MIB)
@@ -56,11 +57,10 @@ static int nonce_ok(const char *s, size_t len)
     return 1;
 }
 
+/* The rule every layer checks (sg_file_name.h), plus the runner's own names. */
 int runner_name_ok(const char *name, size_t len, const char *main_file)
 {
-    if (len == 0 || len > RUNNER_MAX_NAME_BYTES || name[0] == '.')
-        return 0;
-    if (memchr(name, '/', len) || memchr(name, '\0', len) || memmem(name, len, "..", 2))
+    if (!sg_file_name_ok(name, len))
         return 0;
     return strcmp(name, main_file) != 0 && strcmp(name, RUNNER_ARTIFACT_DIR) != 0;
 }
@@ -101,8 +101,8 @@ static int decode_files(const struct runner_cfg *cfg, json_t *files, struct runn
     json_object_foreach(files, name, b64) {
         if (!runner_name_ok(name, strlen(name), cfg->main_file))
             return sg_error_set(err, -EINVAL,
-                                "refused file name \"%.300s\": no '/', '..', NUL or leading dot, "
-                                "not a name reserved by the runner, at most 255 bytes", name);
+                                "refused file name \"%.300s\": " SG_FILE_NAME_RULE
+                                ", not a name reserved by the runner", name);
         if (!json_is_string(b64))
             return sg_error_set(err, -EINVAL, "file \"%s\": content must be a base64 string", name);
         struct runner_file *f = &job->files[job->n_files];

@@ -22,7 +22,6 @@
 #define RUNNER_MAX_TIMEOUT_MS 600000
 #define RUNNER_DEFAULT_MAX_OUTPUT (1u << 20)
 #define RUNNER_MAX_MAX_OUTPUT (64u << 20)
-#define RUNNER_MAX_NAME_BYTES 255
 #define RUNNER_ARTIFACT_DIR "artifacts"
 
 /* Tunables, read once from SANDGATE_* variables (defaults and bounds as in

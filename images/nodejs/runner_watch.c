@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sg_time.h"
+
 #define READ_CHUNK 65536
 /* Child fd numbers: the child's runner (images/nodejs/runner.js) uses them. */
 #define CHILD_JOB_FD 3
@@ -44,9 +46,7 @@ int runner_sigchld_fd(void)
 
 static double now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    return (double)sg_time_mono_ns() / 1e6;
 }
 
 /* In the forked child: fds 0-4 as documented, everything else closed on

@@ -47,7 +47,9 @@ DEFAULT_TIMEOUT_MS = 10000
 MAX_TIMEOUT_MS = 600000
 DEFAULT_MAX_OUTPUT = 1 << 20
 MAX_MAX_OUTPUT = 64 << 20
-MAX_NAME_BYTES = 255
+# The input file name rule every layer checks (C: common/sg_file_name.h):
+# 1..128 of [A-Za-z0-9._-], no leading dot, no "..".
+FILE_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 READ_CHUNK = 65536
 PR_SET_DUMPABLE = 4
 NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
@@ -251,10 +253,9 @@ def child_main(cfg, fds):
 def check_name(name):
     if not isinstance(name, str) or not name:
         raise BadJob("file names must be non-empty strings")
-    if "/" in name or "\0" in name or ".." in name or name.startswith("."):
-        raise BadJob(f"refused file name {name!r}: no '/', '..', NUL or leading dot")
-    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
-        raise BadJob("file name longer than 255 bytes")
+    if not FILE_NAME_RE.fullmatch(name) or ".." in name or name.startswith("."):
+        raise BadJob(f"refused file name {name!r}: [A-Za-z0-9._-], 1 to 128 bytes, "
+                     "no leading dot, no '..'")
     if name in (MAIN_FILE, ARTIFACT_DIR):
         raise BadJob(f"refused file name {name!r}: reserved by the runner")
 

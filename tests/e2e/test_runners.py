@@ -179,7 +179,9 @@ class PythonRunner(unittest.TestCase):
         self.assertEqual(r["outcome"], "exception")
 
     def test_bad_file_names_refused(self):
-        for name in ("../x", "a/b", ".hidden", "x\0y", "..", "main.py", "artifacts"):
+        # The rule of every layer (common/sg_file_name.h) plus the runner's own names.
+        for name in ("../x", "a/b", ".hidden", "x\0y", "..", "main.py", "artifacts", "a b", "a..b",
+                     "caf\u00e9", "x" * 129):
             r = self.run_py("def main():\n    return 1\n", files={name: b64(b"a")})
             self.assertEqual(r["outcome"], "bad_job", name)
             self.assertEqual(r["result"], {"present": False}, name)
@@ -394,7 +396,7 @@ class NodeRunner(unittest.TestCase):
         self.assertEqual(r["result"]["value"], "real")
 
     def test_bad_file_names_refused(self):
-        for name in ("../x", "a/b", ".env", "main.js"):
+        for name in ("../x", "a/b", ".env", "main.js", "a b", "a..b", "caf\u00e9", "x" * 129):
             r = self.run_js("function main() { return 1; }\n", files={name: b64(b"a")})
             self.assertEqual(r["outcome"], "bad_job", name)
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "exec_api.h"
 #include "outcome.h"
 

@@ -16,7 +16,13 @@
 #include "json_nesting.h"
 #include "httpsrv.h"
 #include "log.h"
+#include "readfile.h"
+#include "sg_cond.h"
 #include "sg_error.h"
+#include "sg_file_name.h"
+#include "sg_parse.h"
+#include "sg_random.h"
+#include "sg_token.h"
 #include "sha256.h"
 
 Test(buf, append_within_cap_and_nul_terminated)
@@ -274,4 +280,221 @@ Test(httpsrv, rejects_non_ip_bind_address)
     struct sg_error err = {0};
     cr_assert_lt(sg_httpsrv_start(&cfg, echo_handler, NULL, &srv, &err), 0);
     cr_assert(strstr(err.msg, "localhost"));
+}
+
+Test(sg_parse, durations)
+{
+    static const struct {
+        const char *text;
+        uint64_t bare, ms;
+    } ok[] = {
+        {"10s", 1000, 10000},  {"1m", 1000, 60000},   {"1m30s", 1000, 90000},
+        {"1h", 1, 3600000},    {"1h1m1s1ms", 1, 3661001}, {"1500ms", 1000, 1500},
+        {"1500MS", 1000, 1500}, {"2s500ms", 1, 2500}, {"90", 1000, 90000},
+        {"90", 1, 90},         {"\t 5s ", 1, 5000},    {"0", 1000, 0},
+        {"0s", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_duration_ms(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s",
+                     ok[i].text, e.msg);
+        cr_expect_eq(v, ok[i].ms, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
+    }
+    static const char *const bad[] = {"", " ", "s", "ms", "-1", "+1s", "1.5s", "1m1m", "30s1m",
+                                      "1ms1s", "1m30", "10x", "10 s", "1d", "0x10", "1e3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_duration_ms(bad[i], 1000, &v, &e), -EINVAL, "'%s'", bad[i]);
+        cr_expect_eq(v, 7, "'%s' wrote the result", bad[i]);
+        cr_expect(strstr(e.msg, "is not a duration"), "'%s': %s", bad[i], e.msg);
+    }
+    uint64_t v;
+    struct sg_error e = {0};
+    cr_expect_eq(sg_parse_duration_ms("99999999999999999999", 1, &v, &e), -ERANGE);
+    cr_expect(strstr(e.msg, "too large"), "%s", e.msg);
+    cr_expect_eq(sg_parse_duration_ms("18446744073709551615", 1000, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("5124095576030431h", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("5124095576030431h1h", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_duration_ms("18446744073709551615ms", 1, &v, NULL), 0);
+    cr_expect_eq(v, UINT64_MAX);
+}
+
+Test(sg_parse, sizes)
+{
+    static const struct {
+        const char *text;
+        uint64_t bare, bytes;
+    } ok[] = {
+        {"256m", 1, 256ull << 20}, {"1g", 1, 1ull << 30},     {"1G", 1, 1ull << 30},
+        {"512k", 1, 512ull << 10}, {"512kb", 1, 512ull << 10}, {"64MiB", 1, 64ull << 20},
+        {"100b", 1, 100},          {"100B", 1, 100},          {"268435456", 1, 268435456},
+        {"256", SG_MIB, 256ull << 20}, {" 1g\t", 1, 1ull << 30}, {"0", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_size_bytes(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s",
+                     ok[i].text, e.msg);
+        cr_expect_eq(v, ok[i].bytes, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
+    }
+    static const char *const bad[] = {"", "m", "-1m", "+1m", "1.5g", "256x", "256mm", "1t",
+                                      "1bb", "1kbb", "1mi", "1 m", "0x10", "1e3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint64_t v = 7;
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_size_bytes(bad[i], 1, &v, &e), -EINVAL, "'%s'", bad[i]);
+        cr_expect_eq(v, 7, "'%s' wrote the result", bad[i]);
+        cr_expect(strstr(e.msg, "is not a size"), "'%s': %s", bad[i], e.msg);
+    }
+    uint64_t v;
+    cr_expect_eq(sg_parse_size_bytes("17179869184g", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_size_bytes("17179869183g", 1, &v, NULL), 0);
+    cr_expect_eq(sg_parse_size_bytes("18446744073709551616", 1, &v, NULL), -ERANGE);
+    cr_expect_eq(sg_parse_size_mib("1048577", 1, &v, NULL), 0);
+    cr_expect_eq(v, 2, "bytes round up to whole MiB");
+    cr_expect_eq(sg_parse_size_mib("512k", 1, &v, NULL), 0);
+    cr_expect_eq(v, 1);
+    cr_expect_eq(sg_parse_size_mib("1g", 1, &v, NULL), 0);
+    cr_expect_eq(v, 1024);
+    cr_expect_eq(sg_parse_size_mib("0", 1, &v, NULL), 0);
+    cr_expect_eq(v, 0);
+}
+
+Test(sg_parse, integers_and_booleans)
+{
+    uint64_t v = 7;
+    cr_expect_eq(sg_parse_u64("42", &v, NULL), 0);
+    cr_expect_eq(v, 42);
+    cr_expect_eq(sg_parse_u64("18446744073709551615", &v, NULL), 0);
+    cr_expect_eq(v, UINT64_MAX);
+    cr_expect_eq(sg_parse_u64("18446744073709551616", &v, NULL), -ERANGE);
+    static const char *const bad[] = {"", "-1", "+1", "1s", "0x1", "1 2", "1.0"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(sg_parse_u64(bad[i], &v, NULL), -EINVAL, "'%s'", bad[i]);
+    static const char *const yes[] = {"true", "TRUE", "1", "yes", "Yes", "on", " on "};
+    static const char *const no[] = {"false", "False", "0", "no", "NO", "off"};
+    static const char *const neither[] = {"", "maybe", "2", "truee", "y", "n", "of"};
+    bool b;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        cr_expect(sg_parse_bool(yes[i], &b, NULL) == 0 && b, "'%s'", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        cr_expect(sg_parse_bool(no[i], &b, NULL) == 0 && !b, "'%s'", no[i]);
+    for (size_t i = 0; i < sizeof(neither) / sizeof(neither[0]); i++) {
+        struct sg_error e = {0};
+        cr_expect_eq(sg_parse_bool(neither[i], &b, &e), -EINVAL, "'%s'", neither[i]);
+        cr_expect(strstr(e.msg, "is not a boolean"), "%s", e.msg);
+    }
+}
+
+Test(sg_random, hex_is_fresh_and_bounded)
+{
+    char a[33], b[33];
+    cr_assert_eq(sg_random_hex(a, 16), 0);
+    cr_assert_eq(sg_random_hex(b, 16), 0);
+    cr_assert_eq(strlen(a), 32);
+    cr_assert_eq(strspn(a, "0123456789abcdef"), 32);
+    cr_assert_str_neq(a, b);
+    char big[2 * SG_RANDOM_BYTES_MAX + 3];
+    cr_assert_eq(sg_random_hex(big, SG_RANDOM_BYTES_MAX), 0);
+    cr_assert_eq(strlen(big), 2 * SG_RANDOM_BYTES_MAX);
+    cr_assert_eq(sg_random_hex(big, SG_RANDOM_BYTES_MAX + 1), -EINVAL);
+    cr_assert_eq(sg_random_hex(big, 0), -EINVAL);
+}
+
+Test(sg_file_name, one_rule)
+{
+    static const char *const ok[] = {"data.csv", "A_b-9", "a.b.c", "x", "-x", "_"};
+    static const char *const bad[] = {"", ".", "..", ".env", "../x", "a/b", "a..b", "a b",
+                                      "a\\b", "a\nb", "caf\xc3\xa9", "a:b", "a*b", "~"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        cr_expect(sg_file_name_ok(ok[i], strlen(ok[i])), "'%s'", ok[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_not(sg_file_name_ok(bad[i], strlen(bad[i])), "'%s'", bad[i]);
+    cr_expect_not(sg_file_name_ok("a\0b", 3), "an embedded NUL");
+    char name[SG_FILE_NAME_MAX + 1];
+    memset(name, 'a', sizeof(name));
+    cr_expect(sg_file_name_ok(name, SG_FILE_NAME_MAX));
+    cr_expect_not(sg_file_name_ok(name, SG_FILE_NAME_MAX + 1));
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+Test(sg_token, first_line_trimmed_printable)
+{
+    char path[] = "/tmp/sg-unit-token-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char tok[SG_TOKEN_MAX];
+    static const struct {
+        const char *data, *token; /* token NULL: refused */
+    } cases[] = {
+        {"abc-123\n", "abc-123"},          {"  abc-123 \n second line\n", "abc-123"},
+        {"abc\r\n", "abc"},               {"\tabc", "abc"},
+        {"\n", NULL},                      {"", NULL},
+        {"   \nabc\n", NULL},             {"a b\n", NULL},
+        {"caf\xc3\xa9\n", NULL},         {"a\x01b", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct sg_error e = {0};
+        write_file(path, cases[i].data, strlen(cases[i].data));
+        int r = sg_token_file_read(path, tok, &e);
+        if (!cases[i].token) {
+            cr_expect_eq(r, -EINVAL, "case %zu", i);
+            cr_expect(strstr(e.msg, path), "case %zu: %s", i, e.msg);
+            continue;
+        }
+        cr_expect_eq(r, 0, "case %zu: %s", i, e.msg);
+        cr_expect_str_eq(tok, cases[i].token, "case %zu", i);
+    }
+    char longest[SG_TOKEN_MAX + 1];
+    memset(longest, 'k', sizeof(longest));
+    write_file(path, longest, SG_TOKEN_MAX - 1);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), 0);
+    cr_expect_eq(strlen(tok), SG_TOKEN_MAX - 1);
+    write_file(path, longest, SG_TOKEN_MAX);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), -EINVAL);
+    unlink(path);
+    cr_expect_eq(sg_token_file_read(path, tok, NULL), -ENOENT);
+    cr_expect_eq(sg_token_file_read("/tmp", tok, NULL), -EINVAL, "not a regular file");
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+Test(sg_cond, timed_wait_runs_on_the_monotonic_clock)
+{
+    struct timespec ts;
+    sg_cond_deadline(3000000000u + 5, &ts);
+    cr_assert_eq(ts.tv_sec, 3);
+    cr_assert_eq(ts.tv_nsec, 5);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond;
+    cr_assert_eq(sg_cond_init_mono(&cond), 0);
+    uint64_t t0 = mono_ns();
+    /* 50 ms ahead on the monotonic clock. A condition on the realtime clock
+     * would read this as 1970 plus the uptime, decades ago, and return at
+     * once: the elapsed time below tells the clocks apart. */
+    sg_cond_deadline(t0 + 50000000u, &ts);
+    pthread_mutex_lock(&mu);
+    int r;
+    do
+        r = pthread_cond_timedwait(&cond, &mu, &ts);
+    while (r == 0);
+    pthread_mutex_unlock(&mu);
+    cr_assert_eq(r, ETIMEDOUT);
+    cr_assert_geq(mono_ns() - t0, 50000000u, "the wait ended before its deadline");
+    pthread_cond_destroy(&cond);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "attach.h"
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "job.h"
 #include "sandbox.h"
@@ -312,16 +312,6 @@ Test(job, stdout_cap_and_stderr_kept_apart)
     n = frame(buf, 1, "0123456789\n0123456789");
     cr_assert_eq(job_feed(&io, &p, buf, n), -E2BIG);
     job_io_free(&io);
-}
-
-Test(job, nonce_is_fresh_hex)
-{
-    char a[JOB_NONCE_LEN + 1], b[JOB_NONCE_LEN + 1];
-    cr_assert_eq(job_make_nonce(a), 0);
-    cr_assert_eq(job_make_nonce(b), 0);
-    cr_assert_eq(strlen(a), JOB_NONCE_LEN);
-    cr_assert_eq(strspn(a, "0123456789abcdef"), JOB_NONCE_LEN);
-    cr_assert_str_neq(a, b);
 }
 
 Test(job, result_cap_grows_with_output_and_artifacts)

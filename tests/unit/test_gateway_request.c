@@ -189,18 +189,3 @@ Test(gw_request, depth_and_size_at_the_caps_pass)
                  "8 decoded bytes is the cap: %s", rerr.message);
 }
 
-Test(gw_request, file_names)
-{
-    cr_assert(gw_file_name_ok("data.csv"));
-    cr_assert(gw_file_name_ok("A_b-9"));
-    cr_assert_not(gw_file_name_ok(""));
-    cr_assert_not(gw_file_name_ok(".."));
-    cr_assert_not(gw_file_name_ok("a b"));
-    cr_assert_not(gw_file_name_ok("caf\xc3\xa9"));
-    char longname[GW_FILE_NAME_MAX + 2];
-    memset(longname, 'a', sizeof(longname) - 1);
-    longname[sizeof(longname) - 1] = '\0';
-    cr_assert_not(gw_file_name_ok(longname));
-    longname[GW_FILE_NAME_MAX] = '\0';
-    cr_assert(gw_file_name_ok(longname));
-}

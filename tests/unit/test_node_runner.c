@@ -15,6 +15,7 @@
 #include "runner_job.h"
 #include "runner_result.h"
 #include "runner_watch.h"
+#include "sg_file_name.h"
 
 static struct runner_cfg test_cfg(void)
 {
@@ -33,15 +34,16 @@ Test(node_runner, names)
 {
     cr_assert(runner_name_ok("data.csv", 8, "main.js"));
     cr_assert(runner_name_ok("helper.js", 9, "main.js"));
-    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts"};
+    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts", "a b",
+                         "caf\xc3\xa9"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_not(runner_name_ok(bad[i], strlen(bad[i]), "main.js"), "%s", bad[i]);
     cr_assert_not(runner_name_ok("a\0b", 3, "main.js"));
-    char longname[RUNNER_MAX_NAME_BYTES + 2];
+    char longname[SG_FILE_NAME_MAX + 2];
     memset(longname, 'a', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
     cr_assert_not(runner_name_ok(longname, strlen(longname), "main.js"));
-    cr_assert(runner_name_ok(longname, RUNNER_MAX_NAME_BYTES, "main.js"));
+    cr_assert(runner_name_ok(longname, SG_FILE_NAME_MAX, "main.js"));
 }
 
 Test(node_runner, minimal_job_defaults)

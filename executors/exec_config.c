@@ -1,4 +1,4 @@
-#include "config.h"
+#include "exec_config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
+/* OPT_DURATION is milliseconds when bare; OPT_TIMEOUT too, except from
+ * RAGFlow's SANDBOX_TIMEOUT (seconds); OPT_SIZE_MB is MiB when bare, except
+ * from RAGFlow's SANDBOX_MAX_MEMORY (bytes, as Docker reads it). */
 enum opt_kind {
-    OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_SIZE_MB, OPT_CPUS, OPT_LISTEN,
-    OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_HELP,
+    OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_TIMEOUT, OPT_SIZE_MB, OPT_CPUS,
+    OPT_LISTEN, OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_HELP,
 };
 
 struct opt {
@@ -38,14 +40,14 @@ static const struct opt opts[] = {
      EXEC_CREATE_PARALLEL_MAX},
     {"runtime", "SANDGATE_RUNTIME", OPT_STR, F(runtime), 1, 0},
     {"insecure-runtime", NULL, OPT_INSECURE, F(runtime), 1, 0},
-    {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), EXEC_MEMORY_MB_MIN,
-     EXEC_MEMORY_MB_MAX},
+    {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), SG_MEMORY_MB_MIN,
+     SG_MEMORY_MB_MAX},
     {"cpus", "SANDGATE_CPUS", OPT_CPUS, F(nano_cpus), 0, 0},
     {"pids-limit", "SANDGATE_PIDS_LIMIT", OPT_UINT, F(pids_limit), EXEC_PIDS_MIN, EXEC_PIDS_MAX},
-    {"timeout-ms", "SANDBOX_TIMEOUT", OPT_DURATION, F(timeout_ms), EXEC_TIMEOUT_MS_MIN,
-     EXEC_TIMEOUT_MS_MAX},
-    {"max-timeout-ms", "SANDGATE_MAX_TIMEOUT_MS", OPT_UINT, F(max_timeout_ms),
-     EXEC_TIMEOUT_MS_MIN, EXEC_TIMEOUT_MS_MAX},
+    {"timeout-ms", "SANDBOX_TIMEOUT", OPT_TIMEOUT, F(timeout_ms), SG_TIMEOUT_MS_MIN,
+     SG_TIMEOUT_MS_MAX},
+    {"max-timeout-ms", "SANDGATE_MAX_TIMEOUT_MS", OPT_DURATION, F(max_timeout_ms),
+     SG_TIMEOUT_MS_MIN, SG_TIMEOUT_MS_MAX},
     {"max-output-bytes", "SANDGATE_MAX_OUTPUT_BYTES", OPT_SIZE_T, F(max_output_bytes),
      EXEC_OUTPUT_MIN, EXEC_OUTPUT_MAX},
     {"tmpfs-mb", "SANDGATE_TMPFS_MB", OPT_UINT, F(tmpfs_mb), EXEC_TMPFS_MB_MIN, EXEC_TMPFS_MB_MAX},
@@ -85,14 +87,17 @@ static const char usage_text[] =
     "  --runtime NAME        OCI runtime registered with dockerd (runsc) env SANDGATE_RUNTIME\n"
     "  --insecure-runtime NAME  run under a non-gVisor runtime (e.g. runc); logs a\n"
     "                        warning on every job. For development only.\n"
-    "  --memory-mb N         memory limit, swap equal to memory (256)\n"
-    "                        env SANDBOX_MAX_MEMORY (256m, 1g, or MiB)\n"
+    "  --memory-mb N         memory limit, swap equal to memory (256; 32..65536 MiB;\n"
+    "                        also 512m, 1g)  env SANDBOX_MAX_MEMORY (256m, 1g, 512k,\n"
+    "                        or a bare number of bytes, as Docker reads it)\n"
     "  --cpus X              CPU quota in cores (1.0)                env SANDGATE_CPUS\n"
     "  --pids-limit N        pids limit (128, at least 64: runsc's own threads count)\n"
     "                        env SANDGATE_PIDS_LIMIT\n"
-    "  --timeout-ms MS       default wall-clock limit per job (10000)\n"
-    "                        env SANDBOX_TIMEOUT (10s, 10, 1500ms)\n"
-    "  --max-timeout-ms MS   highest timeout a request may ask (max(60000, timeout))\n"
+    "  --timeout-ms MS       default wall-clock limit per job (10000; also 10s, 1m30s)\n"
+    "                        env SANDBOX_TIMEOUT (10s, 1m30s, 1500ms, or a bare\n"
+    "                        number of seconds)\n"
+    "  --max-timeout-ms MS   highest timeout a request may ask (max(60000, timeout);\n"
+    "                        also 2m)\n"
     "                        env SANDGATE_MAX_TIMEOUT_MS\n"
     "  --max-output-bytes N  stdout/stderr cap each, default and maximum (1048576)\n"
     "                        env SANDGATE_MAX_OUTPUT_BYTES\n"
@@ -123,72 +128,6 @@ const char *exec_config_usage(void)
     return usage_text;
 }
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
-static int parse_ulong(const char *s, unsigned long *ret, const char **ret_end)
-{
-    if (*s < '0' || *s > '9')
-        return -EINVAL;
-    unsigned long v = 0;
-    while (*s >= '0' && *s <= '9') {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (ULONG_MAX - d) / 10)
-            return -ERANGE;
-        v = v * 10 + d;
-        s++;
-    }
-    *ret = v;
-    *ret_end = s;
-    return 0;
-}
-
-/* bare_mult: what a number without a unit means (1000: seconds, 1: ms). */
-static int parse_duration(const char *s, unsigned long bare_mult, unsigned *ret_ms)
-{
-    unsigned long v;
-    const char *end;
-    if (parse_ulong(s, &v, &end) < 0)
-        return -EINVAL;
-    unsigned long mult;
-    if (*end == '\0')
-        mult = bare_mult;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else
-        return -EINVAL;
-    if (v > UINT_MAX / mult)
-        return -EINVAL;
-    *ret_ms = (unsigned)(v * mult);
-    return 0;
-}
-
-int exec_parse_duration_ms(const char *s, unsigned *ret_ms)
-{
-    return parse_duration(s, 1000, ret_ms);
-}
-
-int exec_parse_size_mb(const char *s, unsigned *ret_mb)
-{
-    unsigned long v;
-    const char *end;
-    if (parse_ulong(s, &v, &end) < 0)
-        return -EINVAL;
-    unsigned long mb;
-    if (*end == '\0' || strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0)
-        mb = v;
-    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0)
-        mb = v > UINT_MAX / 1024 ? ULONG_MAX : v * 1024;
-    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0)
-        mb = v / 1024;
-    else
-        return -EINVAL;
-    if (mb > UINT_MAX)
-        return -EINVAL;
-    *ret_mb = (unsigned)mb;
-    return 0;
-}
-
 static int parse_listen(const char *s, struct exec_config *c)
 {
     const char *colon = strrchr(s, ':');
@@ -201,9 +140,8 @@ static int parse_listen(const char *s, struct exec_config *c)
     }
     if (hl == 0 || hl >= sizeof(c->listen_addr))
         return -EINVAL;
-    unsigned long port;
-    const char *end;
-    if (parse_ulong(colon + 1, &port, &end) < 0 || *end || port > 65535)
+    uint64_t port;
+    if (sg_parse_u64(colon + 1, &port, NULL) < 0 || port > 65535)
         return -EINVAL;
     memcpy(c->listen_addr, s, hl);
     c->listen_addr[hl] = '\0';
@@ -211,42 +149,33 @@ static int parse_listen(const char *s, struct exec_config *c)
     return 0;
 }
 
-static int parse_bool(const char *s, bool *ret)
+/* Numbers, durations and sizes: the shared grammar (sg_parse.h), then the
+ * option's range. */
+static int apply_number(const struct opt *o, const char *v, bool from_env, void *field,
+                        struct sg_error *perr)
 {
-    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off", ""};
-    for (size_t i = 0; i < 4; i++)
-        if (strcasecmp(s, yes[i]) == 0)
-            return *ret = true, 0;
-    for (size_t i = 0; i < 5; i++)
-        if (strcasecmp(s, no[i]) == 0)
-            return *ret = false, 0;
-    return -EINVAL;
-}
-
-static int apply_number(const struct opt *o, const char *v, bool from_env, void *field)
-{
-    unsigned long n;
-    const char *end;
-    unsigned u;
+    uint64_t n;
+    int r;
     switch (o->kind) {
-    case OPT_DURATION: /* RAGFlow's variable counts seconds, our flag milliseconds */
-        if (parse_duration(v, from_env ? 1000 : 1, &u) < 0)
-            return -EINVAL;
-        n = u;
+    case OPT_TIMEOUT: /* RAGFlow's variable counts seconds, our flag milliseconds */
+        r = sg_parse_duration_ms(v, from_env ? 1000 : 1, &n, perr);
         break;
-    case OPT_SIZE_MB:
-        if (exec_parse_size_mb(v, &u) < 0)
-            return -EINVAL;
-        n = u;
+    case OPT_DURATION:
+        r = sg_parse_duration_ms(v, 1, &n, perr);
+        break;
+    case OPT_SIZE_MB: /* RAGFlow's variable goes to Docker, which counts bytes */
+        r = sg_parse_size_mib(v, from_env ? 1 : SG_MIB, &n, perr);
         break;
     default:
-        if (parse_ulong(v, &n, &end) < 0 || *end)
-            return -EINVAL;
+        r = sg_parse_u64(v, &n, perr);
     }
+    if (r < 0)
+        return r;
     if (n < o->min || n > o->max)
-        return -ERANGE;
+        return sg_error_set(perr, -ERANGE, "%llu is outside [%lu, %lu]", (unsigned long long)n,
+                            o->min, o->max);
     if (o->kind == OPT_SIZE_T)
-        *(size_t *)field = n;
+        *(size_t *)field = (size_t)n;
     else
         *(unsigned *)field = (unsigned)n;
     return 0;
@@ -272,7 +201,10 @@ static int apply_str(const struct opt *o, const char *v, char *field)
     return 0;
 }
 
-static int apply(const struct opt *o, const char *v, bool from_env, struct exec_config *c)
+/* Apply one value; perr says why it is wrong (may stay empty: the caller's
+ * message names the flag or variable and the value). */
+static int apply(const struct opt *o, const char *v, bool from_env, struct exec_config *c,
+                 struct sg_error *perr)
 {
     void *field = (char *)c + o->off;
     bool b;
@@ -291,7 +223,7 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
     case OPT_CPUS:
         return apply_cpus(v, field);
     case OPT_SECCOMP_ENABLE:
-        if (parse_bool(v, &b) < 0)
+        if (sg_parse_bool(v, &b, perr) < 0)
             return -EINVAL;
         c->seccomp_off = !b;
         return 0;
@@ -301,7 +233,7 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
     case OPT_HELP:
         return 0;
     default:
-        return apply_number(o, v, from_env, field);
+        return apply_number(o, v, from_env, field, perr);
     }
 }
 
@@ -327,13 +259,25 @@ static void set_defaults(struct exec_config *c)
     c->log_level = SG_LOG_INFO;
 }
 
+/* Why a value was refused, for the messages below ("" when nothing more). */
+static const char *why(const struct sg_error *perr)
+{
+    return perr->msg[0] ? perr->msg : "invalid or out of range";
+}
+
 static int apply_env(struct exec_config *c, struct sg_error *err)
 {
     for (size_t i = 0; i < N_OPTS; i++) {
         const struct opt *o = &opts[i];
         const char *v = o->env ? getenv(o->env) : NULL;
-        if (v && apply(o, v, true, c) < 0)
-            return sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid", o->env, v);
+        struct sg_error perr = {0};
+        /* An empty value is unset (compose passes ${X:-} as ""), as in the
+         * gateway; for strings it stays a value (an empty token file: none). */
+        if (!v || (!*v && o->kind != OPT_STR))
+            continue;
+        if (apply(o, v, true, c, &perr) < 0)
+            return sg_error_set(err, -EINVAL, "environment %s='%.64s' is invalid: %s", o->env, v,
+                                why(&perr));
     }
     return 0;
 }
@@ -359,9 +303,10 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
         }
         if (opts[ch].kind == OPT_HELP)
             return 1;
-        if (apply(&opts[ch], optarg, false, c) < 0)
-            return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid or out of range",
-                                opts[ch].flag, optarg);
+        struct sg_error perr = {0};
+        if (apply(&opts[ch], optarg, false, c, &perr) < 0)
+            return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid: %s", opts[ch].flag,
+                                optarg, why(&perr));
     }
     if (optind < argc)
         return sg_error_set(err, -EINVAL, "unexpected argument '%.64s'", argv[optind]);
@@ -440,33 +385,4 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
     if (r != 0)
         return r;
     return finish(ret, err);
-}
-
-int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
-                           struct sg_error *err)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return sg_error_set(err, -errno, "cannot open token file %s: %s", path, strerror(errno));
-    char line[EXEC_TOKEN_MAX + 2];
-    char *got = fgets(line, sizeof(line), f);
-    fclose(f);
-    if (!got)
-        return sg_error_set(err, -EINVAL, "token file %s is empty", path);
-    size_t n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
-                 line[n - 1] == '\t'))
-        line[--n] = '\0';
-    char *s = line;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    n = strlen(s);
-    if (n == 0 || n >= EXEC_TOKEN_MAX)
-        return sg_error_set(err, -EINVAL, "token in %s must be 1..%d bytes", path,
-                            EXEC_TOKEN_MAX - 1);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-            return sg_error_set(err, -EINVAL, "token in %s has non-printable bytes", path);
-    memcpy(ret_token, s, n + 1);
-    return 0;
 }

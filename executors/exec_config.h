@@ -1,4 +1,4 @@
-/* config.h - sandgate-executor configuration: defaults, environment, flags.
+/* exec_config.h - sandgate-executor configuration: defaults, environment, flags.
  *
  * Precedence: built-in secure defaults, then environment variables (RAGFlow's
  * names where they mean the same thing), then command-line flags. Every value
@@ -16,20 +16,17 @@
 #include "log.h"
 #include "sg_error.h"
 #include "sg_lang.h"
+#include "sg_parse.h"
 
 #define EXEC_NAME_MAX 128
-#define EXEC_TOKEN_MAX 256
 
-/* Ranges every value is checked against. */
+/* Ranges every value is checked against (timeout and memory: SG_TIMEOUT_MS_*
+ * and SG_MEMORY_MB_* in sg_parse.h, the gateway's too). */
 #define EXEC_POOL_SIZE_MAX 64u
 #define EXEC_POOL_WAIT_MS_MAX 600000u
 #define EXEC_CREATE_PARALLEL_MAX 16u
-#define EXEC_MEMORY_MB_MIN 32u
-#define EXEC_MEMORY_MB_MAX 65536u
 #define EXEC_PIDS_MIN 64u /* runsc's own threads count: 32 cannot start a sandbox */
 #define EXEC_PIDS_MAX 65536u
-#define EXEC_TIMEOUT_MS_MIN 100u
-#define EXEC_TIMEOUT_MS_MAX 3600000u
 #define EXEC_OUTPUT_MIN 1024u
 #define EXEC_OUTPUT_MAX (64u * 1024u * 1024u)
 #define EXEC_TMPFS_MB_MIN 1u
@@ -81,16 +78,5 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 /* The --help text (static string). */
 const char *exec_config_usage(void);
 
-/* Duration "10", "10s", "1500ms" -> milliseconds (plain numbers are seconds,
- * as RAGFlow's SANDBOX_TIMEOUT). 0 or -EINVAL. */
-int exec_parse_duration_ms(const char *s, unsigned *ret_ms);
-
-/* Size "256m", "1g", "512" (MiB), "1024k" -> MiB. 0 or -EINVAL. */
-int exec_parse_size_mb(const char *s, unsigned *ret_mb);
-
-/* Read a token file: first line, surrounding whitespace removed, 1..EXEC_TOKEN_MAX-1
- * printable bytes. 0 or negative errno. */
-int exec_config_read_token(const char *path, char ret_token[EXEC_TOKEN_MAX],
-                           struct sg_error *err);
 
 #endif

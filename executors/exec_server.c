@@ -1,4 +1,4 @@
-#include "server.h"
+#include "exec_server.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,6 +11,7 @@
 #include "job.h"
 #include "log.h"
 #include "outcome.h"
+#include "sg_random.h"
 #include "sha256.h"
 
 bool exec_server_token_ok(const char *header, const char *token)
@@ -82,7 +83,7 @@ static void run_job(struct exec_server *s, const struct exec_request *req,
     }
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
-    char *line = job_make_nonce(nonce) == 0 ? exec_job_line(req, nonce, &len) : NULL;
+    char *line = sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
     struct exec_outcome o;
     outcome_init(&o);
     double run_ms = 0;

@@ -1,4 +1,4 @@
-/* readfile.c - bounded whole-file reads for policies and checked sources. */
+/* readfile.c - bounded whole-file reads: config, policy, token and source files. */
 #include "readfile.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
+/* exec_server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
  * GET /metrics (PROTOCOL.md). */
 #ifndef SG_EXEC_SERVER_H
 #define SG_EXEC_SERVER_H
@@ -6,18 +6,19 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "config.h"
+#include "exec_config.h"
 #include "docker.h"
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pool.h"
+#include "sg_token.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
     struct pool *pool;             /* borrowed */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
-    char token[EXEC_TOKEN_MAX];    /* empty: no token required */
+    char token[SG_TOKEN_MAX];    /* empty: no token required */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */
 };
