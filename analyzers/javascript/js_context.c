@@ -11,9 +11,9 @@ static int is_boundary(const struct js_syms *sy, TSNode n)
 {
     TSSymbol s = ts_node_symbol(n);
     return s == sy->function_declaration || s == sy->function_expression ||
-           s == sy->arrow_function || s == sy->method_definition ||
-           s == sy->generator_function || s == sy->generator_function_declaration ||
-           s == sy->class_static_block || s == sy->field_definition;
+           s == sy->arrow_function || s == sy->method_definition || s == sy->generator_function ||
+           s == sy->generator_function_declaration || s == sy->class_static_block ||
+           s == sy->field_definition;
 }
 
 /* 1 when the source between two tokens holds a line terminator (a

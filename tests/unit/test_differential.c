@@ -104,7 +104,8 @@ Test(differential, js_await_yield_inside_their_functions_pass)
         "const g = function* () { yield /x/g; };\n",
         "class A { async m(p) { await p; } *gen() { yield 1; } async *ag() { yield await 1; } "
         "static async s(p) { return await p; } }\n",
-        "const o = { async m(p) { return await p; }, *g() { yield 2; }, async *h() { yield 3; } };\n",
+        "const o = { async m(p) { return await p; }, *g() { yield 2; }, async *h() { yield 3; } "
+        "};\n",
         "async function f(xs) { for await (const x of xs) { await x; } }\n",
         "async function f() { const g = async () => { await 1; }; function* h() { yield 1; } }\n",
         "async /* same line */ function f(p) { return await p; }\n",

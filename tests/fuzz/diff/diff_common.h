@@ -63,7 +63,8 @@ static struct diff_state {
     int verbose;
     struct diff_item batch[DIFF_BATCH];
     size_t n;
-    unsigned long sent, same, runtime_rejects, oracle_rejects, differs, written, written_max, restarts;
+    unsigned long sent, same, runtime_rejects, oracle_rejects, differs, written, written_max,
+        restarts;
 } diff;
 
 static _Noreturn void diff_die(const char *what)

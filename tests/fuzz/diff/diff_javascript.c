@@ -17,10 +17,13 @@ static int is(TSNode n, const char *type)
 
 static int is_ident(TSNode n)
 {
-    static const char *const kinds[] = {
-        "identifier",       "property_identifier",       "shorthand_property_identifier",
-        "private_property_identifier", "shorthand_property_identifier_pattern",
-        "statement_identifier", "undefined"};
+    static const char *const kinds[] = {"identifier",
+                                        "property_identifier",
+                                        "shorthand_property_identifier",
+                                        "private_property_identifier",
+                                        "shorthand_property_identifier_pattern",
+                                        "statement_identifier",
+                                        "undefined"};
     for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++)
         if (is(n, kinds[i]))
             return 1;
@@ -45,8 +48,7 @@ static json_t *summarise(TSNode root, const char *src)
                 TSNode prop = is(p, "member_expression")
                                   ? ts_node_child_by_field_name(p, "property", 8)
                                   : (TSNode){0};
-                diff_push_text(!ts_node_is_null(prop) && ts_node_eq(prop, n) ? attrs : ids, n,
-                               src);
+                diff_push_text(!ts_node_is_null(prop) && ts_node_eq(prop, n) ? attrs : ids, n, src);
             } else if (is(n, "call_expression") || is(n, "new_expression")) {
                 calls++;
             } else if (is(n, "string")) {
