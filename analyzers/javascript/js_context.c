@@ -26,9 +26,9 @@ static int line_break_between(const struct js_ctx *c, TSNode a, TSNode b)
     return 0;
 }
 
-/* Whether function f carries the modifier token tok (`async`, or a
- * method's generator `*`) before its name or parameters. `async` counts
- * only when no line break follows it: V8 reads `async` + newline +
+/* 1 when function f carries the modifier token tok (`async`, or a
+ * method's generator `*`) before its name or parameters, else 0; -1 for an
+ * `async` followed by a line break: V8 reads `async` + newline +
  * `function f() {}` as the identifier `async` and then a plain function,
  * and a class field named `async` before a plain method. */
 static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
@@ -55,7 +55,7 @@ static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
                 if (!ts_node_is_extra(next))
                     break;
             }
-            found = !line_break_between(c, k, next) && !ts_node_eq(next, k);
+            found = line_break_between(c, k, next) || ts_node_eq(next, k) ? -1 : 1;
         }
         break;
     }
@@ -66,7 +66,7 @@ static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
 static int is_async(const struct js_ctx *c, TSNode f)
 {
     return !js_is(f, c->sy->class_static_block) && !js_is(f, c->sy->field_definition) &&
-           has_modifier(c, f, c->sy->async_);
+           has_modifier(c, f, c->sy->async_) == 1;
 }
 
 static int is_generator(const struct js_ctx *c, TSNode f)
@@ -74,7 +74,7 @@ static int is_generator(const struct js_ctx *c, TSNode f)
     const struct js_syms *sy = c->sy;
     if (js_is(f, sy->generator_function) || js_is(f, sy->generator_function_declaration))
         return 1;
-    return js_is(f, sy->method_definition) && has_modifier(c, f, sy->star);
+    return js_is(f, sy->method_definition) && has_modifier(c, f, sy->star) == 1;
 }
 
 void js_check_context_keyword(struct js_ctx *c)
@@ -100,6 +100,15 @@ void js_check_context_keyword(struct js_ctx *c)
                   "'yield' outside a generator function: there 'yield' is an identifier to Node "
                   "and what follows may not be what the analyzer read (e.g. '/' is a division, "
                   "not a regex)");
+}
+
+void js_check_async_line_break(struct js_ctx *c)
+{
+    TSNode f = js_cur(c);
+    if (is_boundary(c->sy, f) && has_modifier(c, f, c->sy->async_) < 0)
+        js_report(c, f, SG_RULE_CONTEXT_KEYWORD,
+                  "'async' followed by a line break: Node reads it as an identifier of its own "
+                  "and the function after it as a plain one, the analyzer as an async function");
 }
 
 void js_check_number(struct js_ctx *c)

@@ -22,6 +22,13 @@
 /* Check the await_expression or yield_expression at ctx->path[ctx->depth]. */
 void js_check_context_keyword(struct js_ctx *ctx);
 
+/* A function (arrow, method) whose `async` is followed by a line break:
+ * V8 reads `async` as an identifier of its own and the function as a
+ * plain one; tree-sitter reads an async function. Rejected as
+ * SG_RULE_CONTEXT_KEYWORD. Checks the node at ctx->path[ctx->depth]; a
+ * no-op for other nodes. */
+void js_check_async_line_break(struct js_ctx *ctx);
+
 /* A legacy octal literal followed by '.' (`041.`): tree-sitter reads the
  * decimal 41. (then `x` on the next line as a name), V8 the octal 33 and
  * `.x` as a property access on it. Rejected as SG_RULE_SYNTAX_ERROR, like

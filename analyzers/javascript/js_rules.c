@@ -439,4 +439,9 @@ void js_rules_visit(struct js_ctx *c)
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "the 'with' statement is forbidden (it turns an object's properties, such as "
                   "'constructor', into plain names)");
+    /* besides the above: a method is also a pair */
+    if (s == sy->function_declaration || s == sy->function_expression ||
+        s == sy->arrow_function || s == sy->method_definition || s == sy->generator_function ||
+        s == sy->generator_function_declaration)
+        js_check_async_line_break(c);
 }

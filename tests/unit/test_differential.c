@@ -115,6 +115,34 @@ Test(differential, js_await_yield_inside_their_functions_pass)
         expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
 }
 
+/* `async` + line break + function: V8 reads the identifier `async` and a
+ * plain function, tree-sitter an async function, even with no await in it
+ * (found by diff_javascript as `async`, a comment holding a line break,
+ * then `function f() {...}`). */
+Test(differential, js_async_line_break_is_rejected)
+{
+    static const char *const cases[] = {
+        "var x = 1, g = 1;\nasync /*fa\n */ function f() { return x; }\n",
+        "var f = async /*\n*/ (x) => x;\n",
+        "var f = async /*\n*/ function () { return 1; };\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_rule(SG_LANG_JAVASCRIPT, cases[i], SG_RULE_CONTEXT_KEYWORD);
+}
+
+/* where tree-sitter, too, reads `async` + line break as a name of its own */
+Test(differential, js_async_name_before_a_line_break_passes)
+{
+    static const char *const cases[] = {
+        "var async = 1;\nasync\nfunction f() { return 1; }\n",
+        "var x = 1;\nasync // c\nfunction f() { return x; }\n",
+        "class A { async\n  m() { return 1; } }\n",
+        "var async = 1, x = 1;\nasync\nfunction* g() { yield x; }\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
+}
+
 /* ---- JavaScript: a legacy octal literal followed by '.' ----------------- */
 
 /* `041.` is the decimal 41. to tree-sitter and the octal 33 followed by a
