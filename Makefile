@@ -84,7 +84,9 @@ all: $(BINS)
 clean:
 	rm -rf build/rel build/asan build/fuzz
 
--include $(shell find build/rel/obj build/asan/obj -name '*.d' 2>/dev/null)
+# Header dependencies of every flavour, the fuzz build (BUILD=build/fuzz) too:
+# without them an object built against an older struct layout is linked as is.
+-include $(shell find build/rel/obj build/asan/obj $(BUILD)/obj -name '*.d' 2>/dev/null | sort -u)
 
 # Debian packages the build, the tests and the stack need. `make deps` is
 # idempotent: it installs only what is missing, then fetches the grammars.

@@ -634,11 +634,25 @@ static int is_plain_string(const struct py_ctx *c, const struct py_frame *F)
 {
     if (F->kind != PK_STRING)
         return 0;
-    const char *s = c->src + ts_node_start_byte(F->node);
-    for (int i = 0; i < 3 && s[i] != '\'' && s[i] != '"'; i++)
-        if (s[i] == 'f' || s[i] == 'F')
+    /* the prefix, within the node: a string can end the source (`` ` ` ``) */
+    uint32_t b = ts_node_start_byte(F->node), e = ts_node_end_byte(F->node);
+    for (uint32_t i = b; i < e && i < b + 3 && c->src[i] != '\'' && c->src[i] != '"'; i++)
+        if (c->src[i] == 'f' || c->src[i] == 'F')
             return 0;
     return 1;
+}
+
+/* tree-sitter-python still reads Python 2's `x` (repr) as a string;
+ * CPython 3 rejects it. */
+static int is_backtick_string(const struct py_ctx *c, const struct py_frame *F)
+{
+    if (F->kind != PK_STRING)
+        return 0;
+    uint32_t b = ts_node_start_byte(F->node), e = ts_node_end_byte(F->node);
+    for (uint32_t i = b; i < e && i < b + 4 && c->src[i] != '\'' && c->src[i] != '"'; i++)
+        if (c->src[i] == '`')
+            return 1; /* after a prefix too: the scanner takes r`x` */
+    return 0;
 }
 
 /* Count `extra` skipped nodes at `depth`; 1 when a limit is passed. */
@@ -689,6 +703,10 @@ int py_walk(struct py_ctx *c, TSNode root)
             enter(c, &fr[depth - 1], &fr[depth], &cur);
             if (c->stopped || c->err)
                 break;
+            if (is_backtick_string(c, &fr[depth])) {
+                stop_with(c, n, SG_RULE_SYNTAX_ERROR, "invalid syntax: Python 2 backtick repr");
+                break;
+            }
             leaf = is_plain_string(c, &fr[depth]);
             if (leaf && over_limits_by(c, n, ts_node_child_count(n), depth + 2, max_depth, max_nodes))
                 break;
