@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "python_rules.h"
 #include "python_scope.h"
 #include "rules.h"
 
@@ -521,6 +522,14 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
         break;
     case PK_ATTRIBUTE:
         add_event(c, n, F->scope, PE_ATTR, F->callee);
+        break;
+    case PK_MEMBER_TYPE:
+        /* The grammar reads `T.name` after a subscript in an annotation as a
+         * type, not an attribute, but CPython evaluates it as an attribute
+         * access: its name would escape every attribute rule. Fail closed. */
+        py_report(c, n, SG_RULE_ANNOTATION_MEMBER,
+                  "attribute access the parser reads as a type annotation; write the "
+                  "annotation as a plain name or dotted name");
         break;
     case PK_CALL:
         add_event(c, n, F->scope, PE_CALL, F->callee);

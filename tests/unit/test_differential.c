@@ -177,3 +177,30 @@ Test(differential, js_other_numbers_pass)
     for (size_t i = 0; i < N(cases); i++)
         expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
 }
+
+/* ---- Python: an attribute after a subscript in an annotation ------------- */
+
+/* tree-sitter reads `g[0].gi_frame` in an annotation as a member_type (a type
+ * and a name), CPython as an attribute access it evaluates: fail closed. */
+Test(differential, py_annotation_member_type_is_rejected)
+{
+    static const char *const cases[] = {
+        "g = [0]\nx: g[0].gi_frame\n",
+        "g = [0]\nclass A:\n    x: g[0].gi_frame\n",
+        "g = {}\nx: g['a'].__globals__ = 1\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_rule(SG_LANG_PYTHON, cases[i], SG_RULE_ANNOTATION_MEMBER);
+}
+
+Test(differential, py_ordinary_annotations_pass)
+{
+    static const char *const cases[] = {
+        "import numpy as np\nx: np.ndarray = None\n",
+        "import pandas as pd\ndef f(a: pd.DataFrame) -> pd.Series:\n    return a\n",
+        "from typing import Dict, List, Optional\nx: Dict[str, List[int]] = {}\n"
+        "y: Optional[int] = None\nclass A:\n    b: int\n    c: list[dict[str, int]] | None = None\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_accept(SG_LANG_PYTHON, cases[i]);
+}
