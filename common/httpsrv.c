@@ -42,6 +42,7 @@ struct sg_httpsrv {
     struct sg_workq *workq;
     struct sg_conn_reg conns;
     int conns_ok;
+    int quiesced_fd; /* the listen socket after quiesce, closed after MHD stops */
 };
 
 enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE };
@@ -434,6 +435,7 @@ static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
     struct sg_httpsrv *srv = calloc(1, sizeof(*srv));
     if (!srv)
         return NULL;
+    srv->quiesced_fd = -1;
     srv->h = *h;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
@@ -508,8 +510,13 @@ void sg_httpsrv_quiesce(struct sg_httpsrv *srv)
     if (!srv)
         return;
     MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    if (fd == MHD_INVALID_SOCKET)
+        return;
+    /* The epoll threads drop the socket from their sets on their own time:
+     * closing it here races them (libmicrohttpd aborts when the removal of a
+     * closed descriptor fails). Refuse new connections now, close at stop. */
+    shutdown(fd, SHUT_RDWR);
+    srv->quiesced_fd = fd;
 }
 
 void sg_httpsrv_stop(struct sg_httpsrv *srv)
@@ -523,5 +530,7 @@ void sg_httpsrv_stop(struct sg_httpsrv *srv)
     while (sg_workq_pending(srv->workq) || atomic_load(&srv->suspended))
         nanosleep(&nap, NULL);
     MHD_stop_daemon(srv->daemon);
+    if (srv->quiesced_fd >= 0)
+        close(srv->quiesced_fd);
     srv_free(srv);
 }
