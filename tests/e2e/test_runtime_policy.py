@@ -117,6 +117,23 @@ class PythonRuntime(RuntimeCase):
     def test_reflection(self):
         self.unauthorized("reflection_frame.py", "reflection")
 
+    def test_reflection_laundered_through_a_library_eval(self):
+        body = self.unauthorized("reflection_via_library_eval.py", "reflection")
+        self.assertIn("sys._getframe", body["detail"])
+
+    def test_import_laundered_through_a_library_eval(self):
+        body = self.unauthorized("import_via_library_eval.py", "import")
+        self.assertEqual(body["denials"][0]["target"], "subprocess")
+
+    def test_compile_under_a_library_name(self):
+        body = self.unauthorized("compile_under_library_name.py", "reflection")
+        self.assertIn("compile under the name /usr/lib/python3.11/os.py", body["detail"])
+
+    def test_runner_frames_hold_nothing_of_the_guard(self):
+        body = self.job(source(REDTEAM, "runner_frames_hold_nothing.py"))
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], [])
+
     def test_seccomp_stands_behind_the_hook(self):
         """_posixsubprocess.fork_exec raises no audit event: the hook never
         sees it, the seccomp filter refuses the fork (EPERM) and threads
