@@ -223,6 +223,24 @@ class NodeRuntime(RuntimeCase):
         self.assertEqual(body["status"], "success", body)
         self.assertEqual(body["result"]["value"], {"err": "EPERM", "h": 16})
 
+    def test_seccomp_keeps_the_runner_parent_out_of_reach(self):
+        """The runner's parent (PID 1, same uid) holds the job's result: the
+        filter lets the job signal itself only, whatever route it found to
+        kill (here a policy that lists process.kill)."""
+        rt = runtime_of("default", "nodejs")
+        rt["process_properties"] = rt["process_properties"] + ["kill", "pid"]
+        code = ("function main() {\n"
+                "  const out = [];\n"
+                "  for (const pid of [1, -1, process.pid]) {\n"
+                "    try { out.push(process.kill(pid, 0)); } catch (e) { out.push(e.code); }\n"
+                "  }\n"
+                "  return out;\n"
+                "}\nmodule.exports = { main };\n")
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt)
+        self.assertEqual(status, 200)
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], ["EPERM", "EPERM", True])
+
     def test_benign_corpus(self):
         body = self.success("timers_promises.js", arguments={"a": 1})
         self.assertEqual(body["result"]["value"]["v"], 42)
