@@ -198,6 +198,14 @@ class NodeRuntime(RuntimeCase):
         body = self.unauthorized("file.js", "file")
         self.assertEqual(body["denials"][0]["target"], "fs/promises")
 
+    def test_denial_cannot_be_hidden_by_replaced_globals(self):
+        body = self.unauthorized("forge_denial_json.js", "process")
+        self.assertEqual(body["denials"][0]["target"], "child_process")
+
+    def test_require_reads_names_with_its_own_string_methods(self):
+        body = self.unauthorized("require_through_prototype.js", "file")
+        self.assertEqual(body["denials"][0]["target"], "fs")
+
     def test_routes_to_the_real_process_are_closed(self):
         body = self.job(source(REDTEAM, "leaks.js"))
         self.assertEqual(body["status"], "success", body)
