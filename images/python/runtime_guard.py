@@ -60,6 +60,13 @@ import sys
 from _stat import S_ISLNK
 from _thread import get_ident
 
+# Private builtins for every function below: a function resolves builtins
+# (any, len, str, PermissionError, ...) through its module's __builtins__ at
+# call time, and the shared builtins module is the job's to change
+# (`__builtins__["any"] = lambda it: True` made every path "under" a root).
+# Functions take the mapping when they are created, i.e. after this line.
+globals()["__builtins__"] = dict(builtins.__dict__)
+
 # What the guard itself calls once installed, taken now from C modules: the
 # program can replace attributes of `os`, `json` or `os.path` (modules reach
 # it as attributes of allowed packages) but not these references.

@@ -129,6 +129,10 @@ class PythonRuntime(RuntimeCase):
         body = self.unauthorized("compile_under_library_name.py", "reflection")
         self.assertIn("compile under the name /usr/lib/python3.11/os.py", body["detail"])
 
+    def test_replaced_builtins_do_not_reach_the_guard(self):
+        body = self.unauthorized("guard_builtins_replaced.py", "file")
+        self.assertIn("/etc/hostname", body["detail"])
+
     def test_runner_frames_hold_nothing_of_the_guard(self):
         body = self.job(source(REDTEAM, "runner_frames_hold_nothing.py"))
         self.assertEqual(body["status"], "success", body)

@@ -155,6 +155,14 @@ class PythonGuard(unittest.TestCase):
         self.assertEqual(out, {"outcome": "ok", "value": "denied", "denials": []})
 
     # ---------------------------------------------------------- denials
+    def test_replaced_builtins_do_not_reach_the_guard(self):
+        out = self.denied("""
+            def main():
+                __builtins__["any"] = lambda items: True
+                return open("/etc/hostname").read()
+        """, "file")
+        self.assertIn("PermissionError", out["value"])
+
     def test_gc_walk_by_a_library_is_denied(self):
         """gc walks reach every object, the guard's own among them: stopped
         whoever asks (a library helper here), not only the job's frame."""
