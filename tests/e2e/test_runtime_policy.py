@@ -133,6 +133,11 @@ class PythonRuntime(RuntimeCase):
         body = self.unauthorized("guard_builtins_replaced.py", "file")
         self.assertIn("/etc/hostname", body["detail"])
 
+    def test_no_link_to_race_the_file_check(self):
+        body = self.unauthorized("symlink_race.py", "file")
+        self.assertIn("symlink '/tmp/link' -> '/etc/hostname'", body["detail"])
+        self.assertEqual(body["stdout"], "")
+
     def test_runner_frames_hold_nothing_of_the_guard(self):
         body = self.job(source(REDTEAM, "runner_frames_hold_nothing.py"))
         self.assertEqual(body["status"], "success", body)
