@@ -14,6 +14,8 @@
 #define SG_RULE_MIXED_INDENTATION "source.mixed-indentation"
 /* Parsing and structural limits */
 #define SG_RULE_SYNTAX_ERROR "parse.syntax-error"
+#define SG_RULE_CONTEXT_KEYWORD "parse.context-keyword"
+#define SG_RULE_ANNOTATION_MEMBER "parse.annotation-member"
 #define SG_RULE_SOURCE_BYTES "limit.source-bytes"
 #define SG_RULE_DEPTH "limit.depth"
 #define SG_RULE_NODES "limit.nodes"
@@ -26,6 +28,8 @@
 #define SG_RULE_CALL_FORBIDDEN "call.forbidden"
 #define SG_RULE_ATTRIBUTE_FORBIDDEN "attribute.forbidden"
 #define SG_RULE_ATTRIBUTE_DUNDER "attribute.dunder"
+#define SG_RULE_ATTRIBUTE_PRIVATE "attribute.private"
+#define SG_RULE_ATTRIBUTE_CAPABILITY "attribute.capability"
 #define SG_RULE_REFLECTION_DYNAMIC "reflection.dynamic-name"
 
 #define SG_SEVERITY_ERROR "error"
