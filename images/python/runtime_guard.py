@@ -39,9 +39,9 @@ the job arrived and before the user's module is imported. Two layers:
    bytes. gc walks, other threads' frames and trace/profile functions are
    stopped whoever asks. The hook's state comes as default arguments it
    deletes before raising, and no job code runs inside it (targets are
-   formatted from exact built-in types only). Every denial is written at once to the denial pipe, which only
-   the runner's parent reads: a program that catches the exception and
-   carries on is reported all the same. A denial raised while an allowed
+   formatted from exact built-in types only). Every denial is written at once
+   to the denial pipe, which only the runner's parent reads: a program that
+   catches the exception and carries on is reported all the same. A denial raised while an allowed
    library's module body runs (import time: platform's `uname -p`,
    matplotlib's `fc-list`, both probes they catch) is enforced but not
    reported: the job did not ask for it.

@@ -172,8 +172,8 @@ class PythonGuard(unittest.TestCase):
     def test_code_a_library_evaluates_is_the_jobs(self):
         """A string the job handed to a library's eval runs as "<string>":
         the job's code, so its reflection and imports are checked."""
-        out = self.denied("import fakelib\n"
-                          "def main(): return fakelib.evaluate('__import__(\"sys\")._getframe(0)')\n",
+        out = self.denied("import fakelib\ndef main():\n"
+                          "    return fakelib.evaluate('__import__(\"sys\")._getframe(0)')\n",
                           "import")
         self.assertEqual(out["denials"][0]["target"], "sys")
 
