@@ -65,11 +65,31 @@ let HOOK = '';
 let realProcess = null;
 let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
 
+// What the runner's own code calls once the job's code has run, taken now:
+// the job can replace globals (JSON, Buffer, String) and the methods of
+// prototypes that are not frozen (String.prototype, the typed arrays'), and
+// a replaced startsWith in the policy's require, or a replaced
+// JSON.stringify in deny(), would let a module through or hide a denial.
+const uncurry = (f) => Function.prototype.call.bind(f);
+const jsonStringify = JSON.stringify;
+const bufferFrom = Buffer.from.bind(Buffer);
+const toText = String;
+const strStartsWith = uncurry(String.prototype.startsWith);
+const strSlice = uncurry(String.prototype.slice);
+const strSplit = uncurry(String.prototype.split);
+const strIncludes = uncurry(String.prototype.includes);
+const arrSome = uncurry(Array.prototype.some);
+const arrIncludes = uncurry(Array.prototype.includes);
+const hasOwn = uncurry(Object.prototype.hasOwnProperty);
+const byteLength = uncurry(Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
+
 function writeAllSync(fd, buf) {
   let off = 0;
-  while (off < buf.length) {
+  const len = byteLength(buf);
+  while (off < len) {
     try {
-      off += fs.writeSync(fd, buf, off, buf.length - off);
+      off += fs.writeSync(fd, buf, off, len - off);
     } catch (e) {
       if (e.code !== 'EAGAIN') throw e;
     }
@@ -77,7 +97,7 @@ function writeAllSync(fd, buf) {
 }
 
 function childReport(message, code) {
-  writeAllSync(REPORT_FD, Buffer.from(`${message}\n`, 'utf8'));
+  writeAllSync(REPORT_FD, bufferFrom(`${message}\n`, 'utf8'));
   realProcess.exit(code);
 }
 
@@ -245,8 +265,8 @@ function reportNeverSettled(isReported, markReported) {
 //    (`Foo.prototype.toString = ...`) keep working through accessors.
 
 function deny(type, target) {
-  const denial = { type, target: String(target).slice(0, 200) };
-  childReport(JSON.stringify({ outcome: 'unauthorized', denials: [denial],
+  const denial = { type, target: strSlice(toText(target), 0, 200) };
+  childReport(jsonStringify({ outcome: 'unauthorized', denials: [denial],
     message: `runtime.${type}: ${denial.target}` }), 1);
 }
 
@@ -274,17 +294,19 @@ const MODULE_CAPABILITY = {
 
 function moduleAllowed(imports, name) {
   if (!imports) return true;
-  const hit = imports.modules.some((m) => name === m || name.startsWith(`${m}/`));
+  const hit = arrSome(imports.modules, (m) => name === m || strStartsWith(name, `${m}/`));
   return imports.mode === 'deny' ? !hit : hit;
 }
 
 function policyRequire(rt, realRequire) {
   return function require(id) {
     if (typeof id !== 'string') deny('import', typeof id);
-    const name = id.startsWith('node:') ? id.slice(5) : id;
-    if (!name || name.startsWith('.') || name.startsWith('/') || name.includes('\\') ||
-        name.split('/').includes('..') || !moduleAllowed(rt.imports, name)) {
-      deny(MODULE_CAPABILITY[name.split('/')[0]] || 'import', id);
+    const name = strStartsWith(id, 'node:') ? strSlice(id, 5) : id;
+    if (!name || strStartsWith(name, '.') || strStartsWith(name, '/') ||
+        strIncludes(name, '\\') || arrIncludes(strSplit(name, '/'), '..') ||
+        !moduleAllowed(rt.imports, name)) {
+      const top = strSplit(name, '/')[0];
+      deny(hasOwn(MODULE_CAPABILITY, top) ? MODULE_CAPABILITY[top] : 'import', id);
     }
     return realRequire(name);
   };

@@ -331,6 +331,10 @@ def child_main(cfg, fds):
         arguments = payload["arguments"]
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
+        # This frame stays on the stack under the job's: a frame walk (a
+        # library's sys._getframe on the job's behalf) must find nothing of
+        # the guard here (its module's globals are what its checks read).
+        guard = None
         child_sys_path()
         code = child_run(fds["res_w"], arguments)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code

@@ -28,12 +28,20 @@ the job arrived and before the user's module is imported. Two layers:
                   import list (import statements, __import__, computed names),
                   including modules already loaded (builtins.__import__ is
                   wrapped: CPython raises no event for those)
-   "The job's own code" is a frame whose code object was compiled from a file
-   in the workspace: libraries (dataclasses, typing, enum, collections,
-   pandas, numpy, matplotlib) use exec/compile/_getframe internally and keep
-   working. Every denial is written at once to the denial pipe, which only
-   the runner's parent reads: a program that catches the exception and
-   carries on is reported all the same. A denial raised while an allowed
+   "The job's own code" is every frame whose code object was not compiled
+   from a library file (the interpreter's path entries as they are before
+   the job, the runner's directory, frozen modules): the workspace, /tmp, and
+   code compiled from a string ("<string>"), whoever compiled it, since a
+   library's eval of a string the job handed over runs the job's code.
+   Libraries (dataclasses, typing, enum, collections, pandas, numpy,
+   matplotlib) use exec/compile/_getframe in their own frames and keep
+   working; a library may compile a library file name only with that file's
+   bytes. gc walks, other threads' frames and trace/profile functions are
+   stopped whoever asks. The hook's state comes as default arguments it
+   deletes before raising, and no job code runs inside it (targets are
+   formatted from exact built-in types only). Every denial is written at once
+   to the denial pipe, which only the runner's parent reads: a program that
+   catches the exception and carries on is reported all the same. A denial raised while an allowed
    library's module body runs (import time: platform's `uname -p`,
    matplotlib's `fc-list`, both probes they catch) is enforced but not
    reported: the job did not ask for it.
@@ -52,6 +60,13 @@ import sys
 from _stat import S_ISLNK
 from _thread import get_ident
 
+# Private builtins for every function below: a function resolves builtins
+# (any, len, str, PermissionError, ...) through its module's __builtins__ at
+# call time, and the shared builtins module is the job's to change
+# (`__builtins__["any"] = lambda it: True` made every path "under" a root).
+# Functions take the mapping when they are created, i.e. after this line.
+globals()["__builtins__"] = dict(builtins.__dict__)
+
 # What the guard itself calls once installed, taken now from C modules: the
 # program can replace attributes of `os`, `json` or `os.path` (modules reach
 # it as attributes of allowed packages) but not these references.
@@ -60,10 +75,16 @@ _readlink = posix.readlink
 _getcwd = posix.getcwd
 _write = posix.write
 _fstat = posix.fstat
+_open = posix.open
+_read = posix.read
+_close = posix.close
 _exit = posix._exit
 _fsdecode = os.fsdecode
 _PATH_STR = pathlib.PurePath.__str__
 _PATH_FSPATH = pathlib.PurePath.__fspath__
+_PURE_PATH = pathlib.PurePath
+# type.__name__ read through the C getter: a metaclass cannot override it.
+TYPE_NAME = type.__dict__["__name__"].__get__
 MAX_LINKS = 40
 
 RT_ALLOW_PROCESSES = 0x1
@@ -87,10 +108,16 @@ LOOKUP_EVENTS = frozenset((
 SOCKET_USE_EVENTS = frozenset(("socket.connect", "socket.bind", "socket.sendto",
                                "socket.sendmsg"))
 REFLECTION_EVENTS = frozenset((
-    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace",
-    "sys.setprofile", "object.__getattr__", "object.__setattr__", "object.__delattr__",
-    "exec", "compile", "code.__new__", "function.__new__", "gc.get_objects",
-    "gc.get_referrers", "gc.get_referents", "builtins.breakpoint"))
+    "sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
+    "exec", "code.__new__", "function.__new__", "builtins.breakpoint"))
+# Reflection that reaches objects no caller handed over (every live object,
+# every thread's frames, a trace function that sees the hook's own frame):
+# stopped whoever asks, library or job. Data libraries do not use them; the
+# job could otherwise have an allowed library run them on its behalf.
+GLOBAL_REFLECTION_EVENTS = frozenset((
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+    "sys._current_exceptions", "sys.settrace", "sys.setprofile", "threading.settrace",
+    "threading.setprofile"))
 NATIVE_EVENTS = frozenset((
     "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
     "ctypes.call_function", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at",
@@ -106,12 +133,41 @@ FILE_EVENTS = {
     "os.listdir": ((0, False),), "os.scandir": ((0, False),), "os.walk": ((0, False),),
     "os.remove": ((0, True),), "os.rmdir": ((0, True),), "os.mkdir": ((0, True),),
     "os.rename": ((0, True), (1, True)), "os.link": ((0, True), (1, True)),
-    "os.symlink": ((1, True),), "os.chmod": ((0, True),), "os.chown": ((0, True),),
+"os.chmod": ((0, True),), "os.chown": ((0, True),),
     "os.utime": ((0, True),), "os.truncate": ((0, True),), "os.chflags": ((0, True),),
     "os.setxattr": ((0, True),), "os.removexattr": ((0, True),),
     "os.listxattr": ((0, False),), "os.getxattr": ((0, False),),
     "shutil.rmtree": ((0, True),), "shutil.copyfile": ((0, False), (1, True)),
 }
+
+
+def library_prefixes(runner_dir, writable):
+    """Where library code lives: the interpreter's path entries as they are
+    before the job (the runner puts the workspace on the path only after
+    install), minus anything under the job's writable roots, the runner's
+    directory, and frozen modules. Code compiled from a
+    string ("<string>", a name the job chose) or from a file the job wrote is
+    the job's, whoever compiled it: a library's eval of a string the job
+    handed over (typing's forward references, ...) runs the job's code."""
+    out = [runner_dir.rstrip("/") + "/"]
+    for entry in sys.path:
+        if not entry.startswith("/") or under(entry, writable):
+            continue
+        out.append(entry.rstrip("/") + "/")
+    return tuple(out) + ("<frozen ",)
+
+
+def safe_text(value, depth=0):
+    """A denial's target without running any of the job's code: only exact
+    built-in types are formatted (a subclass's __repr__ or __format__ would
+    run inside the hook, where its frame could reach the guard)."""
+    t = type(value)
+    if t is str or t is bytes or t is int or t is float or t is bool or value is None:
+        return repr(value)
+    if (t is tuple or t is list) and depth < 2:
+        inner = ", ".join(safe_text(v, depth + 1) for v in value[:8])
+        return ("(%s)" if t is tuple else "[%s]") % inner
+    return "<" + TYPE_NAME(t) + ">"
 
 
 def pipe_id(fd):
@@ -219,6 +275,28 @@ def real_path(path):
     return "/" + "/".join(out)
 
 
+def same_content(path, source):
+    """Whether the library file at path holds exactly source (read-only root:
+    it cannot change between this check and the compile)."""
+    if type(source) is str:
+        source = source.encode("utf-8", "surrogateescape")
+    try:
+        fd = _open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return False
+    try:
+        chunks, total = [], 0
+        while total <= len(source):
+            chunk = _read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    finally:
+        _close(fd)
+    return b"".join(chunks) == source
+
+
 def exists(path):
     try:
         _lstat(path)
@@ -245,6 +323,7 @@ class Guard:
         # The runner's own directory: its code is public, and tracebacks read it.
         self.runner_dir = os.path.dirname(os.path.abspath(__file__))
         self.read_roots = (workspace, "/tmp", self.runner_dir) + tuple(rt.get("read_paths") or ())
+        self.lib_prefixes = library_prefixes(self.runner_dir, self.write_roots)
         self.busy = set()
         self.dir_cache = {}  # realpath of directories outside the writable roots
         self.real_import = builtins.__import__
@@ -259,6 +338,9 @@ class Guard:
         target = str(target)[:TARGET_MAX]
         if frame is None or not self.import_time(frame):
             write_denial(self.den_fd, kind, target, self.den_id)
+        # Built here, returned (not raised) by the handlers: the hook raises
+        # it after dropping its own state, so the traceback the job catches
+        # holds no frame of the guard with anything of the guard in it.
         rule = f"runtime.{kind}"
         if kind == "import":
             return ModuleNotFoundError(f"sandgate: {rule}: import of {target!r} is not allowed "
@@ -282,7 +364,7 @@ class Guard:
         return self.guarded(self._is_user, frame)
 
     def _is_user(self, frame):
-        return frame is not None and frame.f_code.co_filename.startswith(self.user_prefix)
+        return frame is not None and not frame.f_code.co_filename.startswith(self.lib_prefixes)
 
     def import_time(self, frame):
         return self.guarded(self._import_time, frame)
@@ -293,7 +375,7 @@ class Guard:
         the job's own code. The runner's own frames end the walk."""
         while frame is not None:
             name = frame.f_code.co_filename
-            if name.startswith(self.user_prefix) or name.startswith(self.runner_dir + "/"):
+            if not name.startswith(self.lib_prefixes) or name.startswith(self.runner_dir + "/"):
                 return False
             if frame.f_code.co_name == "<module>" and not name.startswith("<"):
                 return True
@@ -333,26 +415,31 @@ class Guard:
         if not rt.get("reflection"):
             for e in REFLECTION_EVENTS:
                 h[e] = self.on_reflection
+            for e in GLOBAL_REFLECTION_EVENTS:
+                h[e] = self.on_global_reflection
+            h["compile"] = self.on_compile
         h["sys.addaudithook"] = self.on_addaudithook
         if self.sandbox_files:
             h["open"] = self.on_open
             for e in FILE_EVENTS:
                 h[e] = self.on_file_event
+            h["os.symlink"] = self.on_symlink
         if self.imports is not None:
             h["import"] = self.on_import_event
         return h
 
     def on_process(self, event, args, frame):
         what = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
-        raise self.record("process", f"{event} {what!r}", frame)
+        return self.record("process", f"{event} {safe_text(what)}", frame)
 
     def on_lookup(self, event, args, frame):
-        raise self.record("network", f"{event} {args[:1]!r}", frame)
+        return self.record("network", f"{event} {safe_text(args[:1])}", frame)
 
     def on_socket_new(self, event, args, frame):
         family = args[1] if len(args) > 1 else -1
         if family != AF_UNIX:
-            raise self.record("network", f"socket(family={family})", frame)
+            return self.record("network", f"socket(family={safe_text(family)})", frame)
+        return None
 
     def on_socket_use(self, event, args, frame):
         try:
@@ -360,56 +447,81 @@ class Guard:
         except (TypeError, IndexError):
             family = None
         if family != AF_UNIX:
-            raise self.record("network", f"{event} {args[1:2]!r}", frame)
+            return self.record("network", f"{event} {safe_text(args[1:2])}", frame)
+        return None
 
     def on_dlopen(self, event, args, frame):
         if args and args[0] is None:  # the interpreter itself: `import ctypes` does this
-            return
-        raise self.record("native_code", f"{event} {args[:1]!r}", frame)
+            return None
+        return self.record("native_code", f"{event} {safe_text(args[:1])}", frame)
 
     def on_native(self, event, args, frame):
-        raise self.record("native_code", event, frame)
+        return self.record("native_code", event, frame)
 
     def on_unpickle(self, event, args, frame):
-        raise self.record("unpickle", f"pickle.find_class {args[0]}.{args[1]}"
-                          if len(args) > 1 else event)
+        return self.record("unpickle", f"pickle.find_class {safe_text(args[0])[1:-1]}."
+                           f"{safe_text(args[1])[1:-1]}" if len(args) > 1 else event)
 
     def on_marshal(self, event, args, frame):
         if self.is_user(frame):
-            raise self.record("unpickle", event)
+            return self.record("unpickle", event)
+        return None
 
     def on_reflection(self, event, args, frame):
         if self.is_user(frame):
-            what = f"{type(args[0]).__name__}.{args[1]}" if event.startswith("object.") \
-                and len(args) > 1 else event
-            raise self.record("reflection", what)
+            what = f"{TYPE_NAME(type(args[0]))}.{safe_text(args[1])[1:-1]}" \
+                if event.startswith("object.") and len(args) > 1 else event
+            return self.record("reflection", what)
+        return None
+
+    def on_global_reflection(self, event, args, frame):
+        return self.record("reflection", event, frame)
+
+    def on_compile(self, event, args, frame):
+        """The job's compile is reflection. A library's compile may name a
+        library file only with that file's own bytes (importlib compiling a
+        module without a cached .pyc): otherwise the job's source would run
+        under a library's name (codeop, a loader's source_to_code), where
+        the hook takes it for library code."""
+        if self.is_user(frame):
+            return self.record("reflection", event)
+        name = args[1] if len(args) > 1 else None
+        if type(name) is bytes:
+            name = _fsdecode(name)
+        if type(name) is not str or not name.startswith(self.lib_prefixes) or \
+                name.startswith("<"):
+            return None
+        if type(args[0]) is not bytes and type(args[0]) is not str or \
+                not self.guarded(same_content, name, args[0]):
+            return self.record("reflection", f"compile under the name {name}")
+        return None
 
     def on_addaudithook(self, event, args, frame):
-        raise self.record("reflection", event)
+        return self.record("reflection", event)
 
     def check_path(self, path, write, frame):
-        if isinstance(path, int) or path is None:
-            return
+        if type(path) is int or path is None:
+            return None
         # Only strings, bytes and pathlib's own paths: another path-like object
         # could name one file when checked and another when opened.
         # pathlib's own, unpatched: its string is computed once and cached.
-        if isinstance(path, pathlib.PurePath) and type(path).__str__ is _PATH_STR and \
+        if issubclass(type(path), _PURE_PATH) and type(path).__str__ is _PATH_STR and \
                 type(path).__fspath__ is _PATH_FSPATH:
             path = _PATH_STR(path)
-        if type(path) not in (str, bytes):
-            raise self.record("file", f"path given as {type(path).__name__}", frame)
+        if type(path) is not str and type(path) is not bytes:
+            return self.record("file", f"path given as {TYPE_NAME(type(path))}", frame)
         try:
             real = self.resolve(_fsdecode(path))
         except (TypeError, ValueError) as e:
-            raise self.record("file", f"unresolvable path ({e})", frame) from None
+            return self.record("file", f"unresolvable path ({e})", frame)
         if under(real, self.write_roots if write else self.read_roots):
-            return
+            return None
         # A read of nothing reveals nothing (libraries probe lists of
         # directories, matplotlib's font search); the program learns only
         # what its open() would tell it anyway.
         if not write and not exists(real):
-            return
-        raise self.record("file", f"{'write' if write else 'read'} {real}", frame)
+            return None
+        return self.record("file", f"{'write' if write else 'read'} {real}", frame)
 
     def resolve(self, path):
         """real_path, with the directories of the read-only root (outside
@@ -439,45 +551,72 @@ class Guard:
             write = any(c in mode for c in "wax+")
         else:
             write = bool((flags or 0) & WRITE_FLAGS)
-        self.check_path(path, write, frame)
+        return self.check_path(path, write, frame)
 
     def on_file_event(self, event, args, frame):
         for index, write in FILE_EVENTS[event]:
             if index < len(args):
-                self.check_path(args[index] if args[index] is not None else ".", write, frame)
+                exc = self.check_path(args[index] if args[index] is not None else ".", write,
+                                      frame)
+                if exc is not None:
+                    return exc
+        return None
+
+    def on_symlink(self, event, args, frame):
+        """No new links: a link in /tmp or the workspace could be switched
+        between the check of an open and the open itself (a thread flipping
+        a link between a file of its own and /etc/hostname). Every link the
+        checks resolve is then on the read-only root, where none can change."""
+        return self.record("file", f"symlink {safe_text(args[1:2])[1:-1]} -> "
+                           f"{safe_text(args[:1])[1:-1]}", frame)
 
     def on_import_event(self, event, args, frame):
         name = args[0] if args else ""
+        if type(name) is not str:
+            return self.record("import", safe_text(name))
         if self.is_user(self.importer(frame)) and not module_allowed(self.imports, name):
-            raise self.record("import", name)
+            return self.record("import", name)
+        return None
 
     # ------------------------------------------------------ entry points
 
     def make_hook(self):
-        """The audit hook, as a closure over locals: it runs for every event
-        CPython raises (thousands while pandas imports), so the common case,
-        a library's own exec/compile/getattr, returns after one frame read."""
-        handlers_get = self.handlers.get
-        busy = self.busy
-        getframe = sys._getframe
-        prefix = self.user_prefix
-        user_only = USER_ONLY_EVENTS
+        """The audit hook. It runs for every event CPython raises (thousands
+        while pandas imports), so the common case, a library's own
+        exec/getattr, returns after one frame read. Its state comes in as
+        default arguments, not a closure: a closure's cells can be rewritten
+        by anyone holding the function, defaults only with an audited event.
+        Before raising a denial it deletes them: the traceback the job
+        catches holds this frame, and its locals must give nothing away."""
 
-        def hook(event, args):
-            handler = handlers_get(event)
+        def hook(event, args, _get=self.handlers.get, _busy=self.busy,
+                 _getframe=sys._getframe, _ident=get_ident, _lib=self.lib_prefixes,
+                 _user_only=USER_ONLY_EVENTS, _error=PermissionError):
+            handler = _get(event)
             if handler is None:
                 return
-            me = get_ident()
-            if me in busy:  # the guard's own frame reads
+            me = _ident()
+            if me in _busy:  # the guard's own frame reads
                 return
-            busy.add(me)
+            _busy.add(me)
             try:
-                frame = getframe(1)  # the frame whose action raised the event
-                user = frame.f_code.co_filename.startswith(prefix)
+                frame = _getframe(1)  # the frame whose action raised the event
+                user = not frame.f_code.co_filename.startswith(_lib)
             finally:
-                busy.discard(me)
-            if user or event not in user_only:
-                handler(event, args, frame)
+                _busy.discard(me)
+            if not user and event in _user_only:
+                return
+            failed = False
+            try:
+                exc = handler(event, args, frame)
+            except Exception:  # noqa: BLE001 - fail closed, outside the except
+                failed = True
+            if failed:
+                exc = _error(f"sandgate: the run-time guard could not check {event}")
+            if exc is None:
+                return
+            del _get, _busy, _getframe, _ident, _lib, _user_only, _error, handler, frame, args
+            raise exc
         return hook
 
 
@@ -487,15 +626,15 @@ class ImportGate:
     program can reach these functions (they are builtins) and through them
     their module's globals, so nothing the audit hook relies on is there."""
 
-    def __init__(self, imports, den_fd, user_prefix):
+    def __init__(self, imports, den_fd, lib_prefixes):
         self.imports = imports
         self.den_fd = den_fd
         self.den_id = pipe_id(den_fd)
-        self.user_prefix = user_prefix
+        self.lib_prefixes = lib_prefixes
         self.real_import = builtins.__import__
 
     def _is_user(self, frame):
-        return frame is not None and frame.f_code.co_filename.startswith(self.user_prefix)
+        return frame is not None and not frame.f_code.co_filename.startswith(self.lib_prefixes)
 
     def import_wrapper(self, name, globals=None, locals=None, fromlist=(), level=0):
         """The job's own imports of modules already loaded raise no audit
@@ -557,7 +696,7 @@ def install(rt, den_fd, workspace, seccomp, private=None):
     if guard.imports is not None:
         import importlib
         private = private or load_private_copy()
-        gate = private.ImportGate(guard.imports, den_fd, guard.user_prefix)
+        gate = private.ImportGate(guard.imports, den_fd, guard.lib_prefixes)
         builtins.__import__ = gate.import_wrapper
         importlib.import_module = gate.wrap_import_module(importlib.import_module)
     sys.addaudithook(guard.make_hook())

@@ -20,6 +20,16 @@
 #ifndef SYS_io_uring_setup
 #define SYS_io_uring_setup 425
 #endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#define MAX_SELF_VALUES 3
 #define X32_SYSCALL_BIT 0x40000000u
 
 #define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
@@ -49,6 +59,39 @@ static void deny_nr(struct prog *p, unsigned sysno, unsigned ret)
     stmt(p, BPF_RET | BPF_K, ret);
 }
 
+/* if (nr == sysno) return (low 32 bits of arg0 in vals) ? ALLOW : EPERM;
+ * -- pids are ints, so the low half is what the kernel reads. */
+static void arg0_in(struct prog *p, unsigned sysno, const unsigned *vals, unsigned n)
+{
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0,
+                                         (unsigned char)(n + 3)));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+    for (unsigned i = 0; i < n; i++)
+        emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, vals[i],
+                                             (unsigned char)(n - i), 0));
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
+
+/* Signals and handles reach only the process itself: the runner's parent
+ * (PID 1 of the container, same uid) holds the job's result. */
+static void other_processes(struct prog *p, int self)
+{
+    unsigned me = (unsigned)self;
+    const unsigned kill_ok[MAX_SELF_VALUES] = {me, 0, (unsigned)-self};
+    arg0_in(p, SYS_kill, kill_ok, 3);
+    arg0_in(p, SYS_tgkill, &me, 1);
+    arg0_in(p, SYS_rt_sigqueueinfo, &me, 1);
+    arg0_in(p, SYS_rt_tgsigqueueinfo, &me, 1);
+    arg0_in(p, SYS_pidfd_open, &me, 1);
+    deny_nr(p, SYS_tkill, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_pidfd_send_signal, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_pidfd_getfd, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_ptrace, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_process_vm_readv, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_process_vm_writev, RET_ERRNO(EPERM));
+}
+
 static void processes(struct prog *p)
 {
     deny_nr(p, SYS_execve, RET_ERRNO(EPERM));
@@ -68,7 +111,9 @@ static void processes(struct prog *p)
 
 static void network(struct prog *p)
 {
+    const unsigned unix_only = AF_UNIX;
     deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_socketpair, &unix_only, 1);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
@@ -76,9 +121,10 @@ static void network(struct prog *p)
     stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
 }
 
-int sg_rt_filter_build(unsigned flags, struct sock_filter *out, size_t cap, size_t *ret_len)
+int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t cap,
+                       size_t *ret_len)
 {
-    if (flags & ~SG_RT_FLAGS_ALL)
+    if ((flags & ~SG_RT_FLAGS_ALL) || self < 1)
         return -EINVAL;
     struct prog p = {.ins = out, .cap = cap};
     stmt(&p, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -89,8 +135,10 @@ int sg_rt_filter_build(unsigned flags, struct sock_filter *out, size_t cap, size
     stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
     /* Each block below returns or falls through with the number still in A
      * (the clone/socket blocks load an argument only on their own path). */
-    if (!(flags & SG_RT_ALLOW_PROCESSES))
+    if (!(flags & SG_RT_ALLOW_PROCESSES)) {
         processes(&p);
+        other_processes(&p, self);
+    }
     if (!(flags & SG_RT_ALLOW_NETWORK))
         network(&p);
     stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -104,7 +152,7 @@ int sg_rt_filter_install(unsigned flags)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
-    int r = sg_rt_filter_build(flags, ins, SG_RT_FILTER_MAX, &len);
+    int r = sg_rt_filter_build(flags, (int)getpid(), ins, SG_RT_FILTER_MAX, &len);
     if (r < 0)
         return r;
     struct sock_fprog prog = {.len = (unsigned short)len, .filter = ins};

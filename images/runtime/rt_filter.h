@@ -4,9 +4,15 @@
  * The filter refuses, unless the job's policy allows them:
  *   processes: execve, execveat, fork, vfork and clone without CLONE_THREAD
  *              fail with EPERM; clone3 fails with ENOSYS, so glibc falls back
- *              to clone, whose flags the filter can read (threads still start);
- *   network:   socket() of every family but AF_UNIX, and io_uring_setup
- *              (its ring can open sockets), fail with EPERM.
+ *              to clone, whose flags the filter can read (threads still start).
+ *              Other processes are out of reach too (the runner's parent runs
+ *              as the same uid): kill, tgkill, rt_sigqueueinfo,
+ *              rt_tgsigqueueinfo and pidfd_open reach only the process itself
+ *              (kill also 0 and its own group: the runner makes it a group
+ *              leader); tkill, pidfd_send_signal, pidfd_getfd, ptrace and
+ *              process_vm_readv/writev fail with EPERM;
+ *   network:   socket() and socketpair() of every family but AF_UNIX, and
+ *              io_uring_setup (its ring can open sockets), fail with EPERM.
  * Any system call made with another architecture's calling convention (i386
  * int 0x80, x32) kills the process: the numbers above are x86_64's.
  *
@@ -24,12 +30,14 @@
 #define SG_RT_FLAGS_ALL (SG_RT_ALLOW_PROCESSES | SG_RT_ALLOW_NETWORK)
 
 /* Longest program the builder emits (checked by the builder itself). */
-#define SG_RT_FILTER_MAX 32
+#define SG_RT_FILTER_MAX 96
 
 /* Pure: writes the BPF program for flags into out (room for cap
- * instructions) and its length to *ret_len. Returns 0, -EINVAL for unknown
- * flags, -ENOSPC when cap is too small. */
-int sg_rt_filter_build(unsigned flags, struct sock_filter *out, size_t cap, size_t *ret_len);
+ * instructions) and its length to *ret_len; self is the pid of the process
+ * that will install it (the only one it may signal). Returns 0, -EINVAL for
+ * unknown flags or a pid below 1, -ENOSPC when cap is too small. */
+int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t cap,
+                       size_t *ret_len);
 
 /* Sets PR_SET_NO_NEW_PRIVS and installs the filter for flags on every thread
  * of the calling process (SECCOMP_FILTER_FLAG_TSYNC: Node has started its

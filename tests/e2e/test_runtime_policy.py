@@ -117,6 +117,32 @@ class PythonRuntime(RuntimeCase):
     def test_reflection(self):
         self.unauthorized("reflection_frame.py", "reflection")
 
+    def test_reflection_laundered_through_a_library_eval(self):
+        body = self.unauthorized("reflection_via_library_eval.py", "reflection")
+        self.assertIn("sys._getframe", body["detail"])
+
+    def test_import_laundered_through_a_library_eval(self):
+        body = self.unauthorized("import_via_library_eval.py", "import")
+        self.assertEqual(body["denials"][0]["target"], "subprocess")
+
+    def test_compile_under_a_library_name(self):
+        body = self.unauthorized("compile_under_library_name.py", "reflection")
+        self.assertIn("compile under the name /usr/lib/python3.11/os.py", body["detail"])
+
+    def test_replaced_builtins_do_not_reach_the_guard(self):
+        body = self.unauthorized("guard_builtins_replaced.py", "file")
+        self.assertIn("/etc/hostname", body["detail"])
+
+    def test_no_link_to_race_the_file_check(self):
+        body = self.unauthorized("symlink_race.py", "file")
+        self.assertIn("symlink '/tmp/link' -> '/etc/hostname'", body["detail"])
+        self.assertEqual(body["stdout"], "")
+
+    def test_runner_frames_hold_nothing_of_the_guard(self):
+        body = self.job(source(REDTEAM, "runner_frames_hold_nothing.py"))
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], [])
+
     def test_seccomp_stands_behind_the_hook(self):
         """_posixsubprocess.fork_exec raises no audit event: the hook never
         sees it, the seccomp filter refuses the fork (EPERM) and threads
@@ -181,6 +207,14 @@ class NodeRuntime(RuntimeCase):
         body = self.unauthorized("file.js", "file")
         self.assertEqual(body["denials"][0]["target"], "fs/promises")
 
+    def test_denial_cannot_be_hidden_by_replaced_globals(self):
+        body = self.unauthorized("forge_denial_json.js", "process")
+        self.assertEqual(body["denials"][0]["target"], "child_process")
+
+    def test_require_reads_names_with_its_own_string_methods(self):
+        body = self.unauthorized("require_through_prototype.js", "file")
+        self.assertEqual(body["denials"][0]["target"], "fs")
+
     def test_routes_to_the_real_process_are_closed(self):
         body = self.job(source(REDTEAM, "leaks.js"))
         self.assertEqual(body["status"], "success", body)
@@ -205,6 +239,24 @@ class NodeRuntime(RuntimeCase):
         self.assertEqual(status, 200)
         self.assertEqual(body["status"], "success", body)
         self.assertEqual(body["result"]["value"], {"err": "EPERM", "h": 16})
+
+    def test_seccomp_keeps_the_runner_parent_out_of_reach(self):
+        """The runner's parent (PID 1, same uid) holds the job's result: the
+        filter lets the job signal itself only, whatever route it found to
+        kill (here a policy that lists process.kill)."""
+        rt = runtime_of("default", "nodejs")
+        rt["process_properties"] = rt["process_properties"] + ["kill", "pid"]
+        code = ("function main() {\n"
+                "  const out = [];\n"
+                "  for (const pid of [1, -1, process.pid]) {\n"
+                "    try { out.push(process.kill(pid, 0)); } catch (e) { out.push(e.code); }\n"
+                "  }\n"
+                "  return out;\n"
+                "}\nmodule.exports = { main };\n")
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt)
+        self.assertEqual(status, 200)
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], ["EPERM", "EPERM", True])
 
     def test_benign_corpus(self):
         body = self.success("timers_promises.js", arguments={"a": 1})

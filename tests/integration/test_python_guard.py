@@ -46,10 +46,26 @@ LIB = textwrap.dedent("""
 
     def run(cmd):
         return subprocess.run(cmd, capture_output=True).stdout
+
+    def walk():  # a library helper that walks every live object
+        import gc
+        return len(gc.get_objects())
+
+    def frame_locals(tb):  # a library helper that reads a traceback's frames
+        import traceback
+        return [sorted(f.f_locals) for f, _ in traceback.walk_tb(tb)]
+
+    def evaluate(text):  # a library that evaluates a string it was handed
+        return eval(text)
 """)
 
 ALLOW = ["abc", "asyncio", "collections", "dataclasses", "enum", "fakelib", "functools",
          "json", "math", "pickle", "threading", "typing", "urllib.parse"]
+
+
+# The fake installed library's directory (set up by the test class): readable
+# as the interpreter's library is in the image.
+LIB_DIRS = []
 
 
 def runtime(**over):
@@ -57,7 +73,7 @@ def runtime(**over):
           "imports": {"mode": "allow", "modules": ALLOW}, "files": "sandbox",
           # this interpreter's own library, wherever the host keeps it
           "read_paths": sorted({os.path.realpath(sysconfig.get_paths()[k])
-                                for k in ("stdlib", "platstdlib")}),
+                                for k in ("stdlib", "platstdlib")} | set(LIB_DIRS)),
           "native_code": False, "unpickle": False, "reflection": False}
     rt.update(over)
     return rt
@@ -66,9 +82,14 @@ def runtime(**over):
 class PythonGuard(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        # Not under /tmp: the guard counts code there as the job's (the job
+        # can write it), and fakelib must be an installed library.
+        base = os.path.join(ROOT, "build")
+        os.makedirs(base, exist_ok=True)
+        cls.tmp = tempfile.TemporaryDirectory(dir=base)
         cls.lib = os.path.join(cls.tmp.name, "lib")
         os.mkdir(cls.lib)
+        LIB_DIRS.append(cls.lib)
         with open(os.path.join(cls.lib, "fakelib.py"), "w") as f:
             f.write(LIB)
         # The image's layout: the driver (as runner.py) is a file beside the
@@ -89,7 +110,7 @@ class PythonGuard(unittest.TestCase):
         ws = tempfile.mkdtemp(dir=self.tmp.name)
         with open(os.path.join(ws, "main.py"), "w") as f:
             f.write(textwrap.dedent(code))
-        p = subprocess.run([sys.executable, "-I", self.driver,
+        p = subprocess.run([sys.executable, "-I", "-B", self.driver,
                             os.path.join(self.runner_dir, "runtime_guard.py"),
                             json.dumps(rt or runtime()), ws, self.lib],
                            capture_output=True, text=True, timeout=60, cwd=ws)
@@ -134,6 +155,42 @@ class PythonGuard(unittest.TestCase):
         self.assertEqual(out, {"outcome": "ok", "value": "denied", "denials": []})
 
     # ---------------------------------------------------------- denials
+    def test_replaced_builtins_do_not_reach_the_guard(self):
+        out = self.denied("""
+            def main():
+                __builtins__["any"] = lambda items: True
+                return open("/etc/hostname").read()
+        """, "file")
+        self.assertIn("PermissionError", out["value"])
+
+    def test_gc_walk_by_a_library_is_denied(self):
+        """gc walks reach every object, the guard's own among them: stopped
+        whoever asks (a library helper here), not only the job's frame."""
+        out = self.denied("import fakelib\ndef main(): return fakelib.walk()\n", "reflection")
+        self.assertEqual(out["denials"][0]["target"], "gc.get_objects")
+
+    def test_code_a_library_evaluates_is_the_jobs(self):
+        """A string the job handed to a library's eval runs as "<string>":
+        the job's code, so its reflection and imports are checked."""
+        out = self.denied("import fakelib\ndef main():\n"
+                          "    return fakelib.evaluate('__import__(\"sys\")._getframe(0)')\n",
+                          "import")
+        self.assertEqual(out["denials"][0]["target"], "sys")
+
+    def test_a_denials_traceback_holds_nothing_of_the_guard(self):
+        """The traceback of a denial holds the hook's frame; its locals
+        (and those of every frame in it) give nothing of the guard away."""
+        out = self.job("""
+            import fakelib
+            def main():
+                try:
+                    open("/etc/hostname")
+                except PermissionError as e:
+                    return fakelib.frame_locals(e.__traceback__)
+        """)
+        self.assertEqual([d["type"] for d in out["denials"]], ["file"], out)
+        self.assertEqual(out["value"], [["e"], ["event", "exc", "failed", "me", "user"]], out)
+
     def test_process_through_an_allowed_library_helper(self):
         out = self.denied("import fakelib\ndef main(): return fakelib.run(['id'])\n", "process")
         self.assertIn("subprocess.Popen", out["denials"][0]["target"])
@@ -252,7 +309,7 @@ class PythonGuard(unittest.TestCase):
         ws = tempfile.mkdtemp(dir=self.tmp.name)
         with open(os.path.join(ws, "main.py"), "w") as f:
             f.write(code)
-        p = subprocess.run([sys.executable, "-I", self.driver,
+        p = subprocess.run([sys.executable, "-I", "-B", self.driver,
                             os.path.join(self.runner_dir, "runtime_guard.py"),
                             json.dumps(runtime()), ws, self.lib],
                            capture_output=True, text=True, timeout=60, cwd=ws)

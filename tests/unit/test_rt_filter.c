@@ -39,11 +39,13 @@ static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct 
     return 0;
 }
 
+#define SELF 4242 /* the pid the filter is built for */
+
 static uint32_t decide(unsigned flags, uint32_t arch, int nr, uint64_t arg0)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
-    cr_assert_eq(sg_rt_filter_build(flags, ins, SG_RT_FILTER_MAX, &len), 0);
+    cr_assert_eq(sg_rt_filter_build(flags, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
     struct seccomp_data d = {.nr = nr, .arch = arch, .args = {arg0}};
     return run_bpf(ins, len, &d);
 }
@@ -90,6 +92,40 @@ Test(rt_filter, offline_allows_only_unix_sockets)
     cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_execve, 0), EPERM_RET);
 }
 
+Test(rt_filter, signals_and_handles_reach_only_the_process_itself)
+{
+    cr_expect_eq(decide(0, X86, SYS_kill, SELF), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_kill, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_kill, (uint32_t)-SELF), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_kill, 1), EPERM_RET);           /* the runner's parent */
+    cr_expect_eq(decide(0, X86, SYS_kill, (uint32_t)-1), EPERM_RET); /* everyone */
+    cr_expect_eq(decide(0, X86, SYS_tgkill, SELF), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_tgkill, 1), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_rt_sigqueueinfo, 1), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_rt_tgsigqueueinfo, 1), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_rt_tgsigqueueinfo, SELF), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, 434 /* pidfd_open */, 1), EPERM_RET);
+    cr_expect_eq(decide(0, X86, 434, SELF), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_tkill, SELF), EPERM_RET);
+    cr_expect_eq(decide(0, X86, 424 /* pidfd_send_signal */, 3), EPERM_RET);
+    cr_expect_eq(decide(0, X86, 438 /* pidfd_getfd */, 3), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_ptrace, 0), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_process_vm_readv, 1), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_process_vm_writev, SELF), EPERM_RET);
+    /* the high half of a pid argument is not read by the kernel either */
+    cr_expect_eq(decide(0, X86, SYS_kill, ((uint64_t)7 << 32) | 1), EPERM_RET);
+    /* with processes allowed the job may signal its children */
+    cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_kill, 77), SECCOMP_RET_ALLOW);
+}
+
+Test(rt_filter, offline_socketpair_is_unix_only)
+{
+    cr_expect_eq(decide(0, X86, SYS_socketpair, AF_UNIX), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_socketpair, AF_INET), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_socketpair, AF_NETLINK), EPERM_RET);
+    cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_socketpair, AF_INET), SECCOMP_RET_ALLOW);
+}
+
 Test(rt_filter, other_architectures_are_killed)
 {
     cr_expect_eq(decide(SG_RT_FLAGS_ALL, AUDIT_ARCH_I386, 11, 0), SECCOMP_RET_KILL_PROCESS);
@@ -103,8 +139,13 @@ Test(rt_filter, builder_checks_its_input)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
-    cr_expect_eq(sg_rt_filter_build(0x4, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
-    cr_expect_eq(sg_rt_filter_build(0, ins, 5, &len), -ENOSPC);
+    cr_expect_eq(sg_rt_filter_build(0x4, SELF, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0, 0, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0, -5, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0, SELF, ins, 5, &len), -ENOSPC);
+    /* the longest program (everything denied) fits */
+    cr_expect_eq(sg_rt_filter_build(0, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
+    cr_expect_leq(len, SG_RT_FILTER_MAX);
     cr_expect_eq(sg_rt_filter_install(0x80), -EINVAL);
 }
 
@@ -141,6 +182,22 @@ static int child_checks(unsigned flags)
     if (u < 0)
         return 16;
     close(u);
+    errno = 0;
+    if (kill(getppid(), 0) != -1 || errno != EPERM) /* the parent: same uid, out of reach */
+        return 17;
+    if (kill(getpid(), 0) != 0 || kill(0, 0) != 0)
+        return 18;
+    errno = 0;
+    if (syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0) != -1 || errno != EPERM)
+        return 19;
+    int sv[2];
+    errno = 0;
+    if (socketpair(AF_INET, SOCK_STREAM, 0, sv) != -1 || errno != EPERM)
+        return 20;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return 21;
+    close(sv[0]);
+    close(sv[1]);
     return 0;
 }
 
