@@ -9,6 +9,12 @@
                                         the run-time policy in RUNTIME_JSON (a
                                         file); JOB is hello (default) or pandas;
                                         prints {"off": {...}, "on": {...}}
+  exec_load.py overload GW C S PANDAS_PCT
+                                        C concurrent clients for S seconds through
+                                        the gateway's POST /v1/run (GW), a fixed
+                                        mix: PANDAS_PCT % pandas jobs, the rest
+                                        Python and Node hello-world alike; counts
+                                        every answer by HTTP status and error code
 
 Prints one JSON object: client latencies (p50/p99 ms), the executor's own
 run_ms p50, counts by status, jobs/s and the pool's container-create rate
@@ -27,6 +33,12 @@ HELLO = {
 # A data job: with the run-time policy on, pandas' import runs under the audit
 # hook (unless the image pre-imports it).
 PANDAS = "import pandas as pd\n\ndef main():\n    return int(pd.DataFrame({'a': [1, 2]}).a.sum())\n"
+# The overload mix through the gateway: (language, code) per kind.
+MIX = {
+    "python": ("python", HELLO["python"]),
+    "nodejs": ("nodejs", HELLO["nodejs"] + "module.exports = { main };\n"),
+    "pandas": ("python", PANDAS),
+}
 MAX_SECONDS = 600  # a run never goes on longer than this, whatever it was asked
 
 
@@ -127,6 +139,72 @@ def throughput(host, port, lang, clients, seconds):
     return summarize(results, elapsed, made)
 
 
+def mix_kind(i, pandas_pct):
+    """The i-th job of the mix: pandas_pct % pandas, spread out; the rest alternate."""
+    if i * pandas_pct % 100 < pandas_pct:
+        return "pandas"
+    return "python" if (i - i * pandas_pct // 100) % 2 else "nodejs"
+
+
+def gateway_job(host, port, kind, out):
+    lang, code = MIX[kind]
+    t0 = time.perf_counter()
+    try:
+        status, raw = call(host, port, "POST", "/v1/run", {"language": lang, "code": code},
+                           timeout=120)
+    except OSError as e:  # a lost connection is an outcome too, never dropped
+        out.append((kind, (time.perf_counter() - t0) * 1000, f"conn_{type(e).__name__}"))
+        return
+    ms = (time.perf_counter() - t0) * 1000
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = {}
+    if status == 200:
+        key = body.get("status", "?")
+    else:
+        err = body.get("error") if isinstance(body.get("error"), dict) else {}
+        key = f"http_{status}/{err.get('code', '?')}"
+    out.append((kind, ms, key))
+
+
+def overload(host, port, clients, seconds, pandas_pct):
+    seconds = min(seconds, MAX_SECONDS)
+    results, lock = [], threading.Lock()
+    stop = time.time() + seconds
+
+    def worker(w):
+        mine, i = [], w
+        while time.time() < stop:
+            gateway_job(host, port, mix_kind(i, pandas_pct), mine)
+            i += clients
+        with lock:
+            results.extend(mine)
+    t0 = time.time()
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.time() - t0
+    ok = [ms for _, ms, key in results if key == "success"]
+    busy = [ms for _, ms, key in results if key.startswith("http_503/")]
+    counts = {}
+    for _, _, key in results:
+        counts[key] = counts.get(key, 0) + 1
+    n = len(results) or 1
+    out = {"jobs": len(results), "seconds": round(elapsed, 2), "by_status": counts,
+           "jobs_per_s": round(len(ok) / elapsed, 2), "answers_per_s": round(len(results) / elapsed, 2),
+           "p50_ms": pct(ok, 50), "p99_ms": pct(ok, 99),
+           "busy_pct": round(100 * len(busy) / n, 1), "busy_p50_ms": pct(busy, 50),
+           "other_pct": round(100 * (len(results) - len(ok) - len(busy)) / n, 1)}
+    for kind in MIX:
+        mine = [ms for k, ms, key in results if k == kind and key == "success"]
+        out[kind] = {"ok": len(mine), "of": sum(1 for k, _, _ in results if k == kind),
+                     "p50_ms": pct(mine, 50), "p99_ms": pct(mine, 99)}
+    return out
+
+
 def summarize(results, elapsed, made=None):
     ok = [ms for ms, key, _ in results if key == "success"]
     counts = {}
@@ -149,6 +227,8 @@ def main(argv):
     elif mode == "latency-ab":
         res = latency_ab(host, int(port), lang, int(argv[4]), argv[5],
                          argv[6] if len(argv) > 6 else "hello")
+    elif mode == "overload":
+        res = overload(host, int(port), int(argv[3]), float(argv[4]), int(argv[5]))
     elif mode == "throughput":
         res = throughput(host, int(port), lang, int(argv[4]), float(argv[5]))
     else:
