@@ -62,6 +62,7 @@ include analyzers/build.mk
 include gateway/build.mk
 include executors/build.mk
 include images/build.mk
+include deploy/build.mk
 include tests/build.mk
 include bench/build.mk
 
