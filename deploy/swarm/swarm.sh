@@ -83,7 +83,7 @@ label_node() {
     nodes=$(docker node ls -q | wc -l)
     if [ "${SANDGATE_LABEL_NODE:-0}" = 1 ]; then
         [ "$nodes" = 1 ] || die "SANDGATE_LABEL_NODE=1 is for a single-node swarm ($nodes nodes)"
-        docker node update --label-add sandgate.sandbox=true self >/dev/null
+        docker node update --label-add sandgate.sandbox=true "$(docker info --format "{{.Swarm.NodeID}}")" >/dev/null
         say "labelled this node sandgate.sandbox=true"
     fi
     local labelled
