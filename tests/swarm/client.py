@@ -1,11 +1,18 @@
 """Load client for the swarm suite. It runs inside a container on the stack's
-`public` overlay (the test creates it), so it reaches the gateway through
-Swarm's service address. Usage: client.py URL TOKEN MODE ARGS_JSON; prints one
-JSON line. Every request has its own connection and a bounded timeout; an
-answer is a status and a body, a transport error is recorded as status 0.
+`public` overlay (the test creates it). Usage: client.py URL TOKEN MODE
+ARGS_JSON; prints one JSON line. Every request has its own connection and a
+bounded timeout; an answer is a status and a body, a transport error is
+recorded as status 0.
+
+Each request resolves tasks.<URL's host> afresh (Swarm's DNS: one address per
+running gateway task) and takes the next address round robin: DNS round
+robin, because Swarm's virtual-IP balancing does not work on the machine the
+suite was written on (see test_swarm.py).
 """
 import base64
+import itertools
 import json
+import socket
 import sys
 import threading
 import time
@@ -21,10 +28,22 @@ CODE = {
 }
 
 
+HOST, PORT = URL.split("//", 1)[1].split(":")
+ROUND = itertools.count()
+
+
+def target():
+    try:
+        ips = sorted(socket.gethostbyname_ex("tasks." + HOST)[2])
+    except OSError:
+        return URL  # no task listed right now: the request fails cleanly
+    return f"http://{ips[next(ROUND) % len(ips)]}:{PORT}" if ips else URL
+
+
 def job(language, n, pause=0.0):
     body = json.dumps({"language": language, "arguments": {"n": n, "pause": pause},
                        "code_b64": base64.b64encode(CODE[language].encode()).decode()})
-    req = urllib.request.Request(URL + "/run", data=body.encode(), method="POST", headers={
+    req = urllib.request.Request(target() + "/run", data=body.encode(), method="POST", headers={
         "Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
