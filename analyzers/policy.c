@@ -307,11 +307,116 @@ static int load_limits(const struct loader *ld, json_t *lang, const char *path,
                     SG_LIMIT_NODES_DEFAULT, &lp->max_nodes);
 }
 
+static int valid_abs_path(const char *s)
+{
+    if (s[0] != '/' || strstr(s, "/../") || strstr(s, "/./") || strstr(s, "//"))
+        return 0;
+    size_t n = strlen(s);
+    if ((n >= 3 && strcmp(s + n - 3, "/..") == 0) || (n >= 2 && strcmp(s + n - 2, "/.") == 0))
+        return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            return 0;
+    return 1;
+}
+
+/* read_paths: normalised absolute prefixes (no "..", ".", "//", controls). */
+static int get_paths(const struct loader *ld, json_t *obj, const char *path, const char *key,
+                     struct sg_strset *ret)
+{
+    char p[PATH_MAX_LEN];
+    json_t *arr = json_object_get(obj, key), *v;
+    join_path(p, path, key);
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return lfail(ld, p, "expected an array of strings");
+    if (json_array_size(arr) > SG_POLICY_LIST_MAX)
+        return lfail(ld, p, "at most %d entries allowed", SG_POLICY_LIST_MAX);
+    size_t n = json_array_size(arr), i, filled = 0;
+    if (n == 0)
+        return 0;
+    char **items = calloc(n, sizeof(char *));
+    if (!items)
+        return sg_error_set(ld->err, -ENOMEM, "%s: out of memory", ld->origin);
+    int r = 0;
+    json_array_foreach(arr, i, v) {
+        const char *s = json_string_value(v);
+        if (!s || json_string_length(v) > SG_RUNTIME_PATH_MAX || strlen(s) != json_string_length(v) ||
+            !valid_abs_path(s)) {
+            r = lfail(ld, p, "entry %zu: expected a normalised absolute path of at most %d bytes",
+                      i, SG_RUNTIME_PATH_MAX);
+            break;
+        }
+        if (!(items[i] = strdup(s))) {
+            r = sg_error_set(ld->err, -ENOMEM, "%s: out of memory", ld->origin);
+            break;
+        }
+        filled = i + 1;
+    }
+    const char *dup = NULL;
+    int a = sg_strset_adopt(ret, items, filled, &dup);
+    if (r == 0 && a == -EEXIST)
+        r = lfail(ld, p, "duplicate entry \"%s\"", dup);
+    return r;
+}
+
+static int get_enum2(const struct loader *ld, json_t *obj, const char *path, const char *key,
+                     const char *zero, const char *one, int *ret)
+{
+    char p[PATH_MAX_LEN];
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    join_path(p, path, key);
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(s, zero) == 0 || strcmp(s, one) == 0) {
+        *ret = strcmp(s, one) == 0;
+        return 0;
+    }
+    return lfail(ld, p, "expected \"%s\" or \"%s\"", zero, one);
+}
+
+/* "runtime": absent keys keep the closed defaults set by memset. */
+static int load_runtime(const struct loader *ld, json_t *lang, const char *path,
+                        struct sg_lang_policy *lp)
+{
+    static const char *const py_keys[] = {"processes", "network", "imports", "files",
+                                          "read_paths", "native_code", "unpickle",
+                                          "reflection", NULL};
+    static const char *const js_keys[] = {"processes", "network", "imports",
+                                          "process_properties", NULL};
+    struct sg_runtime_policy *rt = &lp->runtime;
+    char p[PATH_MAX_LEN];
+    json_t *o;
+    int r, files = SG_RT_FILES_SANDBOX, imports = 1;
+    rt->enforce_imports = 1;
+    if ((r = get_object(ld, lang, path, "runtime", 0, &o)) < 0 || !o)
+        return r;
+    join_path(p, path, "runtime");
+    if ((r = check_keys(ld, o, p, ld->js ? js_keys : py_keys)) < 0 ||
+        (r = get_bool(ld, o, p, "processes", 0, &rt->processes)) < 0 ||
+        (r = get_bool(ld, o, p, "network", 0, &rt->network)) < 0 ||
+        (r = get_enum2(ld, o, p, "imports", "off", "policy", &imports)) < 0)
+        return r;
+    rt->enforce_imports = imports;
+    if (ld->js)
+        return get_strset(ld, o, p, "process_properties", 0, ITEM_IDENT, &rt->process_properties);
+    if ((r = get_enum2(ld, o, p, "files", "sandbox", "any", &files)) < 0 ||
+        (r = get_paths(ld, o, p, "read_paths", &rt->read_paths)) < 0 ||
+        (r = get_bool(ld, o, p, "native_code", 0, &rt->native_code)) < 0 ||
+        (r = get_bool(ld, o, p, "unpickle", 0, &rt->unpickle)) < 0)
+        return r;
+    rt->files = files ? SG_RT_FILES_ANY : SG_RT_FILES_SANDBOX;
+    return get_bool(ld, o, p, "reflection", 0, &rt->reflection);
+}
+
 static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg_lang_policy *lp)
 {
     static const char *const keys[] = {
         "enabled", "imports", "forbidden_names", "forbidden_calls", "forbidden_attributes",
-        "dunder_attributes", "deny_dynamic_imports", "deny_dynamic_attributes", "limits", NULL};
+        "dunder_attributes", "deny_dynamic_imports", "deny_dynamic_attributes", "limits",
+        "runtime", NULL};
     json_t *lang;
     int r = get_object(ld, root, "", key, 1, &lang);
     if (r < 0)
@@ -329,7 +434,9 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
         (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1,
                       &lp->deny_dynamic_attributes)) < 0)
         return r;
-    return load_limits(ld, lang, key, lp);
+    if ((r = load_limits(ld, lang, key, lp)) < 0)
+        return r;
+    return load_runtime(ld, lang, key, lp);
 }
 
 static int valid_policy_name(const char *s, size_t len)
@@ -428,6 +535,8 @@ static void lang_policy_free(struct sg_lang_policy *lp)
     sg_strset_free(&lp->forbidden_calls);
     sg_strset_free(&lp->forbidden_attributes);
     sg_strset_free(&lp->allowed_dunders);
+    sg_strset_free(&lp->runtime.read_paths);
+    sg_strset_free(&lp->runtime.process_properties);
 }
 
 void sg_policy_free(struct sg_policy *policy)

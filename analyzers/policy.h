@@ -48,6 +48,23 @@ int sg_strset_has_prefix(const struct sg_strset *set, const char *s, char sep);
 
 enum sg_import_mode { SG_IMPORTS_ALLOW = 0, SG_IMPORTS_DENY = 1 };
 
+/* "runtime": what the runner enforces inside the sandbox, before and while
+ * the job's code runs (policies/README.md, "Run-time rules"). Absent keys
+ * take the closed default (everything below denied / enforced). */
+#define SG_RUNTIME_PATH_MAX 256 /* bytes of one read_paths entry */
+enum sg_rt_files { SG_RT_FILES_SANDBOX = 0, SG_RT_FILES_ANY = 1 };
+struct sg_runtime_policy {
+    int processes;              /* the job may create processes (seccomp + hook) */
+    int network;                /* the job may open sockets other than AF_UNIX */
+    int enforce_imports;        /* the imports section holds at run time too */
+    enum sg_rt_files files;     /* Python: sandbox = write workspace and /tmp only */
+    struct sg_strset read_paths; /* Python: more absolute prefixes readable in sandbox mode */
+    int native_code;            /* Python: ctypes and friends */
+    int unpickle;               /* Python: pickle.find_class, marshal from the job */
+    int reflection;             /* Python: frames, code objects, exec/compile from the job */
+    struct sg_strset process_properties; /* JavaScript: what the job's `process` shows */
+};
+
 struct sg_lang_policy {
     int enabled;                       /* 0: every submission is rejected (language.disabled) */
     enum sg_import_mode import_mode;
@@ -62,6 +79,7 @@ struct sg_lang_policy {
     size_t max_source_bytes;
     size_t max_depth;
     size_t max_nodes;
+    struct sg_runtime_policy runtime;
 };
 
 struct sg_policy {
@@ -76,6 +94,12 @@ struct sg_policy {
  * Caller frees *ret_policy with sg_policy_free(). */
 int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
                        struct sg_policy **ret_policy, struct sg_error *err);
+
+/* The run-time section of lp as the job carries it to the executor (schema:
+ * executors/PROTOCOL.md, "runtime"). js selects the language's keys. Caller
+ * decrefs; NULL on out of memory. */
+struct json_t;
+struct json_t *sg_policy_runtime_json(const struct sg_lang_policy *lp, int js);
 
 /* Read (at most SG_POLICY_FILE_MAX bytes) and load a policy file. */
 int sg_policy_load_file(const char *path, struct sg_policy **ret_policy, struct sg_error *err);

@@ -82,6 +82,84 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
     return 0;
 }
 
+/* One list of the run-time policy: strings of 1..EXEC_RT_ITEM_MAX printable
+ * ASCII bytes (module names, paths, property names). The runner checks each
+ * entry's form again; here the shape and the size are bounded. */
+static int rt_list(json_t *v, const char *key, struct sg_error *err)
+{
+    size_t i;
+    json_t *e;
+    if (!json_is_array(v) || json_array_size(v) > EXEC_RT_LIST_MAX)
+        return sg_error_set(err, -EINVAL, "runtime.%s must be an array of at most %d strings",
+                            key, EXEC_RT_LIST_MAX);
+    json_array_foreach(v, i, e) {
+        const char *s = json_string_value(e);
+        size_t n = json_string_length(e);
+        if (!s || n == 0 || n > EXEC_RT_ITEM_MAX)
+            return sg_error_set(err, -EINVAL, "runtime.%s[%zu] must be a string of 1..%d bytes",
+                                key, i, EXEC_RT_ITEM_MAX);
+        for (size_t k = 0; k < n; k++)
+            if ((unsigned char)s[k] < 0x20 || (unsigned char)s[k] >= 0x7f)
+                return sg_error_set(err, -EINVAL, "runtime.%s[%zu]: printable ASCII only", key, i);
+    }
+    return 0;
+}
+
+static int rt_imports(json_t *v, struct sg_error *err)
+{
+    if (json_is_null(v))
+        return 0;
+    const char *mode = json_string_value(json_object_get(v, "mode"));
+    if (!json_is_object(v) || json_object_size(v) != 2 || !mode ||
+        (strcmp(mode, "allow") && strcmp(mode, "deny")))
+        return sg_error_set(err, -EINVAL, "runtime.imports must be null or {\"mode\": "
+                                          "\"allow\"|\"deny\", \"modules\": [...]}");
+    json_t *m = json_object_get(v, "modules");
+    return m ? rt_list(m, "imports.modules", err)
+             : sg_error_set(err, -EINVAL, "runtime.imports.modules is required");
+}
+
+/* The job's run-time policy (policies/README.md): every key required, no
+ * other key, the language's own set. Absent: the runner enforces none. */
+static int parse_runtime(json_t *root, const struct exec_config *cfg, struct exec_request *r,
+                         struct sg_error *err)
+{
+    static const char *const py[] = {"processes", "network", "imports", "files", "read_paths",
+                                     "native_code", "unpickle", "reflection", NULL};
+    static const char *const js[] = {"processes", "network", "imports", "process_properties",
+                                     NULL};
+    json_t *rt = json_object_get(root, "runtime");
+    if (!rt || json_is_null(rt))
+        return 0;
+    const char *const *keys = cfg->language == SG_LANG_PYTHON ? py : js;
+    size_t n = 0;
+    if (!json_is_object(rt))
+        return sg_error_set(err, -EINVAL, "runtime must be an object");
+    for (; keys[n]; n++) {
+        json_t *v = json_object_get(rt, keys[n]);
+        const char *k = keys[n];
+        int rr = 0;
+        if (!v)
+            rr = sg_error_set(err, -EINVAL, "runtime.%s is required", k);
+        else if (!strcmp(k, "read_paths") || !strcmp(k, "process_properties"))
+            rr = rt_list(v, k, err);
+        else if (!strcmp(k, "imports"))
+            rr = rt_imports(v, err);
+        else if (!strcmp(k, "files") ? !json_is_string(v) ||
+                                           (strcmp(json_string_value(v), "sandbox") &&
+                                            strcmp(json_string_value(v), "any"))
+                                     : !json_is_boolean(v))
+            rr = sg_error_set(err, -EINVAL, "runtime.%s has the wrong type or value", k);
+        if (rr < 0)
+            return rr;
+    }
+    if (json_object_size(rt) != n)
+        return sg_error_set(err, -EINVAL, "runtime has keys this executor's language does not "
+                                          "know (expected exactly: %s...)", keys[0]);
+    r->runtime = rt;
+    return 0;
+}
+
 static int limit_value(json_t *lim, const char *key, unsigned long long max,
                        unsigned long long *ret, struct exec_request *r, struct sg_error *err)
 {
@@ -200,7 +278,8 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
     }
     if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_arguments(ret->root, ret, err)) < 0 ||
-        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0)
+        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_runtime(ret->root, cfg, ret, err)) < 0)
         goto fail;
     return 0;
 fail:
@@ -216,6 +295,7 @@ void exec_request_free(struct exec_request *req)
     json_decref(req->root);
     req->files = req->root = NULL;
     req->arguments = NULL;
+    req->runtime = NULL;
     req->code = NULL;
 }
 
@@ -228,6 +308,10 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
                             "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
     if (!job)
         return NULL;
+    if (req->runtime && json_object_set(job, "runtime", req->runtime) < 0) {
+        json_decref(job);
+        return NULL;
+    }
     size_t n = json_dumpb(job, NULL, 0, JSON_COMPACT);
     char *line = n ? malloc(n + 2) : NULL;
     if (line && json_dumpb(job, line, n, JSON_COMPACT) == n) {
@@ -274,12 +358,13 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
 {
     double t = o->time_used_ms >= 0 ? o->time_used_ms : run_ms;
     json_t *j = json_pack(
-        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:n,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
+        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:o,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
         job_id, "status", outcome_status_name(o->status), "stdout", o->out, "stderr", o->err,
         "exit_code", o->exit_code, "detail", nullable_str(o->detail, NULL), "time_used_ms", t,
         "memory_used_kb", o->memory_used_kb >= 0 ? json_integer(o->memory_used_kb) : json_null(),
         "resource_limit_type", nullable_str(o->resource_limit_type, NULL),
-        "unauthorized_access_type", "runtime_error_type",
+        "unauthorized_access_type", nullable_str(o->unauthorized_access_type, NULL),
+        "runtime_error_type",
         nullable_str(o->runtime_error_type, NULL), "result", result_json(o), "artifacts",
         o->artifacts, "timings", "wait_ms", wait_ms, "run_ms", run_ms);
     if (!j)
@@ -292,6 +377,8 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
         json_object_set_new(j, "artifacts", json_array());
     if (o->artifacts_skipped)
         json_object_set(j, "artifacts_skipped", o->artifacts_skipped);
+    if (o->denials)
+        json_object_set(j, "denials", o->denials);
     add_request_fields(j, req);
     return j;
 }

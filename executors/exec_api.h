@@ -21,6 +21,9 @@
 #define EXEC_ARGS_DEPTH_MAX 32
 #define EXEC_FILES_MAX 32
 #define EXEC_FILES_BYTES_MAX (8u * 1024u * 1024u) /* decoded, all files */
+/* "runtime" (the job's run-time policy, from the gateway): list caps. */
+#define EXEC_RT_LIST_MAX 1024
+#define EXEC_RT_ITEM_MAX 256
 
 struct exec_limits {
     unsigned timeout_ms;
@@ -35,6 +38,7 @@ struct exec_request {
     json_t *root;      /* owned: the parsed body */
     json_t *arguments; /* borrowed from root (an object) */
     json_t *files;     /* owned: {name: canonical base64} */
+    json_t *runtime;   /* borrowed from root: the run-time policy, or NULL (none) */
     struct exec_limits limits;
     const char *clamped[3]; /* static names of the limits that were lowered */
     unsigned n_clamped;

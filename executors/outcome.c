@@ -31,7 +31,8 @@ void outcome_clear(struct exec_outcome *o)
     json_decref(o->result);
     json_decref(o->artifacts);
     json_decref(o->artifacts_skipped);
-    o->out = o->err = o->result = o->artifacts = o->artifacts_skipped = NULL;
+    json_decref(o->denials);
+    o->out = o->err = o->result = o->artifacts = o->artifacts_skipped = o->denials = NULL;
 }
 
 const char *outcome_status_name(enum exec_status s)
@@ -138,6 +139,66 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
     return 0;
 }
 
+static const char *const denial_types[] = {"process",  "network", "import", "native_code",
+                                           "unpickle", "file",    "reflection"};
+
+const char *outcome_denial_type(const char *type)
+{
+    for (size_t i = 0; type && i < sizeof(denial_types) / sizeof(denial_types[0]); i++)
+        if (strcmp(type, denial_types[i]) == 0)
+            return denial_types[i];
+    return NULL;
+}
+
+/* Cut s (valid UTF-8 before snprintf truncated it) back to whole characters. */
+static void utf8_trim(char *s)
+{
+    size_t n = strlen(s), end = n;
+    while (end > 0 && ((unsigned char)s[end - 1] & 0xC0) == 0x80)
+        end--;
+    if (end > 0 && (unsigned char)s[end - 1] >= 0xC0) {
+        unsigned char lead = (unsigned char)s[end - 1];
+        size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+        if (n - (end - 1) < want)
+            s[end - 1] = '\0';
+    }
+}
+
+/* The runner's denials, rebuilt from checked fields only (the program can
+ * add records of its own: they only ever condemn it). */
+static int take_denials(json_t *j, struct exec_outcome *o)
+{
+    json_t *d = json_object_get(j, "denials"), *e;
+    size_t i;
+    if (!json_is_array(d) || json_array_size(d) == 0)
+        return -EPROTO;
+    o->denials = json_array();
+    json_array_foreach(d, i, e) {
+        const char *type = outcome_denial_type(json_string_value(json_object_get(e, "type")));
+        const char *target = json_string_value(json_object_get(e, "target"));
+        if (!type)
+            return -EPROTO;
+        if (i >= OUTCOME_DENIALS_MAX)
+            continue;
+        char rule[32], t[OUTCOME_TARGET_MAX + 1];
+        snprintf(rule, sizeof(rule), "runtime.%s", type);
+        snprintf(t, sizeof(t), "%s", target ? target : "");
+        utf8_trim(t);
+        json_array_append_new(o->denials,
+                              json_pack("{s:s,s:s,s:s}", "rule", rule, "type", type, "target", t));
+        if (i == 0) {
+            o->unauthorized_access_type = type;
+            snprintf(o->detail, sizeof(o->detail), "%s: %s%s", rule, t,
+                     json_array_size(d) > 1 ? " (and more: see denials)" : "");
+        }
+    }
+    o->status = EXEC_UNAUTHORIZED;
+    o->exit_code = EXEC_CODE_UNAUTHORIZED;
+    o->runtime_error_type = NULL;
+    o->result = (json_decref(o->result), NULL);
+    return 0;
+}
+
 int outcome_from_runner(const char *line, size_t len, struct exec_outcome *o)
 {
     json_t *j = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
@@ -157,7 +218,10 @@ int outcome_from_runner_json(json_t *j, struct exec_outcome *o)
     if (take_fields(j, o, &exit_code, &sig) < 0)
         goto out;
     const char *msg = json_is_string(m) ? json_string_value(m) : "";
-    r = classify(outcome, exit_code, sig, msg, o);
+    if (strcmp(outcome, "unauthorized") == 0)
+        r = take_denials(j, o);
+    else
+        r = classify(outcome, exit_code, sig, msg, o);
 out:
     if (r < 0)
         outcome_clear(o);

@@ -28,6 +28,10 @@ enum exec_status {
 #define EXEC_CODE_PIDS (-126)
 #define EXEC_CODE_MEMORY (-137)
 #define EXEC_CODE_RUNNER (-3)
+#define EXEC_CODE_UNAUTHORIZED (-13) /* a run-time rule stopped the program */
+/* Denials a result may carry (the runner caps its own list likewise). */
+#define OUTCOME_DENIALS_MAX 16
+#define OUTCOME_TARGET_MAX 256
 
 #define OUTCOME_DETAIL_MAX 512
 
@@ -36,6 +40,9 @@ struct exec_outcome {
     int exit_code;
     const char *resource_limit_type; /* static: time | memory | output | pids, or NULL */
     const char *runtime_error_type;  /* static: nonzero_exit | signalled, or NULL */
+    /* static: process | network | import | native_code | unpickle | file | reflection */
+    const char *unauthorized_access_type;
+    json_t *denials; /* [{rule, type, target}] the runner recorded, or NULL */
     char detail[OUTCOME_DETAIL_MAX]; /* empty means null */
     json_t *out, *err;               /* strings (owned references) or NULL for "" */
     json_t *result;                  /* {"present", "value"} or NULL for not present */
@@ -62,6 +69,10 @@ int outcome_from_runner_json(json_t *j, struct exec_outcome *o);
  * runner's own diagnostics, quoted in detail. */
 void outcome_from_dead(const struct docker_state *state, const char *runner_stderr,
                        struct exec_outcome *o);
+
+/* Pure: the canonical name for a denial type from a runner, or NULL when it
+ * is not one of the seven above. */
+const char *outcome_denial_type(const char *type);
 
 /* A resource limit enforced by the executor itself (time, output). */
 void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, const char *detail);

@@ -32,6 +32,7 @@ struct job {
     int analyzed;
     int cached; /* the analysis came from the verdict cache */
     struct gw_exec_result ex;
+    json_t *rt_rules;    /* run-time rules the sandbox reported (audit), or NULL */
     const char *outcome; /* executor status or error code, for the audit line */
     char outcome_buf[48];
     char sha[SG_SHA256_HEX_LEN + 1];
@@ -221,7 +222,28 @@ static json_t *exec_body(struct job *j)
                           "arguments", j->req.arguments, "limits", limits);
     if (o && j->req.files)
         json_object_set(o, "files", j->req.files);
+    /* The run-time half of the policy travels with the job (policies/README.md). */
+    int js = j->req.lang == SG_LANG_JAVASCRIPT;
+    json_t *rt = sg_policy_runtime_json(js ? &j->policy->javascript : &j->policy->python, js);
+    if (o && (!rt || json_object_set_new(o, "runtime", rt) < 0)) {
+        json_decref(o);
+        o = NULL;
+    }
     return o;
+}
+
+/* Run-time stops count by rule and go to the audit line. */
+static void record_runtime(struct job *j, json_t *rtv)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(rtv, i, v) {
+        const char *rule = json_string_value(json_object_get(v, "rule"));
+        gw_metrics_rule(j->s->metrics, rule);
+        if (!j->rt_rules)
+            j->rt_rules = json_array();
+        json_array_append_new(j->rt_rules, json_string(rule));
+    }
 }
 
 static void exec_failed(struct job *j, struct sg_http_response *resp)
@@ -266,6 +288,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         return exec_failed(j, resp);
     }
     json_t *o = gw_result_from_executor(ans);
+    json_t *rtv = gw_runtime_violations(ans);
+    record_runtime(j, rtv);
     const char *st = json_string_value(json_object_get(o, "status"));
     snprintf(j->outcome_buf, sizeof(j->outcome_buf), "%s", st ? st : "unknown");
     j->outcome = j->outcome_buf;
@@ -274,7 +298,9 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_object_set(o, "limits", json_object_get(ans, "limits"));
         json_object_set(o, "clamped", json_object_get(ans, "clamped"));
         json_object_set(json_object_get(o, "timings"), "executor", json_object_get(ans, "timings"));
+        json_array_extend(json_object_get(o, "violations"), rtv);
     }
+    json_decref(rtv);
     json_decref(ans);
     gw_respond_json(resp, 200, o);
 }
@@ -298,6 +324,8 @@ static void audit(struct job *j, int status)
     json_t *rules = json_array();
     for (size_t i = 0; rules && j->analyzed && i < j->an.violations.count; i++)
         json_array_append_new(rules, json_string(j->an.violations.items[i].rule));
+    if (rules && j->rt_rules)
+        json_array_extend(rules, j->rt_rules);
     json_t *o = json_pack(
         "{s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:b,s:s?,s:i,s:s?,s:f,s:f,s:f}",
         "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tenant",
@@ -360,6 +388,7 @@ void gw_jobs_handle(struct gw_server *s, enum gw_endpoint ep, const struct sg_ht
            j.parsed ? j.req.code_len : 0, j.parsed ? j.sha : "-");
     gw_metrics_observe(s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j.t0) / 1000);
     gw_exec_result_free(&j.ex);
+    json_decref(j.rt_rules);
     if (j.analyzed)
         sg_analysis_free(&j.an);
     gw_request_free(&j.req);

@@ -88,6 +88,39 @@ json_t *gw_result_from_executor(json_t *exec)
     return o;
 }
 
+#define GW_RUNTIME_VIOLATIONS_MAX 16
+#define GW_RUNTIME_TARGET_MAX 256
+
+static int runtime_rule_known(const char *rule)
+{
+    static const char *const rules[] = {"runtime.process",     "runtime.network",
+                                        "runtime.import",      "runtime.native_code",
+                                        "runtime.unpickle",    "runtime.file",
+                                        "runtime.reflection"};
+    for (size_t i = 0; rule && i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (strcmp(rule, rules[i]) == 0)
+            return 1;
+    return 0;
+}
+
+json_t *gw_runtime_violations(json_t *exec)
+{
+    json_t *out = json_array(), *d;
+    size_t i;
+    json_array_foreach(json_object_get(exec, "denials"), i, d) {
+        const char *rule = json_string_value(json_object_get(d, "rule"));
+        const char *target = json_string_value(json_object_get(d, "target"));
+        if (!out || i >= GW_RUNTIME_VIOLATIONS_MAX || !runtime_rule_known(rule))
+            continue;
+        json_t *v = json_pack("{s:s,s:s,s:s+,s:s,s:s}", "rule", rule, "severity", "error",
+                              "message", "stopped at run time: ", target ? target : "",
+                              "phase", "runtime", "target", target ? target : "");
+        if (v)
+            json_array_append_new(out, v);
+    }
+    return out;
+}
+
 void gw_respond_json(struct sg_http_response *resp, int status, json_t *o)
 {
     char *text = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;

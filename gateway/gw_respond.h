@@ -35,4 +35,11 @@ json_t *gw_result_rejected(const struct sg_violations *vs);
  * the reference; NULL on out of memory. */
 json_t *gw_result_from_executor(json_t *exec);
 
+/* The run-time denials of an executor answer (`denials`, written by the
+ * runner inside the sandbox, rebuilt by the executor) as violations with
+ * "phase": "runtime": {rule, severity, message, phase, target}. Only rules
+ * "runtime.<type>" of the documented types pass; a new array (maybe empty),
+ * caller decrefs; NULL on out of memory. */
+json_t *gw_runtime_violations(json_t *exec);
+
 #endif

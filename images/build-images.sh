@@ -24,7 +24,7 @@ have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
 # image name -> "dockerfile context"
 declare -A SPEC=(
-    [python]="images/python/Dockerfile images/python"
+    [python]="images/python/Dockerfile ."
     [nodejs]="images/nodejs/Dockerfile ."
     [gateway]="images/gateway/Dockerfile ."
     [executor]="images/executor/Dockerfile ."

@@ -27,3 +27,4 @@ demo:
 	python3 images/demo.py
 
 include images/nodejs/build.mk
+include images/runtime/build.mk

@@ -56,6 +56,10 @@ const LONE_SURROGATE_RE = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
 // The hidden parameter that receives a top-level `main`: random per process
 // (set at start), so no program can collide with it by accident.
 let HOOK = '';
+// The real process object, kept here: with a run-time policy the program's
+// global `process` is a reduced copy (runtime.js section below). Set in start().
+let realProcess = null;
+let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
 
 function writeAllSync(fd, buf) {
   let off = 0;
@@ -70,7 +74,7 @@ function writeAllSync(fd, buf) {
 
 function childReport(message, code) {
   writeAllSync(REPORT_FD, Buffer.from(`${message}\n`, 'utf8'));
-  process.exit(code);
+  realProcess.exit(code);
 }
 
 function cleanStack(err) {
@@ -80,7 +84,7 @@ function cleanStack(err) {
   return `Uncaught ${String(err)}`;
 }
 
-function compileMain() {
+function compileMain(rt) {
   const filename = path.join(WORKSPACE, MAIN_FILE);
   let source = fs.readFileSync(filename, 'utf8');
   if (source.startsWith('#!')) source = `//${source.slice(2)}`; // keep line numbers
@@ -93,7 +97,12 @@ function compileMain() {
   Module._cache[filename] = mod;
   const req = Module.createRequire(filename);
   let topLevel;
-  fn.call(mod.exports, mod.exports, req, mod, filename, WORKSPACE, (f) => { topLevel = f; });
+  // With a run-time policy the module sees only the policy's require and a
+  // plain module object (a Module would lead to Module._load).
+  const [useReq, useMod] = rt ? guardedModule(rt, req, mod) : [req, mod];
+  fn.call(useMod.exports, useMod.exports, useReq, useMod, filename, WORKSPACE,
+    (f) => { topLevel = f; });
+  if (rt) mod.exports = useMod.exports;
   mod.loaded = true;
   const ex = mod.exports;
   if (ex && typeof ex.main === 'function') return ex.main;
@@ -117,28 +126,28 @@ function serialise(value) {
   return { text };
 }
 
-function childRun(args) {
+function childRun(args, rt) {
   let reported = false;
   const fail = (err) => {
     if (reported) return;
     reported = true;
-    process.stderr.write(`${cleanStack(err)}\n`);
+    realProcess.stderr.write(`${cleanStack(err)}\n`);
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     childReport(JSON.stringify({ outcome: 'exception', message: message.slice(0, 1000) }), 1);
   };
-  process.on('uncaughtException', fail);
-  process.on('unhandledRejection', fail);
+  realProcess.on('uncaughtException', fail);
+  realProcess.on('unhandledRejection', fail);
   const done = (value) => {
     if (reported) return;
     reported = true;
-    const rss = process.resourceUsage().maxRSS;
+    const rss = realProcess.resourceUsage().maxRSS;
     if (value === undefined) {
       childReport(JSON.stringify({ outcome: 'ok', present: false, max_rss_kb: rss }), 0);
       return;
     }
     const s = serialise(value);
     if (s.error) {
-      process.stderr.write(`${s.error}\n`);
+      realProcess.stderr.write(`${s.error}\n`);
       childReport(JSON.stringify({ outcome: 'exception', message: s.error }), 1);
       return;
     }
@@ -146,7 +155,8 @@ function childRun(args) {
   };
   let main;
   try {
-    main = compileMain();
+    if (rt) installRuntime(rt);
+    main = compileMain(rt);
   } catch (e) {
     fail(e);
     return;
@@ -162,10 +172,138 @@ function childRun(args) {
   Promise.resolve().then(() => main(args)).then(done, fail);
 }
 
+// ------------------------------------------------------------ run-time policy
+// The job's run-time policy (executors/PROTOCOL.md "runtime"), applied after
+// the job arrived and before the program is compiled:
+//  - seccomp in this process (libsandgate_rt.so, loaded as a minimal Node-API
+//    module: every thread gets the filter): no new processes unless allowed,
+//    no sockets but AF_UNIX when offline;
+//  - the module's `require` resolves only the policy's modules (`node:`
+//    prefix and subpaths normalised); anything else ends the job at once as
+//    unauthorized (the report goes out before the program can continue);
+//  - the global `process` is a frozen copy holding only process_properties;
+//  - Object/Array/Function/Error prototypes and Error itself are frozen, so
+//    the program cannot plant getters that Node's internals would call with
+//    their own objects (the real process among them) or set
+//    Error.prepareStackTrace; assignments that override inherited methods
+//    (`Foo.prototype.toString = ...`) keep working through accessors.
+
+function deny(type, target) {
+  const denial = { type, target: String(target).slice(0, 200) };
+  childReport(JSON.stringify({ outcome: 'unauthorized', denials: [denial],
+    message: `runtime.${type}: ${denial.target}` }), 1);
+}
+
+function installSeccomp(rt) {
+  const env = realProcess.env;
+  env.SANDGATE_RT_FLAGS = String((rt.processes ? 1 : 0) | (rt.network ? 2 : 0));
+  try {
+    realProcess.dlopen({ exports: {} }, RT_LIB);
+  } finally {
+    delete env.SANDGATE_RT_FLAGS;
+  }
+  const result = env.SANDGATE_RT_RESULT;
+  delete env.SANDGATE_RT_RESULT;
+  if (result !== '0') throw new Error(`cannot install the run-time seccomp filter (${result})`);
+}
+
+// What a refused module would have given: the denial's type.
+const MODULE_CAPABILITY = {
+  child_process: 'process', cluster: 'process', worker_threads: 'process',
+  net: 'network', http: 'network', https: 'network', http2: 'network', dgram: 'network',
+  dns: 'network', tls: 'network', fs: 'file', vm: 'reflection', v8: 'reflection',
+  inspector: 'reflection', module: 'reflection', process: 'reflection', repl: 'reflection',
+  wasi: 'native_code', trace_events: 'reflection',
+};
+
+function moduleAllowed(imports, name) {
+  if (!imports) return true;
+  const hit = imports.modules.some((m) => name === m || name.startsWith(`${m}/`));
+  return imports.mode === 'deny' ? !hit : hit;
+}
+
+function policyRequire(rt, realRequire) {
+  return function require(id) {
+    if (typeof id !== 'string') deny('import', typeof id);
+    const name = id.startsWith('node:') ? id.slice(5) : id;
+    if (!name || name.startsWith('.') || name.startsWith('/') || name.includes('\\') ||
+        name.split('/').includes('..') || !moduleAllowed(rt.imports, name)) {
+      deny(MODULE_CAPABILITY[name.split('/')[0]] || 'import', id);
+    }
+    return realRequire(name);
+  };
+}
+
+function reducedProcess(props) {
+  const rp = realProcess;
+  const out = {};
+  const wrap = (f) => (...a) => f.apply(rp, a);
+  for (const key of props) {
+    const v = rp[key];
+    if (key === 'env') out.env = Object.freeze({ ...rp.env });
+    else if (key === 'argv') out.argv = Object.freeze([...rp.argv]);
+    else if (key === 'versions') out.versions = Object.freeze({ ...rp.versions });
+    else if (key === 'exitCode') {
+      Object.defineProperty(out, 'exitCode', { get: () => rp.exitCode,
+        set: (c) => { rp.exitCode = c; }, enumerable: true });
+    } else if (key === 'stdout' || key === 'stderr') {
+      Object.defineProperty(out, key, { get: () => rp[key], enumerable: true });
+    } else if (typeof v === 'function') {
+      const f = wrap(v);
+      for (const sub of ['bigint', 'rss']) if (typeof v[sub] === 'function') f[sub] = wrap(v[sub]);
+      out[key] = f;
+    } else if (v === null || typeof v !== 'object') {
+      out[key] = v;
+    }
+  }
+  return Object.freeze(out);
+}
+
+// Object.freeze, keeping plain assignment of an inherited name (the
+// "override mistake") working: each data property becomes an accessor whose
+// setter gives the receiver an own property instead.
+function harden(obj) {
+  for (const key of Reflect.ownKeys(obj)) {
+    const d = Object.getOwnPropertyDescriptor(obj, key);
+    if (!d.configurable || !('value' in d)) continue;
+    const value = d.value;
+    Object.defineProperty(obj, key, {
+      get() { return value; },
+      set(v) {
+        if (this === obj) throw new TypeError(`Cannot assign to read only property '${String(key)}'`);
+        Object.defineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: d.enumerable,
+      configurable: false,
+    });
+  }
+  Object.freeze(obj);
+}
+
+function installRuntime(rt) {
+  installSeccomp(rt);
+  const reduced = reducedProcess(rt.process_properties || []);
+  Object.defineProperty(globalThis, 'process', { value: reduced, writable: false,
+    enumerable: false, configurable: false });
+  for (const o of [Object.prototype, Array.prototype, Function.prototype, Error.prototype]) harden(o);
+  // Newer Nodes make prepareStackTrace an accessor that still takes an
+  // override after a freeze: pin it to "none" first.
+  Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false,
+    enumerable: false, configurable: false });
+  Object.freeze(Error);
+}
+
+function guardedModule(rt, realRequire, mod) {
+  const req = policyRequire(rt, realRequire);
+  const plain = { exports: mod.exports, id: '.', filename: mod.filename, loaded: false,
+    children: [], paths: [] };
+  return [req, plain];
+}
+
 // Blocking: each write of the program is in the pipe when it returns, so
 // nothing is still queued here when the report goes out.
 function blockingStdio() {
-  for (const stream of [process.stdout, process.stderr]) {
+  for (const stream of [realProcess.stdout, realProcess.stderr]) {
     if (stream._handle && typeof stream._handle.setBlocking === 'function') {
       stream._handle.setBlocking(true);
     }
@@ -195,10 +333,11 @@ function runJob() {
   try {
     raw = readArguments();
   } catch (e) {
-    process.exit(70);
+    realProcess.exit(70);
   }
-  if (!raw) process.exit(0); // the parent gave up on the job
-  childRun(JSON.parse(raw));
+  if (!raw) realProcess.exit(0); // the parent gave up on the job
+  const payload = JSON.parse(raw);
+  childRun(payload.arguments, payload.runtime || null);
 }
 
 // Per process, before the job: what a snapshot cannot hold (the random hook
@@ -208,8 +347,10 @@ function runJob() {
 // first microtask would otherwise wait for that (~2 ms under runsc).
 function start() {
   HOOK = `__sandgate_main_${crypto.randomBytes(8).toString('hex')}`;
-  WORKSPACE = process.cwd();
-  const preimport = (process.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
+  realProcess = process;
+  RT_LIB = realProcess.env.SANDGATE_RUNTIME_LIB || RT_LIB;
+  WORKSPACE = realProcess.cwd();
+  const preimport = (realProcess.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
     .filter(Boolean);
   // The full CommonJS require, resolving from this file as before: the
   // snapshot's own `require` knows only built-in modules (and warns on some).

@@ -142,6 +142,9 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     json_t *args = json_object_get(root, "arguments");
     if (args && !json_is_null(args) && !json_is_object(args))
         return sg_error_set(err, -EINVAL, "'arguments' must be an object");
+    json_t *runtime = json_object_get(root, "runtime");
+    if (runtime && !json_is_null(runtime) && !json_is_object(runtime))
+        return sg_error_set(err, -EINVAL, "'runtime' must be an object");
     json_t *limits = json_object_get(root, "limits");
     if (limits && !json_is_null(limits) && !json_is_object(limits))
         return sg_error_set(err, -EINVAL, "'limits' must be an object");
@@ -156,9 +159,14 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     job->timeout_ms = (unsigned)timeout_ms;
     job->code_len = json_string_length(code);
     job->code = malloc(job->code_len + 1);
-    job->args_json = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT)
-                                                  : strdup("{}");
-    if (!job->code || !job->args_json)
+    json_t *payload = json_pack("{s:o,s:o}", "arguments",
+                                args && json_is_object(args) ? json_incref(args) : json_object(),
+                                "runtime",
+                                runtime && json_is_object(runtime) ? json_incref(runtime)
+                                                                   : json_null());
+    job->payload_json = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+    json_decref(payload);
+    if (!job->code || !job->payload_json)
         return -ENOMEM;
     memcpy(job->code, json_string_value(code), job->code_len + 1);
     return 0;
@@ -239,7 +247,7 @@ void runner_job_free(struct runner_job *job)
     if (!job)
         return;
     free(job->code);
-    free(job->args_json);
+    free(job->payload_json);
     for (size_t i = 0; i < job->n_files; i++) {
         free(job->files[i].name);
         free(job->files[i].data);

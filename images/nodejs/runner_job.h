@@ -48,7 +48,10 @@ struct runner_job {
     char nonce[RUNNER_NONCE_MAX + 1]; /* "" when the job carried none */
     char *code;                       /* owned, code_len bytes (+ NUL) */
     size_t code_len;
-    char *args_json; /* owned: the arguments object, compact JSON */
+    /* owned: what the child gets on fd 3, compact JSON:
+     * {"arguments": {...}, "runtime": {...} | null} (the run-time policy,
+     * executors/PROTOCOL.md; null: none) */
+    char *payload_json;
     struct runner_file *files;
     size_t n_files;
     unsigned timeout_ms;

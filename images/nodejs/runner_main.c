@@ -148,7 +148,7 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
         result = runner_result_failed("bad_job", err.msg);
     } else {
         struct runner_watch w;
-        runner_watch_run(child, sigfd, job.args_json, strlen(job.args_json), job.max_output,
+        runner_watch_run(child, sigfd, job.payload_json, strlen(job.payload_json), job.max_output,
                          job.timeout_ms, &w);
         runner_child_kill(child);
         result = runner_result_from_watch(cfg, &w, job.max_output);

@@ -19,6 +19,8 @@
 #define MESSAGE_MAX 1000
 #define ARTIFACT_NAMES_MAX 4096 /* directory entries looked at */
 
+#define RUNNER_DENIALS_MAX 16 /* denials a result carries (the executor's cap too) */
+
 static const struct {
     const char *ext;
     const char *mime;
@@ -112,6 +114,32 @@ json_t *runner_result_failed(const char *outcome, const char *message)
     return base_result(outcome, RUNNER_EXIT_RUNNER, 0, message);
 }
 
+/* A run-time denial report ({"outcome": "unauthorized", "denials": [{type,
+ * target}]}): the denials pass with their shape checked and their number
+ * capped; the executor checks the types against its list. */
+static json_t *unauthorized_result(json_t *rep)
+{
+    json_t *in = json_object_get(rep, "denials"), *d, *out = json_array();
+    size_t i;
+    json_array_foreach(in, i, d) {
+        json_t *type = json_object_get(d, "type"), *target = json_object_get(d, "target");
+        if (out && i < RUNNER_DENIALS_MAX && json_is_string(type) && json_is_string(target))
+            json_array_append_new(out, json_pack("{s:O,s:O}", "type", type, "target", target));
+    }
+    if (!out || json_array_size(out) == 0) {
+        json_decref(out);
+        return base_result("exception", 1, 0, "unreadable report from the program: "
+                                               "a denial without its record");
+    }
+    json_t *res = base_result("unauthorized", 1, 0,
+                              json_string_value(json_object_get(rep, "message")));
+    if (res)
+        json_object_set_new(res, "denials", out);
+    else
+        json_decref(out);
+    return res;
+}
+
 /* The child's report, if it is one the parent accepts (see the header). */
 static json_t *classify_report(const struct runner_watch *w)
 {
@@ -122,6 +150,10 @@ static json_t *classify_report(const struct runner_watch *w)
     json_t *rep = json_loadb(w->res.data, nl ? (size_t)(nl - w->res.data) : len, JSON_ALLOW_NUL, &je);
     const char *outcome = rep ? json_string_value(json_object_get(rep, "outcome")) : NULL;
     json_t *res;
+    if (outcome && strcmp(outcome, "unauthorized") == 0) {
+        res = unauthorized_result(rep);
+        goto out;
+    }
     if (!outcome || (strcmp(outcome, "ok") && strcmp(outcome, "exception") &&
                      strcmp(outcome, "no_main"))) {
         char msg[MESSAGE_MAX];

@@ -26,6 +26,14 @@ Tunables (environment, read once at start; defaults in brackets):
   SANDGATE_ARTIFACT_MAX_FILES  artifacts returned [10]
   SANDGATE_ARTIFACT_MAX_BYTES  size of one artifact [10485760]
   SANDGATE_ARTIFACT_MAX_TOTAL  artifacts in total [20971520]
+  SANDGATE_RUNTIME_LIB         the run-time seccomp library
+                               [/opt/sandgate/libsandgate_rt.so]
+
+Run-time policy: a job with "runtime" (executors/PROTOCOL.md) has it enforced
+in the child before main.py is imported (runtime_guard.py, next to this file:
+seccomp + an audit hook). Every denial goes at once down a pipe only this
+process reads; any denial makes the outcome "unauthorized" whatever the
+program did afterwards.
 """
 import base64
 import json
@@ -52,6 +60,10 @@ MAX_MAX_OUTPUT = 64 << 20
 FILE_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 READ_CHUNK = 65536
 PR_SET_DUMPABLE = 4
+RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_guard.py")
+DENIALS_MAX = 16
+DENIAL_BYTES_MAX = 64 << 10
+EXIT_DENIAL_LOST = 86  # runtime_guard.py: a denial could not be recorded
 NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
@@ -87,6 +99,8 @@ class Config:
         self.art_files = env_int("SANDGATE_ARTIFACT_MAX_FILES", 10, 0, 1000)
         self.art_bytes = env_int("SANDGATE_ARTIFACT_MAX_BYTES", 10 << 20, 0, 1 << 30)
         self.art_total = env_int("SANDGATE_ARTIFACT_MAX_TOTAL", 20 << 20, 0, 1 << 30)
+        self.runtime_lib = os.environ.get("SANDGATE_RUNTIME_LIB",
+                                          "/opt/sandgate/libsandgate_rt.so")
 
 
 class BadJob(Exception):
@@ -160,7 +174,8 @@ def print_traceback(exc):
     import traceback
     te = traceback.TracebackException.from_exception(exc)
     te.stack = traceback.StackSummary.from_list(
-        [f for f in te.stack if f.filename != __file__ and not f.filename.startswith("<frozen ")])
+        [f for f in te.stack if f.filename not in (__file__, RUNTIME_GUARD)
+         and not f.filename.startswith("<frozen ")])
     sys.stderr.write("".join(te.format()))
 
 
@@ -224,12 +239,42 @@ def child_run(res_fd, arguments):
     return 0
 
 
+def child_load_guard(cfg):
+    """The run-time guard module, the private copy its import gate uses and
+    the seccomp installer, all loaded before the job (off the request's
+    path); None when the image lacks them (then a job with a run-time policy
+    is refused: fail closed)."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("sandgate_runtime_guard", RUNTIME_GUARD)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module, module.load_private_copy(), module.load_seccomp(cfg.runtime_lib)
+    except (OSError, ImportError):
+        return None
+
+
+def child_install_runtime(cfg, guard, rt, den_fd, res_fd):
+    """Installs the job's run-time policy; on failure reports runner_error
+    and exits: the program never runs unguarded."""
+    try:
+        if guard is None:
+            raise OSError("the run-time guard is missing from the image")
+        module, private, seccomp = guard
+        module.install(rt, den_fd, WORKSPACE, seccomp, private)
+    except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
+        child_report(res_fd, {"outcome": "runner_error",
+                              "message": f"cannot enforce the run-time policy: {e}"[:1000]})
+        os._exit(70)
+
+
 def child_main(cfg, fds):
     """The child's whole life: set up, pre-import, wait for the job, run it."""
     code = 70
     try:
         child_setup({"out": fds["out_w"], "err": fds["err_w"]},
-                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"]])
+                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"]])
+        guard = child_load_guard(cfg)
         for name in cfg.preimport:
             try:
                 __import__(name)
@@ -239,7 +284,10 @@ def child_main(cfg, fds):
         os.close(fds["job_r"])
         if not raw:  # the parent gave up on the job (bad_job or exit)
             os._exit(0)
-        arguments = json.loads(raw)
+        payload = json.loads(raw)
+        arguments = payload["arguments"]
+        if payload.get("runtime") is not None:
+            child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
         child_sys_path()
         code = child_run(fds["res_w"], arguments)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code
@@ -316,12 +364,16 @@ def parse_job(cfg, job):
         raise BadJob("'limits' must be an object")
     if job.get("nonce") is not None and job_nonce(job) is None:
         raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
+    runtime = job.get("runtime")
+    if runtime is not None and not isinstance(runtime, dict):
+        raise BadJob("'runtime' must be an object")
     return {
         "code": code.encode("utf-8", "surrogatepass"),
         "arguments": arguments,
         "files": decode_files(cfg, job.get("files")),
         "timeout_ms": int_limit(limits, "timeout_ms", DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
         "max_output": int_limit(limits, "max_output_bytes", DEFAULT_MAX_OUTPUT, MAX_MAX_OUTPUT),
+        "runtime": runtime,
     }
 
 
@@ -371,12 +423,18 @@ class Run:
                      fds["res_r"]: bytearray()}
         self.cap = max_output
         self.out_fd, self.err_fd, self.res_fd = fds["out_r"], fds["err_r"], fds["res_r"]
+        # Denials have their own cap and never count as output.
+        self.den_fd = fds["den_r"]
+        self.bufs[self.den_fd] = bytearray()
         self.limit_hit = None
         self.status = None
         self.rusage = None
 
     def take(self, fd, chunk):
         buf = self.bufs[fd]
+        if fd == self.den_fd:
+            buf += chunk[:max(DENIAL_BYTES_MAX - len(buf), 0)]
+            return
         room = self.cap - len(buf)
         buf += chunk[:max(room, 0)]
         if len(chunk) > room:
@@ -477,6 +535,9 @@ def classify(run, stopped):
         report = json.loads(bytes(run.bufs[run.res_fd])) if run.bufs[run.res_fd] else None
     except ValueError:
         report = None
+    if isinstance(report, dict) and report.get("outcome") == "runner_error":
+        res.update(outcome="runner_error", exit_code=EXIT_RUNNER, message=report.get("message"))
+        return res
     if isinstance(report, dict) and report.get("outcome") in ("ok", "exception", "no_main"):
         res["outcome"] = report["outcome"]
         res["message"] = report.get("message")
@@ -491,6 +552,42 @@ def classify(run, stopped):
         res.update(outcome="exception",
                    message=f"the program exited with status {res['exit_code']}")
     return res
+
+
+def parse_denials(buf):
+    """The guard's records, one JSON line each. Anything else on the pipe is
+    the program writing to it: that only condemns the program, so it counts
+    as a denial too (reflection: it reached the runner's own channel)."""
+    denials = []
+    for line in bytes(buf).split(b"\n"):
+        if not line:
+            continue
+        try:
+            d = json.loads(line)
+            kind, target = d["type"], d["target"]
+            if not isinstance(kind, str) or not isinstance(target, str):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            kind, target = "reflection", "a record on the runner's denial channel was forged"
+        denials.append({"type": kind, "target": target[:256]})
+        if len(denials) >= DENIALS_MAX:
+            break
+    return denials
+
+
+def apply_denials(fields, run, enforced):
+    """Any denial ends the job as unauthorized, even when the program caught
+    the error and finished; what it printed stays in the result."""
+    if not enforced:
+        return
+    denials = parse_denials(run.bufs[run.den_fd])
+    if fields["outcome"] in ("ok", "exception", "no_main", "killed") and \
+            run.status is not None and os.WIFEXITED(run.status) and \
+            os.WEXITSTATUS(run.status) == EXIT_DENIAL_LOST and not denials:
+        denials = [{"type": "reflection", "target": "the runner's denial channel was closed"}]
+    if denials and fields["outcome"] not in ("runner_error", "bad_job"):
+        fields.update(outcome="unauthorized", denials=denials, result={"present": False},
+                      message=f"runtime.{denials[0]['type']}: {denials[0]['target']}")
 
 
 def collect_artifacts(cfg):
@@ -555,7 +652,8 @@ def parent_run_job(cfg, pid, fds, job):
     prepare_workspace(job)
     run = Run(pid, fds, job["max_output"])
     started = time.monotonic()
-    write_all(fds["job_w"], json.dumps(job["arguments"]).encode("utf-8"))
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"]}
+    write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
     if stopped is not None or run.status is None:
@@ -564,11 +662,12 @@ def parent_run_job(cfg, pid, fds, job):
     elapsed_ms = (time.monotonic() - started) * 1000.0
     kill_group(pid)  # anything the program left behind
     fields = classify(run, stopped)
+    apply_denials(fields, run, job["runtime"] is not None)
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
     fields["time_used_ms"] = round(elapsed_ms, 3)
     fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else 0
-    if fields["outcome"] in ("ok", "exception", "no_main"):
+    if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
         fields["artifacts"], skipped = collect_artifacts(cfg)
         if skipped:
             fields["artifacts_skipped"] = skipped
@@ -592,13 +691,15 @@ def main():
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
+    den_r, den_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
-           "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w}
+           "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
+           "den_r": den_r, "den_w": den_w}
     pid = os.fork()
     if pid == 0:
         child_main(cfg, fds)
     make_undumpable()
-    for key in ("job_r", "out_w", "err_w", "res_w"):
+    for key in ("job_r", "out_w", "err_w", "res_w", "den_w"):
         os.close(fds[key])
     nonce = None
     try:

@@ -41,6 +41,8 @@ class Executor:
         self.url = f"http://127.0.0.1:{self.port}"
         args = ["--language", language, "--listen", f"127.0.0.1:{self.port}",
                 "--instance", self.instance, "--pool-size", str(pool_size)] + list(extra)
+        if "--image" not in extra:  # this checkout's images ($SANDGATE_TAG)
+            args += ["--image", IMAGES[language]]
         self.daemon = sgtest.Daemon("sandgate-executor", args, ready_url=self.url + "/healthz",
                                     ready_timeout=90)
         self.pool_size = pool_size

@@ -53,7 +53,7 @@ Test(node_runner, minimal_job_defaults)
     cr_assert_eq(parse(&cfg, "{\"code\": \"function main() {}\"}", &job, NULL), 0);
     cr_assert_str_eq(job.nonce, "");
     cr_assert_str_eq(job.code, "function main() {}");
-    cr_assert_str_eq(job.args_json, "{}");
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{},\"runtime\":null}");
     cr_assert_eq(job.timeout_ms, RUNNER_DEFAULT_TIMEOUT_MS);
     cr_assert_eq(job.max_output, RUNNER_DEFAULT_MAX_OUTPUT);
     cr_assert_eq(job.n_files, 0);
@@ -71,7 +71,7 @@ Test(node_runner, full_job_and_clamps)
                        " \"limits\": {\"timeout_ms\": 999999999, \"max_output_bytes\": 7}}";
     cr_assert_eq(parse(&cfg, line, &job, &err), 0, "%s", err.msg);
     cr_assert_str_eq(job.nonce, "abcdefABCDEF0123");
-    cr_assert_str_eq(job.args_json, "{\"a\":[1,2]}");
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{\"a\":[1,2]},\"runtime\":null}");
     cr_assert_eq(job.timeout_ms, RUNNER_MAX_TIMEOUT_MS);
     cr_assert_eq(job.max_output, 7);
     cr_assert_eq(job.n_files, 1);

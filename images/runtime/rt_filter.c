@@ -1,0 +1,119 @@
+#include "rt_filter.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if !defined(__x86_64__)
+#error "the run-time filter knows x86_64 system call numbers only"
+#endif
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef SYS_io_uring_setup
+#define SYS_io_uring_setup 425
+#endif
+#define X32_SYSCALL_BIT 0x40000000u
+
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define ARG0_LOW offsetof(struct seccomp_data, args[0]) /* little-endian: low 32 bits */
+
+struct prog {
+    struct sock_filter *ins;
+    size_t len, cap;
+};
+
+static void emit(struct prog *p, struct sock_filter f)
+{
+    if (p->len < p->cap)
+        p->ins[p->len] = f;
+    p->len++;
+}
+
+static void stmt(struct prog *p, unsigned short code, unsigned k)
+{
+    emit(p, (struct sock_filter)BPF_STMT(code, k));
+}
+
+/* if (nr == sysno) return ret; -- with the number loaded in A */
+static void deny_nr(struct prog *p, unsigned sysno, unsigned ret)
+{
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0, 1));
+    stmt(p, BPF_RET | BPF_K, ret);
+}
+
+static void processes(struct prog *p)
+{
+    deny_nr(p, SYS_execve, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_execveat, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_fork, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_vfork, RET_ERRNO(EPERM));
+    /* clone3 passes its flags in memory the filter cannot read: ENOSYS makes
+     * glibc (pthread_create, posix_spawn) fall back to clone. */
+    deny_nr(p, SYS_clone3, RET_ERRNO(ENOSYS));
+    /* clone: a thread (CLONE_THREAD) may start, a process may not. */
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+}
+
+static void network(struct prog *p)
+{
+    deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+}
+
+int sg_rt_filter_build(unsigned flags, struct sock_filter *out, size_t cap, size_t *ret_len)
+{
+    if (flags & ~SG_RT_FLAGS_ALL)
+        return -EINVAL;
+    struct prog p = {.ins = out, .cap = cap};
+    stmt(&p, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+    stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    stmt(&p, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1));
+    stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    /* Each block below returns or falls through with the number still in A
+     * (the clone/socket blocks load an argument only on their own path). */
+    if (!(flags & SG_RT_ALLOW_PROCESSES))
+        processes(&p);
+    if (!(flags & SG_RT_ALLOW_NETWORK))
+        network(&p);
+    stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    if (p.len > cap || p.len > SG_RT_FILTER_MAX)
+        return -ENOSPC;
+    *ret_len = p.len;
+    return 0;
+}
+
+int sg_rt_filter_install(unsigned flags)
+{
+    struct sock_filter ins[SG_RT_FILTER_MAX];
+    size_t len = 0;
+    int r = sg_rt_filter_build(flags, ins, SG_RT_FILTER_MAX, &len);
+    if (r < 0)
+        return r;
+    struct sock_fprog prog = {.len = (unsigned short)len, .filter = ins};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return -errno;
+    long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+    if (rc < 0)
+        return -errno;
+    /* With TSYNC a positive result is the id of a thread that could not be
+     * synchronised: the filter is then on no thread at all. */
+    return rc > 0 ? -ESRCH : 0;
+}

@@ -1,0 +1,266 @@
+"""The policy's run-time half, end to end on dockerd + runsc with the real
+images: the red-team programs of tests/redteam/runtime reach each capability
+by a route a spelling-based check does not see (names built at run time,
+values handed through functions, allowed packages' attributes) and must end
+unauthorized_access with the right type and no effect; the benign corpus of
+tests/corpus/benign must still succeed with the same run-time policy.
+
+The executor is driven directly with the run-time section of the shipped
+policies (exactly what the gateway sends, see sg_policy_runtime_json), so
+what is tested here is the run-time layer alone; one gateway case checks the
+reporting path (phase-runtime violation, audit line, metric)."""
+import base64
+import json
+import os
+import sys
+import time
+import unittest
+
+import sgtest
+
+sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
+import gateway_fakes  # noqa: E402
+import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
+
+REDTEAM = os.path.join(sgtest.ROOT, "tests", "redteam", "runtime")
+BENIGN = os.path.join(sgtest.ROOT, "tests", "corpus", "benign")
+
+
+def source(directory, name):
+    with open(os.path.join(directory, name)) as f:
+        return f.read()
+
+
+def runtime_of(policy, language):
+    """The job's run-time section, built as the gateway builds it."""
+    with open(os.path.join(sgtest.ROOT, "policies", policy + ".json")) as f:
+        doc = json.load(f)
+    lang = doc["python" if language == "python" else "javascript"]
+    rt = dict(lang["runtime"])
+    rt["imports"] = (None if rt.get("imports") == "off" else
+                     {"mode": lang["imports"]["mode"], "modules": lang["imports"]["modules"]})
+    return rt
+
+
+class RuntimeCase(unittest.TestCase):
+    language = "python"
+    pool = 2
+
+    @classmethod
+    def setUpClass(cls):
+        tex.require_engine_and_images()
+        cls.ex = tex.Executor(cls.language, pool_size=cls.pool,
+                              extra=("--max-timeout-ms", "60000"))
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.ex.stop() == 0, cls.ex.daemon.tail()
+        assert cls.ex.containers() == [], "containers left behind"
+
+    def job(self, code, policy="default", **fields):
+        fields.setdefault("limits", {"timeout_ms": 60000})
+        if policy:
+            fields["runtime"] = runtime_of(policy, self.language)
+        status, _, body = self.ex.run(code, timeout=120, **fields)
+        self.assertEqual(status, 200, body)
+        return body
+
+    def unauthorized(self, name, kind):
+        body = self.job(source(REDTEAM, name))
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", kind), body)
+        self.assertEqual(body["exit_code"], -13, body)
+        self.assertTrue(body["detail"].startswith(f"runtime.{kind}: "), body["detail"])
+        self.assertEqual(body["denials"][0]["rule"], f"runtime.{kind}", body["denials"])
+        self.assertNotIn("uid=", body["stdout"] + json.dumps(body["result"]))
+        self.assertFalse(body["result"]["present"], body)
+        return body
+
+    def success(self, name, policy="default", **fields):
+        body = self.job(source(BENIGN, name), policy, **fields)
+        self.assertEqual(body["status"], "success", (body["detail"], body["stderr"][-2000:],
+                                                     body.get("denials")))
+        self.assertNotIn("denials", body)
+        return body
+
+
+class PythonRuntime(RuntimeCase):
+    def test_process_through_a_module_attribute(self):
+        body = self.unauthorized("process_via_module_attr.py", "process")
+        self.assertIn("subprocess.Popen", body["detail"])
+
+    def test_process_caught_is_still_reported(self):
+        body = self.unauthorized("process_caught.py", "process")
+        self.assertIn("os.system", body["detail"])
+
+    def test_network_through_pandas(self):
+        self.unauthorized("network_via_pandas.py", "network")
+
+    def test_file_through_pandas(self):
+        body = self.unauthorized("file_via_pandas.py", "file")
+        self.assertIn("/etc/hostname", body["detail"])
+
+    def test_computed_import(self):
+        body = self.unauthorized("import_computed.py", "import")
+        self.assertEqual(body["denials"][0]["target"], "subprocess")
+
+    def test_import_caught_is_still_reported(self):
+        self.unauthorized("import_caught.py", "import")
+
+    def test_native_code(self):
+        self.unauthorized("native_code.py", "native_code")
+
+    def test_unpickle(self):
+        body = self.unauthorized("unpickle.py", "unpickle")
+        self.assertIn("os.system", body["detail"])
+
+    def test_reflection(self):
+        self.unauthorized("reflection_frame.py", "reflection")
+
+    def test_seccomp_stands_behind_the_hook(self):
+        """_posixsubprocess.fork_exec raises no audit event: the hook never
+        sees it, the seccomp filter refuses the fork (EPERM) and threads
+        still start. The hook is told imports are off so the program may
+        import it; processes stay denied."""
+        rt = runtime_of("permissive", "python")
+        rt.update(imports=None, files="any")
+        code = ("import _posixsubprocess, os, threading\n"
+                "def main():\n"
+                "    out = []\n"
+                "    t = threading.Thread(target=out.append, args=('thread',))\n"
+                "    t.start(); t.join()\n"
+                "    r, w = os.pipe()\n"
+                "    try:\n"
+                "        _posixsubprocess.fork_exec([b'/usr/bin/id'], [b'/usr/bin/id'], True,\n"
+                "            (w,), None, None, -1, -1, -1, -1, -1, -1, r, w, True, False, -1,\n"
+                "            None, None, None, -1, None, False)\n"
+                "        out.append('spawned')\n"
+                "    except OSError as e:\n"
+                "        out.append(e.errno)\n"
+                "    return out\n")
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt)
+        self.assertEqual(status, 200)
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], ["thread", 1])  # EPERM
+
+    def test_benign_corpus(self):
+        self.success("data_classes.py")
+        self.success("async_main.py", arguments={"n": 5})
+        body = self.success("numpy_pandas.py")
+        self.assertEqual(body["result"]["value"]["groups"], {"a": 2.0, "b": 1.0, "c": 3.0})
+        body = self.success("matplotlib_artifact.py")
+        self.assertEqual([a["name"] for a in body["artifacts"]], ["plot.png"])
+        self.assertEqual(self.success("threads.py", policy="permissive")["result"]["value"],
+                         [0, 1, 2, 3])
+
+    def test_no_runtime_section_changes_nothing(self):
+        body = self.job(source(REDTEAM, "process_caught.py"), policy=None)
+        self.assertEqual(body["status"], "success", body)
+        self.assertIn("uid=", body["stdout"])
+
+    def test_bad_runtime_is_refused(self):
+        status, _, body = self.ex.run("def main(): pass", runtime={"processes": False})
+        self.assertEqual(status, 400, body)
+        rt = runtime_of("default", "python")
+        rt["process_properties"] = []
+        status, _, body = self.ex.run("def main(): pass", runtime=rt)
+        self.assertEqual(status, 400, body)
+
+
+class NodeRuntime(RuntimeCase):
+    language = "nodejs"
+    pool = 1
+
+    def test_process_computed_require(self):
+        self.unauthorized("process.js", "process")
+
+    def test_process_caught_is_still_reported(self):
+        self.unauthorized("process_caught.js", "process")
+
+    def test_file_subpath(self):
+        body = self.unauthorized("file.js", "file")
+        self.assertEqual(body["denials"][0]["target"], "fs/promises")
+
+    def test_routes_to_the_real_process_are_closed(self):
+        body = self.job(source(REDTEAM, "leaks.js"))
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"],
+                         {"leaked": [], "override": "own toString", "hr": "bigint"})
+
+    def test_seccomp_in_node(self):
+        """No require of child_process is needed to test the kernel layer:
+        with processes allowed by the require list but not by the filter,
+        spawning fails with EPERM while node's own threads keep running."""
+        rt = runtime_of("default", "nodejs")
+        rt["imports"] = None
+        code = ("const cp = require('child_process');\n"
+                "async function main() {\n"
+                "  let err = null;\n"
+                "  try { cp.execFileSync('/usr/bin/id'); } catch (e) { err = e.code; }\n"
+                "  await new Promise((r) => setTimeout(r, 10));\n"
+                "  const h = require('crypto').pbkdf2Sync('a', 'b', 1000, 16, 'sha1').length;\n"
+                "  return { err, h };\n"
+                "}\nmodule.exports = { main };\n")
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt)
+        self.assertEqual(status, 200)
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"], {"err": "EPERM", "h": 16})
+
+    def test_benign_corpus(self):
+        body = self.success("timers_promises.js", arguments={"a": 1})
+        self.assertEqual(body["result"]["value"]["v"], 42)
+        self.assertEqual(body["result"]["value"]["box"], "Box(2)")
+
+
+class GatewayReportsRuntime(unittest.TestCase):
+    """Through POST /v1/run and /run: the run-time stop is a violation with
+    phase runtime, counted by rule and written to the audit line."""
+
+    @classmethod
+    def setUpClass(cls):
+        tex.require_engine_and_images()
+        cls.py = tex.Executor("python", pool_size=1, extra=("--max-timeout-ms", "60000"))
+        cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url]},
+                                        "exec_grace_ms": 20000})
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.gw.stop()
+        assert cls.py.stop() == 0, cls.py.daemon.tail()
+        assert rc == 0
+        assert cls.py.containers() == []
+
+    def test_runtime_violation_audit_and_metric(self):
+        code = source(REDTEAM, "file_via_pandas.py")
+        st, _, body = self.gw.call("POST", "/v1/run", {"language": "python", "code": code,
+                                                       "limits": {"timeout_ms": 30000}},
+                                   timeout=120)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(body["status"], "unauthorized_access", body)
+        self.assertEqual(body["unauthorized_access_type"], "file")
+        rt = [v for v in body["violations"] if v.get("phase") == "runtime"]
+        self.assertEqual(len(rt), 1, body["violations"])
+        self.assertEqual(rt[0]["rule"], "runtime.file")
+        self.assertIn("/etc/hostname", rt[0]["message"])
+        st, _, legacy = self.gw.call("POST", "/run", {
+            "code_b64": base64.b64encode(code.encode()).decode(), "language": "python"},
+            timeout=120)
+        self.assertEqual((legacy["status"], legacy["unauthorized_access_type"]),
+                         ("unauthorized_access", "file"), legacy)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertIn('sandgate_violations_total{rule="runtime.file"} 2', metrics)
+        deadline = time.time() + 10
+        lines = []
+        while time.time() < deadline:
+            lines = [l for l in self.gw.audit_lines() if l.get("endpoint") == "v1_run"]
+            if lines:
+                break
+            time.sleep(0.1)
+        self.assertTrue(lines)
+        self.assertEqual((lines[-1]["verdict"], lines[-1]["outcome"]),
+                         ("accept", "unauthorized_access"))
+        self.assertIn("runtime.file", lines[-1]["rules"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,176 @@
+/* The run-time seccomp filter (images/runtime/rt_filter.c): the program is
+ * decoded by a small BPF interpreter for every decision, then installed for
+ * real in a forked child, where execve/fork must fail and threads must start. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt_filter.h"
+
+/* Just enough classic BPF for what the builder emits. */
+static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct seccomp_data *d)
+{
+    uint32_t a = 0;
+    for (size_t pc = 0; pc < len; pc++) {
+        const struct sock_filter *f = &ins[pc];
+        switch (f->code) {
+        case BPF_LD | BPF_W | BPF_ABS:
+            cr_assert(f->k + 4 <= sizeof(*d) && f->k % 4 == 0, "load at %u", f->k);
+            memcpy(&a, (const char *)d + f->k, 4);
+            break;
+        case BPF_JMP | BPF_JEQ | BPF_K: pc += a == f->k ? f->jt : f->jf; break;
+        case BPF_JMP | BPF_JGE | BPF_K: pc += a >= f->k ? f->jt : f->jf; break;
+        case BPF_JMP | BPF_JSET | BPF_K: pc += (a & f->k) ? f->jt : f->jf; break;
+        case BPF_RET | BPF_K: return f->k;
+        default: cr_assert_fail("unexpected opcode 0x%x", f->code);
+        }
+    }
+    cr_assert_fail("fell off the end of the program");
+    return 0;
+}
+
+static uint32_t decide(unsigned flags, uint32_t arch, int nr, uint64_t arg0)
+{
+    struct sock_filter ins[SG_RT_FILTER_MAX];
+    size_t len = 0;
+    cr_assert_eq(sg_rt_filter_build(flags, ins, SG_RT_FILTER_MAX, &len), 0);
+    struct seccomp_data d = {.nr = nr, .arch = arch, .args = {arg0}};
+    return run_bpf(ins, len, &d);
+}
+
+#define X86 AUDIT_ARCH_X86_64
+#define EPERM_RET (SECCOMP_RET_ERRNO | EPERM)
+
+Test(rt_filter, denies_process_creation_but_not_threads)
+{
+    cr_expect_eq(decide(0, X86, SYS_execve, 0), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_execveat, 0), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_fork, 0), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_vfork, 0), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_clone3, 0), SECCOMP_RET_ERRNO | ENOSYS);
+    cr_expect_eq(decide(0, X86, SYS_clone, SIGCHLD), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD), EPERM_RET);
+    uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                      CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    cr_expect_eq(decide(0, X86, SYS_clone, thread), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_read, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_openat, 0), SECCOMP_RET_ALLOW);
+}
+
+Test(rt_filter, allow_processes_lets_them_through)
+{
+    cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_execve, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_clone, SIGCHLD), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_clone3, 0), SECCOMP_RET_ALLOW);
+    /* still offline */
+    cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_socket, AF_INET), EPERM_RET);
+}
+
+Test(rt_filter, offline_allows_only_unix_sockets)
+{
+    cr_expect_eq(decide(0, X86, SYS_socket, AF_UNIX), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(0, X86, SYS_socket, AF_INET), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_socket, AF_INET6), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_socket, AF_NETLINK), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_socket, AF_PACKET), EPERM_RET);
+    /* the high half of the argument is not the family */
+    cr_expect_eq(decide(0, X86, SYS_socket, ((uint64_t)1 << 32) | AF_INET), EPERM_RET);
+    cr_expect_eq(decide(0, X86, SYS_io_uring_setup, 0), EPERM_RET);
+    cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_socket, AF_INET), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_execve, 0), EPERM_RET);
+}
+
+Test(rt_filter, other_architectures_are_killed)
+{
+    cr_expect_eq(decide(SG_RT_FLAGS_ALL, AUDIT_ARCH_I386, 11, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(0, AUDIT_ARCH_AARCH64, SYS_read, 0), SECCOMP_RET_KILL_PROCESS);
+    /* x32 ABI numbers on x86_64 */
+    cr_expect_eq(decide(SG_RT_FLAGS_ALL, X86, 0x40000000 | SYS_execve, 0),
+                 SECCOMP_RET_KILL_PROCESS);
+}
+
+Test(rt_filter, builder_checks_its_input)
+{
+    struct sock_filter ins[SG_RT_FILTER_MAX];
+    size_t len = 0;
+    cr_expect_eq(sg_rt_filter_build(0x4, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0, ins, 5, &len), -ENOSPC);
+    cr_expect_eq(sg_rt_filter_install(0x80), -EINVAL);
+}
+
+static void *thread_main(void *arg)
+{
+    *(int *)arg = 42;
+    return NULL;
+}
+
+/* Runs in a forked child with the filter installed; exits 0 when all held. */
+static int child_checks(unsigned flags)
+{
+    if (sg_rt_filter_install(flags) != 0)
+        return 10;
+    int ran = 0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_main, &ran) != 0 || pthread_join(t, NULL) != 0 || ran != 42)
+        return 11;
+    static char prog[] = "/bin/true";
+    char *argv[] = {prog, NULL};
+    errno = 0;
+    if (execve(prog, argv, NULL) != -1 || errno != EPERM)
+        return 12;
+    errno = 0;
+    if (syscall(SYS_fork) != -1 || errno != EPERM)
+        return 13;
+    errno = 0;
+    if (fork() != -1 || errno != EPERM) /* glibc's fork is clone without CLONE_THREAD */
+        return 14;
+    errno = 0;
+    if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EPERM)
+        return 15;
+    int u = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (u < 0)
+        return 16;
+    close(u);
+    return 0;
+}
+
+Test(rt_filter, installed_filter_holds_and_threads_start)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(child_checks(0));
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "child died: status %d", status);
+    cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed in the filtered child",
+                 WEXITSTATUS(status));
+}
+
+Test(rt_filter, installed_filter_with_processes_allowed)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (sg_rt_filter_install(SG_RT_ALLOW_PROCESSES) != 0)
+            _exit(10);
+        pid_t c = fork();
+        if (c == 0)
+            _exit(7);
+        int st = 0;
+        _exit(c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 7 ? 0 : 11);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+}
