@@ -37,6 +37,7 @@ struct gw_router {
     atomic_size_t count[SG_LANG_COUNT]; /* slots ever used; only grows */
     struct gw_discover *disc[SG_LANG_COUNT][GW_EXECUTORS_MAX];
     size_t disc_n[SG_LANG_COUNT];
+    char disc_urls[ROUTER_SLOTS_MAX][GW_URL_MAX]; /* one resolution's answer */
     gw_resolve_fn resolver; /* NULL: the system's (tests inject one) */
     void *resolver_ud;
     pthread_mutex_t round_lock; /* one health round (with its discovery) at a time */
@@ -300,7 +301,7 @@ static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW
 /* Re-resolve every discovery URL (bounded: gw_discover.h). */
 static void discovery_round(struct gw_router *r)
 {
-    static char urls[ROUTER_SLOTS_MAX][GW_URL_MAX]; /* round_lock held: one user */
+    char (*urls)[GW_URL_MAX] = r->disc_urls; /* round_lock held: one user */
     for (int l = 0; l < SG_LANG_COUNT; l++)
         for (size_t k = 0; k < r->disc_n[l]; k++) {
             size_t n = 0;
