@@ -52,14 +52,15 @@ int gw_discover_new(const char *url, struct gw_discover **ret, struct sg_error *
     const char *h = after_scheme(url);
     const char *colon = h ? strchr(h, ':') : NULL;
     if (!h || !colon || !gw_discover_is_dynamic(url) || !host_ok(h, (size_t)(colon - h)))
-        return sg_error_set(err, -EINVAL, "'%.80s' is not a discovery URL "
-                            "(http://tasks.NAME:PORT or dns+http://NAME:PORT)", url);
+        return sg_error_set(err, -EINVAL,
+                            "'%.80s' is not a discovery URL "
+                            "(http://tasks.NAME:PORT or dns+http://NAME:PORT)",
+                            url);
     char *end = NULL;
     errno = 0;
     unsigned long port = strtoul(colon + 1, &end, 10);
     if (errno || end == colon + 1 || port == 0 || port > 65535 || (*end && strcmp(end, "/")))
-        return sg_error_set(err, -EINVAL, "'%.80s': a discovery URL needs a port and no path",
-                            url);
+        return sg_error_set(err, -EINVAL, "'%.80s': a discovery URL needs a port and no path", url);
     struct gw_discover *d = calloc(1, sizeof(*d));
     if (!d)
         return sg_error_set(err, -ENOMEM, "out of memory");
@@ -144,9 +145,8 @@ static int cmp_url(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-enum gw_discover_result gw_discover_resolve(struct gw_discover *d, gw_resolve_fn resolver,
-                                            void *ud, char (*urls)[GW_URL_MAX], size_t max,
-                                            size_t *n)
+enum gw_discover_result gw_discover_resolve(struct gw_discover *d, gw_resolve_fn resolver, void *ud,
+                                            char (*urls)[GW_URL_MAX], size_t max, size_t *n)
 {
     char addrs[GW_DISCOVER_ADDRS_MAX][INET6_ADDRSTRLEN];
     size_t cap = max < GW_DISCOVER_ADDRS_MAX ? max : GW_DISCOVER_ADDRS_MAX;

@@ -57,8 +57,7 @@ const char *gw_discover_source(const struct gw_discover *d);
 
 /* Resolve once (resolver NULL: the bounded system resolver) and write the
  * executor URLs, sorted and without duplicates, to urls[0..*n). */
-enum gw_discover_result gw_discover_resolve(struct gw_discover *d, gw_resolve_fn resolver,
-                                            void *ud, char (*urls)[GW_URL_MAX], size_t max,
-                                            size_t *n);
+enum gw_discover_result gw_discover_resolve(struct gw_discover *d, gw_resolve_fn resolver, void *ud,
+                                            char (*urls)[GW_URL_MAX], size_t max, size_t *n);
 
 #endif
