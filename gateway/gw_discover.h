@@ -7,7 +7,7 @@
  * "http://<address>:<port>" per address; static URLs are left as they are.
  *
  * Resolution is bounded: at most GW_DISCOVER_ADDRS_MAX addresses, and at most
- * GW_DISCOVER_TIMEOUT_MS per round (glibc's getaddrinfo_a; a lookup still
+ * GW_DISCOVER_TIMEOUT_MS per name per round (glibc's getaddrinfo_a; a lookup still
  * running after that is left to finish and read on a later round, never
  * waited for, and a new one is not started meanwhile).
  *
