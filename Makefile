@@ -62,6 +62,8 @@ include analyzers/build.mk
 include gateway/build.mk
 include executors/build.mk
 include images/build.mk
+# deploy/ is not in the daemon images' build context: optional there.
+-include deploy/build.mk
 include tests/build.mk
 include bench/build.mk
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_discover.h"
 #include "readfile.h"
 #include "sg_parse.h"
 #include "verdict_cache.h"
@@ -244,6 +245,8 @@ static int set_from_json(struct gw_config *cfg, const struct key *k, json_t *v,
 
 static int url_ok(const char *u)
 {
+    if (strncmp(u, "dns+", 4) == 0)
+        u += 4; /* gw_discover.h: resolve to every address */
     if (strncmp(u, "http://", 7) != 0 || strlen(u) >= GW_URL_MAX || !u[7] || u[7] == '/')
         return 0;
     for (const char *p = u; *p; p++)
@@ -261,6 +264,15 @@ static int set_url(struct gw_config *cfg, int lang, size_t i, const char *u, con
     if (!url_ok(u))
         return sg_error_set(err, -EINVAL, "%s: executors.%s[%zu]: '%.80s' is not an http:// URL",
                             origin, sg_lang_name(lang), i, u);
+    struct gw_discover *d = NULL;
+    if (gw_discover_is_dynamic(u)) {
+        struct sg_error e = {0};
+        int rc = gw_discover_new(u, &d, &e);
+        gw_discover_free(d);
+        if (rc < 0)
+            return sg_error_set(err, rc, "%s: executors.%s[%zu]: %s", origin,
+                                sg_lang_name(lang), i, e.msg);
+    }
     size_t n = strlen(u);
     while (n > 7 && u[n - 1] == '/')
         n--; /* "http://h:1/" and "http://h:1" are the same executor */

@@ -9,13 +9,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "gw_discover.h"
 #include "log.h"
 
 #define HANDLE_POOL_MAX 64       /* idle curl handles per executor (no connections kept) */
 #define HEALTH_BODY_MAX (64u * 1024u)
 #define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
+/* A slot is never freed, only retired (active = 0) and reused once no job is
+ * in flight on it, so a request thread's pointer stays valid. */
+#define ROUTER_SLOTS_MAX GW_ROUTER_SLOTS_MAX
 
 struct upstream {
+    atomic_int active; /* static URLs always; discovered ones while DNS lists them */
+    int source;        /* index into disc[lang] for a discovered one, -1 static */
     char url[GW_URL_MAX];
     char exec_url[GW_URL_MAX + 16];
     char health_url[GW_URL_MAX + 16];
@@ -29,8 +35,16 @@ struct upstream {
 };
 
 struct gw_router {
-    struct upstream up[SG_LANG_COUNT][GW_EXECUTORS_MAX];
-    size_t count[SG_LANG_COUNT];
+    struct upstream up[SG_LANG_COUNT][ROUTER_SLOTS_MAX];
+    atomic_size_t count[SG_LANG_COUNT]; /* slots ever used; only grows */
+    struct gw_discover *disc[SG_LANG_COUNT][GW_EXECUTORS_MAX];
+    size_t disc_n[SG_LANG_COUNT];
+    char disc_urls[ROUTER_SLOTS_MAX][GW_URL_MAX]; /* one resolution's answer */
+    gw_resolve_fn resolver; /* NULL: the system's (tests inject one) */
+    void *resolver_ud;
+    pthread_mutex_t round_lock; /* one health round (with its discovery) at a time */
+    pthread_mutex_t slots_lock; /* slot URLs change under it; readers of URLs off
+                                   the request path take it */
     atomic_uint rr[SG_LANG_COUNT];
     uint64_t connect_timeout_ms, health_interval_ms, busy_retries, max_inflight;
     struct curl_slist *headers;
@@ -175,23 +189,28 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
     size_t n = r->count[lang];
     unsigned start = atomic_fetch_add(&r->rr[lang], 1);
     uint64_t busy_left = r->busy_retries;
-    int tried[GW_EXECUTORS_MAX] = {0}, saturated = 0, busy = 0;
+    int tried[ROUTER_SLOTS_MAX] = {0}, saturated = 0, busy = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t k = 0; k < n; k++) {
             size_t i = (start + k) % n;
             struct upstream *u = &r->up[lang][i];
-            if (tried[i] || (pass == 0 && !atomic_load(&u->healthy)))
+            if (tried[i] || !atomic_load(&u->active) ||
+                (pass == 0 && !atomic_load(&u->healthy)))
                 continue; /* pass 1 also tries executors marked down: the mark may be stale */
             if (atomic_fetch_add(&u->inflight, 1) >= upstream_limit(r, u)) {
                 atomic_fetch_sub(&u->inflight, 1);
                 saturated = 1;
                 continue;
             }
+            if (!atomic_load(&u->active)) { /* retired meanwhile; inflight > 0 pins it now */
+                atomic_fetch_sub(&u->inflight, 1);
+                continue;
+            }
             tried[i] = 1;
             ret->attempts++;
             enum gw_exec_outcome o = attempt(r, u, body, len, timeout_ms, ret);
+            count_outcome(u, o); /* before the release: it logs u->url */
             atomic_fetch_sub(&u->inflight, 1);
-            count_outcome(u, o);
             ret->outcome = o;
             if (o == GW_EXEC_OK || o == GW_EXEC_FAILED)
                 return;
@@ -224,6 +243,99 @@ void gw_exec_result_free(struct gw_exec_result *res)
     res->body = NULL;
 }
 
+static int find_url(char (*urls)[GW_URL_MAX], size_t n, const char *url)
+{
+    for (size_t j = 0; j < n; j++)
+        if (strcmp(urls[j], url) == 0)
+            return (int)j;
+    return -1;
+}
+
+/* A slot for a new executor: a retired one nobody uses, else a fresh one. */
+static struct upstream *free_slot(struct gw_router *r, int l)
+{
+    size_t n = atomic_load(&r->count[l]);
+    for (size_t i = 0; i < n; i++) {
+        struct upstream *u = &r->up[l][i];
+        if (!atomic_load(&u->active) && atomic_load(&u->inflight) == 0)
+            return u;
+    }
+    return n < ROUTER_SLOTS_MAX ? &r->up[l][n] : NULL;
+}
+
+static void slot_fill(struct gw_router *r, int l, struct upstream *u, int src, const char *url)
+{
+    snprintf(u->url, sizeof(u->url), "%s", url);
+    snprintf(u->exec_url, sizeof(u->exec_url), "%s/v1/exec", u->url);
+    snprintf(u->health_url, sizeof(u->health_url), "%s/healthz", u->url);
+    u->source = src;
+    atomic_store(&u->healthy, 0); /* this round's health check decides */
+    atomic_store(&u->ok, 0);
+    atomic_store(&u->failed, 0);
+    atomic_store(&u->unreachable, 0);
+    atomic_store(&u->busy, 0);
+    atomic_store(&u->capacity, 0); /* a new executor: its /healthz says its own */
+    atomic_store(&u->active, 1); /* publishes the URL to request threads */
+    if (u == &r->up[l][atomic_load(&r->count[l])])
+        atomic_fetch_add(&r->count[l], 1);
+}
+
+/* Make the slots of discovery source src match urls[0..n). */
+static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW_URL_MAX],
+                            size_t n)
+{
+    int seen[ROUTER_SLOTS_MAX] = {0};
+    pthread_mutex_lock(&r->slots_lock);
+    for (size_t i = 0; i < atomic_load(&r->count[l]); i++) {
+        struct upstream *u = &r->up[l][i];
+        if (!atomic_load(&u->active) || u->source != src)
+            continue;
+        int j = find_url(urls, n, u->url);
+        if (j >= 0) {
+            seen[j] = 1;
+        } else {
+            atomic_store(&u->active, 0); /* jobs in flight on it finish */
+            sg_log(SG_LOG_INFO, "executor_left", "language=%s url=%s source=%s",
+                   sg_lang_name(l), u->url, gw_discover_source(r->disc[l][src]));
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        struct upstream *u = seen[j] ? NULL : free_slot(r, l);
+        if (!seen[j] && !u) {
+            sg_log(SG_LOG_WARN, "discovery_full", "language=%s slots=%d dropped=%s",
+                   sg_lang_name(l), ROUTER_SLOTS_MAX, urls[j]);
+            continue;
+        }
+        if (u) {
+            slot_fill(r, l, u, src, urls[j]);
+            sg_log(SG_LOG_INFO, "executor_joined", "language=%s url=%s source=%s",
+                   sg_lang_name(l), u->url, gw_discover_source(r->disc[l][src]));
+        }
+    }
+    pthread_mutex_unlock(&r->slots_lock);
+}
+
+/* Re-resolve every discovery URL (bounded: gw_discover.h). */
+static void discovery_round(struct gw_router *r)
+{
+    char (*urls)[GW_URL_MAX] = r->disc_urls; /* round_lock held: one user */
+    for (int l = 0; l < SG_LANG_COUNT; l++)
+        for (size_t k = 0; k < r->disc_n[l]; k++) {
+            size_t n = 0;
+            if (gw_discover_resolve(r->disc[l][k], r->resolver, r->resolver_ud, urls,
+                                    ROUTER_SLOTS_MAX, &n) == GW_DISCOVER_ADDRS)
+                discovery_apply(r, l, (int)k, urls, n);
+        }
+}
+
+void gw_router_set_resolver(struct gw_router *r, gw_resolve_fn fn, void *ud)
+{
+    pthread_mutex_lock(&r->round_lock);
+    r->resolver = fn;
+    r->resolver_ud = ud;
+    pthread_mutex_unlock(&r->round_lock);
+}
+
 /* The executor's job capacity from its /healthz answer ("max_jobs"). */
 static void note_capacity(struct upstream *u, const struct sg_buf *body)
 {
@@ -234,23 +346,29 @@ static void note_capacity(struct upstream *u, const struct sg_buf *body)
     json_decref(o);
 }
 
-/* Check every executor's /healthz in parallel with one curl multi handle. */
+/* Re-resolve the discovery URLs, then check every executor's /healthz in
+ * parallel with one curl multi handle. */
 void gw_router_check_now(struct gw_router *r)
 {
+    pthread_mutex_lock(&r->round_lock);
+    discovery_round(r);
     CURLM *m = curl_multi_init();
-    CURL *h[SG_LANG_COUNT * GW_EXECUTORS_MAX] = {0};
-    struct upstream *ups[SG_LANG_COUNT * GW_EXECUTORS_MAX];
-    struct sg_buf sink[SG_LANG_COUNT * GW_EXECUTORS_MAX];
+    CURL *h[SG_LANG_COUNT * ROUTER_SLOTS_MAX] = {0};
+    struct upstream *ups[SG_LANG_COUNT * ROUTER_SLOTS_MAX];
+    struct sg_buf sink[SG_LANG_COUNT * ROUTER_SLOTS_MAX];
     size_t n = 0;
     for (int l = 0; m && l < SG_LANG_COUNT; l++)
-        for (size_t i = 0; i < r->count[l]; i++, n++) {
+        for (size_t i = 0; i < atomic_load(&r->count[l]); i++) {
+            if (!atomic_load(&r->up[l][i].active))
+                continue;
             ups[n] = &r->up[l][i];
             sg_buf_init(&sink[n], HEALTH_BODY_MAX);
-            if (!(h[n] = curl_easy_init()))
-                continue;
-            set_common(h[n], ups[n]->health_url, r->connect_timeout_ms, HEALTH_TIMEOUT_MS,
-                       &sink[n]);
-            curl_multi_add_handle(m, h[n]);
+            if ((h[n] = curl_easy_init())) {
+                set_common(h[n], ups[n]->health_url, r->connect_timeout_ms, HEALTH_TIMEOUT_MS,
+                           &sink[n]);
+                curl_multi_add_handle(m, h[n]);
+            }
+            n++;
         }
     int running = 1;
     while (m && running) {
@@ -274,6 +392,7 @@ void gw_router_check_now(struct gw_router *r)
                    "url=%s status=%ld", ups[k]->url, status);
     }
     curl_multi_cleanup(m);
+    pthread_mutex_unlock(&r->round_lock);
 }
 
 static void *health_main(void *arg)
@@ -327,17 +446,22 @@ int gw_router_new(const struct gw_config *cfg, const char *executor_token,
     r->max_inflight = cfg->executor_max_inflight;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->wake, NULL);
+    pthread_mutex_init(&r->round_lock, NULL);
+    pthread_mutex_init(&r->slots_lock, NULL);
+    int rc = 0;
     for (int l = 0; l < SG_LANG_COUNT; l++) {
-        r->count[l] = cfg->executor_count[l];
-        for (size_t i = 0; i < r->count[l]; i++) {
-            struct upstream *u = &r->up[l][i];
-            snprintf(u->url, sizeof(u->url), "%s", cfg->executors[l][i]);
-            snprintf(u->exec_url, sizeof(u->exec_url), "%s/v1/exec", u->url);
-            snprintf(u->health_url, sizeof(u->health_url), "%s/healthz", u->url);
-            pthread_mutex_init(&u->pool_lock, NULL);
+        for (size_t i = 0; i < ROUTER_SLOTS_MAX; i++)
+            pthread_mutex_init(&r->up[l][i].pool_lock, NULL);
+        for (size_t i = 0; rc == 0 && i < cfg->executor_count[l]; i++) {
+            const char *url = cfg->executors[l][i];
+            if (gw_discover_is_dynamic(url))
+                rc = gw_discover_new(url, &r->disc[l][r->disc_n[l]++], err);
+            else
+                slot_fill(r, l, &r->up[l][atomic_load(&r->count[l])], -1, url);
         }
     }
-    int rc = build_headers(r, executor_token, err);
+    if (rc == 0)
+        rc = build_headers(r, executor_token, err);
     if (rc < 0) {
         gw_router_free(r);
         return rc;
@@ -362,14 +486,19 @@ void gw_router_free(struct gw_router *r)
         pthread_mutex_unlock(&r->lock);
         pthread_join(r->thread, NULL);
     }
-    for (int l = 0; l < SG_LANG_COUNT; l++)
-        for (size_t i = 0; i < r->count[l]; i++) {
+    for (int l = 0; l < SG_LANG_COUNT; l++) {
+        for (size_t i = 0; i < ROUTER_SLOTS_MAX; i++) {
             struct upstream *u = &r->up[l][i];
             for (size_t k = 0; k < u->pool_n; k++)
                 curl_easy_cleanup(u->pool[k]);
             pthread_mutex_destroy(&u->pool_lock);
         }
+        for (size_t k = 0; k < r->disc_n[l]; k++)
+            gw_discover_free(r->disc[l][k]);
+    }
     curl_slist_free_all(r->headers);
+    pthread_mutex_destroy(&r->round_lock);
+    pthread_mutex_destroy(&r->slots_lock);
     pthread_mutex_destroy(&r->lock);
     pthread_cond_destroy(&r->wake);
     free(r);
@@ -378,18 +507,21 @@ void gw_router_free(struct gw_router *r)
 size_t gw_router_healthy(struct gw_router *r, int lang)
 {
     size_t n = 0;
-    for (size_t i = 0; i < r->count[lang]; i++)
-        n += atomic_load(&r->up[lang][i].healthy) ? 1 : 0;
+    for (size_t i = 0; i < atomic_load(&r->count[lang]); i++)
+        n += atomic_load(&r->up[lang][i].active) && atomic_load(&r->up[lang][i].healthy);
     return n;
 }
 
 json_t *gw_router_status(struct gw_router *r)
 {
     json_t *o = json_object();
+    pthread_mutex_lock(&r->slots_lock);
     for (int l = 0; o && l < SG_LANG_COUNT; l++) {
         json_t *arr = json_array();
-        for (size_t i = 0; arr && i < r->count[l]; i++) {
+        for (size_t i = 0; arr && i < atomic_load(&r->count[l]); i++) {
             struct upstream *u = &r->up[l][i];
+            if (!atomic_load(&u->active))
+                continue;
             json_array_append_new(arr, json_pack("{s:s,s:b,s:I,s:I}", "url", u->url, "healthy",
                                                  atomic_load(&u->healthy), "inflight",
                                                  (json_int_t)atomic_load(&u->inflight), "limit",
@@ -397,6 +529,7 @@ json_t *gw_router_status(struct gw_router *r)
         }
         json_object_set_new(o, sg_lang_name(l), arr ? arr : json_null());
     }
+    pthread_mutex_unlock(&r->slots_lock);
     return o;
 }
 
@@ -408,10 +541,13 @@ int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
                            "# TYPE sandgate_executor_inflight gauge\n"
                            "# HELP sandgate_executor_jobs_total Job attempts by result.\n"
                            "# TYPE sandgate_executor_jobs_total counter\n");
+    pthread_mutex_lock(&r->slots_lock);
     for (int l = 0; rc == 0 && l < SG_LANG_COUNT; l++)
-        for (size_t i = 0; rc == 0 && i < r->count[l]; i++) {
+        for (size_t i = 0; rc == 0 && i < atomic_load(&r->count[l]); i++) {
             struct upstream *u = &r->up[l][i];
             const char *lg = sg_lang_name(l);
+            if (!atomic_load(&u->active))
+                continue;
             rc = sg_buf_printf(
                 out,
                 "sandgate_executor_up{language=\"%s\",url=\"%s\"} %d\n"
@@ -427,6 +563,7 @@ int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
                 (unsigned long long)atomic_load(&u->unreachable), lg, u->url,
                 (unsigned long long)atomic_load(&u->busy));
         }
+    pthread_mutex_unlock(&r->slots_lock);
     return rc;
 }
 

@@ -1,6 +1,10 @@
 /* gw_router.h - routing accepted jobs to executors (POST /v1/exec, libcurl).
  *
- * Per language, a list of executor base URLs. Each job goes to the next
+ * Per language, a list of executor base URLs; a discovery URL
+ * (http://tasks.SERVICE:PORT, dns+http://NAME:PORT; gw_discover.h) stands for
+ * every address its name resolves to, re-resolved on each health round, so
+ * executors that join or leave are used or dropped without a reload (a
+ * dropped one's in-flight jobs finish). Each job goes to the next
  * healthy executor in round-robin order. A background thread checks every
  * executor's GET /healthz (all in parallel, bounded by the connect timeout)
  * every health_interval_ms; a connect failure during a job marks the executor
@@ -30,9 +34,13 @@
 
 #include "buf.h"
 #include "gw_config.h"
+#include "gw_discover.h"
 #include "sg_error.h"
 #include "sg_lang.h"
 
+/* Executors per language the router tracks at once: the static URLs plus the
+ * addresses discovery found (more are dropped with a discovery_full log). */
+#define GW_ROUTER_SLOTS_MAX 32
 #define GW_EXEC_RESPONSE_MAX (64u * 1024u * 1024u) /* bytes of one executor answer */
 
 enum gw_exec_outcome {
@@ -84,7 +92,12 @@ json_t *gw_router_status(struct gw_router *r);
 /* Append executor gauges/counters in Prometheus text. */
 int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out);
 
-/* Run one health round now (tests, and start-up). */
+/* Run one health round now (tests, and start-up): re-resolve the discovery
+ * URLs, then check every executor. */
 void gw_router_check_now(struct gw_router *r);
+
+/* Replace the resolver of discovery URLs (tests; NULL restores the system's).
+ * Takes effect from the next round. */
+void gw_router_set_resolver(struct gw_router *r, gw_resolve_fn fn, void *ud);
 
 #endif

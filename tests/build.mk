@@ -4,6 +4,7 @@
 #   tests/integration/test_*.py real binaries over HTTP, no Docker engine
 #   tests/e2e/test_*.py         real binaries against dockerd + runsc
 #   tests/stack/test_*.py       the compose stack built from the images (`make up` path)
+#   tests/swarm/test_*.py       the Swarm stack (`make swarm-up` path) on a single-node swarm
 #   tests/fuzz/fuzz_*.c         libFuzzer targets (`make fuzz`, clang)
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 UNIT_TESTS := $(wildcard tests/unit/test_*.c)

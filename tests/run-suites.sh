@@ -3,7 +3,8 @@
 # Runs the test suites in order and ends with one line "N passed, N failed".
 #   unit: the Criterion binaries under $BUILD/tests (ASan+UBSan build)
 #   all:  unit, integration, then host setup + images, e2e (dockerd + runsc)
-#         and the stack suite. A suite that cannot run (no engine, image build
+#         the stack suite and the swarm suite (a single-node swarm the suite
+#         starts and leaves as it found it). A suite that cannot run (no engine, image build
 #         failed) counts as a failure, never as a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,7 @@ if [ "$which" = all ]; then
     if step host-setup images/host-setup.sh --fix && step images make images; then
         run_py tests/e2e
         run_py tests/stack
+        run_py tests/swarm
     fi
 fi
 echo

@@ -74,6 +74,22 @@ class TestRouting(RoutingCase):
         _, _, text = self.gw.call("GET", "/metrics")
         self.assertIn(f'sandgate_executor_up{{language="nodejs",url="{a.url}"}} 0', text)
 
+    def test_discovery_url_routes_to_every_address_of_the_name(self):
+        # dns+http://localhost:PORT: the real resolver (getaddrinfo_a) on the
+        # health round; 127.0.0.1 is one address of localhost (::1 may be
+        # another, with no listener there: listed, unhealthy, never chosen
+        # first). Join/leave of addresses: tests/unit (resolver hook).
+        a = self.fake()
+        self.start([f"dns+http://localhost:{a.port}"])
+        want = f"http://127.0.0.1:{a.port}"
+        self.gw.wait_for(lambda: any(e["url"] == want and e["healthy"] for e in
+                                     self.gw.call("GET", "/readyz")[2]["executors"]["nodejs"]),
+                         what=f"{want} discovered and healthy")
+        for i in range(3):
+            st, _, body = self.run_js(arguments={"i": i})
+            self.assertEqual((st, body["status"]), (200, "success"), body)
+        self.assertEqual(a.calls, 3)
+
     def test_busy_executor_is_retried_elsewhere(self):
         a, b = self.fake(), self.fake()
         a.mode = "busy"

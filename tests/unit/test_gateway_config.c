@@ -77,6 +77,17 @@ Test(gw_config, bad_executor_urls_are_refused)
     cr_assert_neq(load("{\"executors\": {\"python\": [\"http://a b\"]}}"), 0);
 }
 
+Test(gw_config, discovery_urls_need_a_name_and_a_port)
+{
+    cr_assert_eq(load("{\"executors\": {\"python\": [\"http://tasks.sg_exec:9401\", "
+                      "\"dns+http://exec.ns.svc:9401\"]}}"), 0, "%s", err.msg);
+    cr_assert_str_eq(cfg.executors[0][1], "dns+http://exec.ns.svc:9401");
+    cr_assert_neq(load("{\"executors\": {\"python\": [\"http://tasks.sg_exec\"]}}"), 0);
+    cr_assert(strstr(err.msg, "executors.python[0]") && strstr(err.msg, ":PORT"), "%s", err.msg);
+    cr_assert_neq(load("{\"executors\": {\"python\": [\"dns+http://127.0.0.1:1/x\"]}}"), 0);
+    cr_assert_neq(load("{\"executors\": {\"python\": [\"dns+ftp://x:1\"]}}"), 0);
+}
+
 Test(gw_config, bad_json_and_duplicates)
 {
     cr_assert_eq(load("{\"port\": 1,"), -EINVAL);

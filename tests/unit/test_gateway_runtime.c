@@ -2,6 +2,7 @@
  * fake executors built on httpsrv), the reloadable ruleset, the audit writer,
  * metrics and the RAGFlow result shapes. */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "gw_audit.h"
+#include "gw_discover.h"
 #include "gw_metrics.h"
 #include "gw_respond.h"
 #include "gw_router.h"
@@ -178,6 +180,204 @@ Test(gw_router, other_errors_are_not_retried)
     gw_router_free(r);
     sg_httpsrv_stop(a.srv);
     sg_httpsrv_stop(b.srv);
+}
+
+/* ---- discovery (tasks.<service>): a resolver hook stands in for Swarm's DNS ---- */
+
+struct fake_dns {
+    int answer; /* >= 0: that many of addrs; < 0: no answer (-errno) */
+    int many;   /* > 0: answer that many generated addresses instead */
+    const char *addrs[4];
+    char host[64];
+    atomic_int calls;
+};
+
+static int fake_resolve(void *ud, const char *host, char (*addrs)[INET6_ADDRSTRLEN], size_t max)
+{
+    struct fake_dns *d = ud;
+    atomic_fetch_add(&d->calls, 1);
+    snprintf(d->host, sizeof(d->host), "%s", host);
+    if (d->answer < 0)
+        return d->answer;
+    int n = 0;
+    for (int i = 0; i < d->many && (size_t)i < max; i++)
+        snprintf(addrs[n++], INET6_ADDRSTRLEN, "127.0.10.%d", i + 1);
+    if (d->many)
+        return n;
+    for (int i = 0; i < d->answer && (size_t)i < max; i++)
+        snprintf(addrs[n++], INET6_ADDRSTRLEN, "%s", d->addrs[i]);
+    return n;
+}
+
+/* A fake executor on a given loopback address and port (0: any free one). */
+static int fake_start_at(struct fake *f, const char *addr, uint16_t port)
+{
+    memset(f, 0, sizeof(*f));
+    f->status = 200;
+    struct sg_httpsrv_config c = {.bind_addr = addr, .port = port, .max_body = 1 << 20,
+                                  .max_connections = 16, .timeout_s = 5};
+    const struct sg_http_handlers h = {.handle = fake_handler};
+    if (sg_httpsrv_start(&c, &h, f, &f->srv, NULL) != 0)
+        return -1;
+    snprintf(f->url, sizeof(f->url), "http://%s:%u", addr, sg_httpsrv_port(f->srv));
+    return 0;
+}
+
+static size_t status_count(struct gw_router *r, const char *lang, const char *url)
+{
+    json_t *st = gw_router_status(r);
+    json_t *arr = json_object_get(st, lang), *v;
+    size_t i, n = 0;
+    json_array_foreach(arr, i, v)
+        n += !url || strcmp(json_string_value(json_object_get(v, "url")), url) == 0;
+    json_decref(st);
+    return n;
+}
+
+Test(gw_router, discovery_follows_dns_without_reload)
+{
+    /* Two executors on one port, on two loopback addresses (as two Swarm tasks). */
+    struct fake a, b;
+    uint16_t port = 0;
+    int ok = 0;
+    for (int tries = 0; tries < 20 && !ok; tries++) {
+        cr_assert_eq(fake_start_at(&a, "127.0.0.2", 0), 0);
+        port = sg_httpsrv_port(a.srv);
+        if (fake_start_at(&b, "127.0.0.3", port) == 0)
+            ok = 1;
+        else
+            sg_httpsrv_stop(a.srv);
+    }
+    cr_assert(ok, "no port free on both 127.0.0.2 and 127.0.0.3");
+    char url[GW_URL_MAX];
+    snprintf(url, sizeof(url), "http://tasks.sg_executor-python:%u", port);
+    const char *urls[] = {url};
+    struct gw_router *r = router_for(urls, 1, 0);
+    /* The system resolver found no such name: no executor, and no crash. */
+    cr_assert_eq(status_count(r, "python", NULL), 0);
+    struct gw_exec_result res;
+    cr_assert_eq(exec_once(r, &res), GW_EXEC_UNREACHABLE);
+    gw_exec_result_free(&res);
+
+    struct fake_dns dns = {.answer = 1, .addrs = {"127.0.0.2", "127.0.0.3"}};
+    gw_router_set_resolver(r, fake_resolve, &dns);
+    gw_router_check_now(r);
+    cr_assert_str_eq(dns.host, "tasks.sg_executor-python");
+    cr_assert_eq(status_count(r, "python", a.url), 1);
+    cr_assert_eq(gw_router_healthy(r, SG_LANG_PYTHON), 1);
+    cr_assert_eq(exec_once(r, &res), GW_EXEC_OK);
+    gw_exec_result_free(&res);
+
+    /* A task joins: both are used, round robin, without a reload. */
+    dns.answer = 2;
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), 2);
+    cr_assert_eq(gw_router_healthy(r, SG_LANG_PYTHON), 2);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(exec_once(r, &res), GW_EXEC_OK);
+        gw_exec_result_free(&res);
+    }
+    cr_assert_eq(atomic_load(&b.calls), 2, "the new task takes its share");
+
+    /* No answer (DNS down): the last known set stays. */
+    dns.answer = -EAGAIN;
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), 2);
+
+    /* The first task leaves: dropped, its jobs go to the other. */
+    dns.answer = 1;
+    dns.addrs[0] = "127.0.0.3";
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", a.url), 0);
+    cr_assert_eq(status_count(r, "python", b.url), 1);
+    int before = atomic_load(&a.calls);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(exec_once(r, &res), GW_EXEC_OK);
+        gw_exec_result_free(&res);
+    }
+    cr_assert_eq(atomic_load(&a.calls), before, "a dropped task gets no job");
+
+    /* It comes back (its slot is reused), then the name disappears: none left. */
+    dns.answer = 2;
+    dns.addrs[1] = "127.0.0.2";
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), 2);
+    dns.answer = 0;
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), 0);
+    cr_assert_eq(exec_once(r, &res), GW_EXEC_UNREACHABLE);
+    gw_exec_result_free(&res);
+    gw_router_free(r);
+    sg_httpsrv_stop(a.srv);
+    sg_httpsrv_stop(b.srv);
+}
+
+Test(gw_router, discovery_is_bounded_and_static_urls_stay)
+{
+    struct fake s;
+    fake_start(&s, 200);
+    const char *urls[] = {s.url, "dns+http://pool.invalid:9401"};
+    struct gw_router *r = router_for(urls, 2, 0);
+    struct fake_dns dns = {.answer = 4, .addrs = {"127.0.9.1", "::1", "127.0.9.1", "127.0.9.2"}};
+    gw_router_set_resolver(r, fake_resolve, &dns);
+    gw_router_check_now(r);
+    cr_assert_str_eq(dns.host, "pool.invalid");
+    cr_assert_eq(status_count(r, "python", NULL), 4, "static + 3 distinct addresses");
+    cr_assert_eq(status_count(r, "python", s.url), 1);
+    cr_assert_eq(status_count(r, "python", "http://[::1]:9401"), 1, "IPv6 in brackets");
+    cr_assert_eq(status_count(r, "python", "http://127.0.9.1:9401"), 1, "duplicates once");
+    /* A name with more addresses than slots: bounded, the static URL stays. */
+    dns.many = 60;
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), GW_ROUTER_SLOTS_MAX);
+    cr_assert_eq(status_count(r, "python", s.url), 1);
+    dns.many = 0;
+    dns.answer = 0;
+    gw_router_check_now(r);
+    cr_assert_eq(status_count(r, "python", NULL), 1);
+    cr_assert_eq(status_count(r, "python", s.url), 1, "static URLs are never dropped");
+    gw_router_free(r);
+    sg_httpsrv_stop(s.srv);
+}
+
+Test(gw_discover, urls)
+{
+    struct gw_discover *d = NULL;
+    struct sg_error err = {0};
+    cr_assert(gw_discover_is_dynamic("http://tasks.svc:9401"));
+    cr_assert(gw_discover_is_dynamic("dns+http://any.name:1"));
+    cr_assert_not(gw_discover_is_dynamic("http://executor-python:9401"));
+    cr_assert_not(gw_discover_is_dynamic("http://127.0.0.1:9401"));
+    cr_assert_eq(gw_discover_new("http://tasks.svc:9401", &d, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(gw_discover_source(d), "http://tasks.svc:9401");
+    gw_discover_free(d);
+    const char *bad[] = {"http://tasks.svc", "http://tasks.svc:0", "http://tasks.svc:70000",
+                         "http://tasks.svc:9401/v1", "dns+http://[::1]:1", "dns+http://a@b:1",
+                         "http://tasks.x:9401x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_lt(gw_discover_new(bad[i], &d, &err), 0, "%s", bad[i]);
+}
+
+Test(gw_discover, system_resolver_is_bounded_and_sorted)
+{
+    /* "localhost" through the real resolver (getaddrinfo_a): 127.0.0.1 and
+     * maybe ::1, sorted, each once, within the round's time bound. */
+    struct gw_discover *d = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(gw_discover_new("dns+http://localhost:9401", &d, &err), 0, "%s", err.msg);
+    char urls[GW_DISCOVER_ADDRS_MAX][GW_URL_MAX];
+    size_t n = 0;
+    cr_assert_eq(gw_discover_resolve(d, NULL, NULL, urls, GW_DISCOVER_ADDRS_MAX, &n),
+                 GW_DISCOVER_ADDRS);
+    cr_assert_geq(n, 1);
+    int v4 = 0;
+    for (size_t i = 0; i < n; i++) {
+        v4 += strcmp(urls[i], "http://127.0.0.1:9401") == 0;
+        if (i)
+            cr_assert_lt(strcmp(urls[i - 1], urls[i]), 0, "sorted, no duplicates");
+    }
+    cr_assert_eq(v4, 1);
+    gw_discover_free(d);
 }
 
 /* ---- ruleset ---- */
