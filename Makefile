@@ -78,7 +78,7 @@ $(ALL_LIBS):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-.PHONY: all deps test unit e2e fuzz bench clean up down demo images
+.PHONY: all deps test unit e2e fuzz bench clean up down reload demo images
 all: $(BINS)
 
 clean:

@@ -70,7 +70,7 @@ static int run_stub(int port)
                                   .max_connections = 256, .timeout_s = 60};
     struct sg_httpsrv *srv;
     struct sg_error err = {0};
-    if (sg_httpsrv_start(&c, stub_handler, NULL, &srv, &err) < 0) {
+    if (sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = stub_handler}, NULL, &srv, &err) < 0) {
         fprintf(stderr, "stub: %s\n", err.msg);
         return 1;
     }

@@ -1,6 +1,7 @@
 #include "httpsrv.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -9,23 +10,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "httpsrv_pool.h"
+
+#define DEFAULT_RECEIVE_TIMEOUT_S 30u
+#define DEFAULT_CONN_SLACK 64u     /* connections beyond the workers by default */
+#define MHD_LIMIT_SLACK 64u        /* MHD's own hard limit sits above ours */
+#define EVENT_THREADS 2u           /* epoll threads; handlers never run on them... */
+#define RETRY_AFTER_S "1"
+/* A request refused on its headers with a body at most this large has the
+ * body read and dropped before the answer: closing with unread bytes makes
+ * the kernel reset the connection, and the client may lose the answer. A
+ * larger body is not read: the answer goes at once and the connection closes. */
+#define DISCARD_MAX (64u * 1024u)
 
 struct sg_httpsrv {
     struct MHD_Daemon *daemon;
-    sg_http_handler handler;
+    struct sg_http_handlers h;
     void *ctx;
-    size_t max_body;
+    size_t max_body, max_body_total;
+    unsigned max_connections;
     uint16_t port;
+    atomic_size_t body_total; /* bytes held by bodies in flight */
+    atomic_uint suspended;
+    atomic_uint_fast64_t refused_at_accept;
+    struct sg_workq *workq;
+    struct sg_conn_reg conns;
+    int conns_ok;
 };
+
+enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE };
 
 /* Per-request state kept by MHD between calls of the access handler. */
 struct conn_state {
+    struct sg_httpsrv *srv;
+    struct MHD_Connection *conn;
     struct sg_buf body;
-    int too_large;
+    size_t held; /* bytes counted in srv->body_total */
+    int too_large, overloaded;
+    int small_body; /* the framing is sound and the body at most DISCARD_MAX */
+    int decided;    /* the answer is decided (queued, or waiting for a drained body) */
+    enum st_phase phase;
+    char peer[INET6_ADDRSTRLEN + 1];
+    struct sg_http_request req;
+    struct sg_http_response resp;
 };
 
 void sg_http_add_header(struct sg_http_response *resp, const char *name, const char *value)
@@ -51,6 +84,7 @@ void sg_http_error(struct sg_http_response *resp, int status, const char *code, 
     resp->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
     resp->body_len = 0;
     resp->status = status;
+    resp->error_code = code;
     json_decref(o);
 }
 
@@ -73,10 +107,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct sg_http
     size_t len = resp->body_len ? resp->body_len : (resp->body ? strlen(resp->body) : 0);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, resp->body, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(resp->body);
+    resp->body = NULL; /* the MHD response owns it now (or it was freed) */
+    if (!r)
         return MHD_NO;
-    }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             resp->content_type ? resp->content_type : "application/json");
     for (int i = 0; i < resp->header_count; i++)
@@ -102,63 +135,262 @@ static void peer_string(struct MHD_Connection *conn, char *out, size_t outsz)
                   (socklen_t)outsz);
 }
 
+static struct sg_conn_rec *conn_rec(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Queue st->resp; from now on the connection answers, so the receive
+ * deadline no longer applies. */
+static enum MHD_Result answer(struct conn_state *st)
+{
+    st->decided = 1;
+    if (st->srv->conns_ok)
+        sg_conn_reg_mark(&st->srv->conns, conn_rec(st->conn), 1);
+    return send_response(st->conn, &st->resp);
+}
+
+/* An answer decided on the headers (see DISCARD_MAX). */
+static enum MHD_Result answer_early(struct conn_state *st)
+{
+    if (!st->small_body)
+        return answer(st);
+    st->decided = 1;
+    st->phase = ST_DISCARD;
+    return MHD_YES;
+}
+
+/* An answer httpsrv makes itself: JSON error, then the owner's hook. */
+static enum MHD_Result refuse(struct conn_state *st, int status, const char *code,
+                              const char *msg)
+{
+    sg_http_error(&st->resp, status, code, "%s", msg);
+    if (status == 503)
+        sg_http_add_header(&st->resp, "Retry-After", RETRY_AFTER_S);
+    if (st->srv->h.refused)
+        st->srv->h.refused(st->srv->ctx, &st->req, &st->resp);
+    return st->phase == ST_HEAD ? answer_early(st) : answer(st);
+}
+
+static enum MHD_Result refuse_too_large(struct conn_state *st)
+{
+    char msg[64];
+    snprintf(msg, sizeof(msg), "request body exceeds %zu bytes", st->srv->max_body);
+    return refuse(st, 413, "body_too_large", msg);
+}
+
+struct header_scan {
+    unsigned content_length, transfer_encoding, host, bad_name;
+    const char *cl_value, *te_value;
+};
+
+/* RFC 9110 token characters: what a header name may be made of. */
+static int is_token(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+            return 0;
+    return 1;
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct header_scan *hs = cls;
+    (void)kind;
+    if (!is_token(key))
+        hs->bad_name++;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        hs->content_length++;
+        hs->cl_value = value;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        hs->transfer_encoding++;
+        hs->te_value = value;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        hs->host++;
+    }
+    return MHD_YES;
+}
+
+/* The checks a strict server makes that libmicrohttpd 0.9.75 does not (it
+ * keeps the first Content-Length, takes any header name, and answers a
+ * missing Host with an HTML page): header names are tokens, HTTP/1.1 has
+ * exactly one Host, one length, never both framings. */
+static enum MHD_Result check_head(struct conn_state *st, const char *version)
+{
+    struct sg_httpsrv *srv = st->srv;
+    struct header_scan hs = {0};
+    MHD_get_connection_values(st->conn, MHD_HEADER_KIND, scan_header, &hs);
+    if (hs.bad_name)
+        return refuse(st, 400, "bad_http", "a header name is not a token");
+    if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && hs.host != 1)
+        return refuse(st, 400, "bad_http", "HTTP/1.1 needs exactly one Host header");
+    if (hs.transfer_encoding && strcasecmp(hs.te_value, "chunked") != 0)
+        return refuse(st, 400, "bad_http", "Transfer-Encoding other than chunked");
+    if (hs.content_length > 1)
+        return refuse(st, 400, "bad_http", "more than one Content-Length header");
+    if (hs.content_length && hs.transfer_encoding)
+        return refuse(st, 400, "bad_http", "both Content-Length and Transfer-Encoding headers");
+    if (hs.transfer_encoding > 1)
+        return refuse(st, 400, "bad_http", "more than one Transfer-Encoding header");
+    if (hs.cl_value) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(hs.cl_value, &end, 10);
+        if (!isdigit((unsigned char)hs.cl_value[0]) || *end || errno)
+            return refuse(st, 400, "bad_http", "Content-Length is not a number");
+        st->small_body = n <= DISCARD_MAX;
+        if (n > srv->max_body)
+            return refuse_too_large(st);
+        if (n + atomic_load(&srv->body_total) > srv->max_body_total)
+            return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+    } else if (!hs.transfer_encoding) {
+        st->small_body = 1; /* no body at all */
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result on_head(struct conn_state *st, const char *version)
+{
+    struct sg_httpsrv *srv = st->srv;
+    enum MHD_Result r = check_head(st, version);
+    if (st->decided || r != MHD_YES)
+        return r;
+    if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
+        return answer_early(st);
+    st->phase = ST_BODY;
+    return MHD_YES;
+}
+
+static void take_body(struct conn_state *st, const char *data, size_t n)
+{
+    struct sg_httpsrv *srv = st->srv;
+    if (st->too_large || st->overloaded)
+        return; /* discarded: the answer is already decided */
+    if (atomic_fetch_add(&srv->body_total, n) + n > srv->max_body_total) {
+        atomic_fetch_sub(&srv->body_total, n);
+        st->overloaded = 1;
+        return;
+    }
+    st->held += n;
+    if (sg_buf_append(&st->body, data, n) < 0)
+        st->too_large = 1;
+}
+
+static void run_task(void *arg)
+{
+    struct conn_state *st = arg;
+    st->srv->h.handle(st->srv->ctx, &st->req, &st->resp);
+    st->phase = ST_DONE;
+    MHD_resume_connection(st->conn);
+}
+
+/* The body is complete: answer GETs here, hand the rest to a worker. */
+static enum MHD_Result dispatch(struct conn_state *st)
+{
+    struct sg_httpsrv *srv = st->srv;
+    if (st->too_large)
+        return refuse_too_large(st);
+    if (st->overloaded)
+        return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+    st->req.body = st->body.data ? st->body.data : "";
+    st->req.body_len = st->body.len;
+    if (strcmp(st->req.method, MHD_HTTP_METHOD_GET) == 0) {
+        srv->h.handle(srv->ctx, &st->req, &st->resp);
+        return answer(st);
+    }
+    if (sg_workq_reserve(srv->workq) < 0)
+        return refuse(st, 503, "server_busy", "every worker is busy; retry shortly");
+    if (srv->conns_ok)
+        sg_conn_reg_mark(&srv->conns, conn_rec(st->conn), 1);
+    st->phase = ST_QUEUED;
+    atomic_fetch_add(&srv->suspended, 1);
+    MHD_suspend_connection(st->conn);
+    sg_workq_push(srv->workq, st);
+    return MHD_YES;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *data,
                                  size_t *data_size, void **con_cls)
 {
     struct sg_httpsrv *srv = cls;
     struct conn_state *st = *con_cls;
-    (void)version;
     if (!st) {
-        st = calloc(1, sizeof(*st));
-        if (!st)
+        if (!(st = calloc(1, sizeof(*st))))
             return MHD_NO;
-        sg_buf_init(&st->body, srv->max_body);
         *con_cls = st;
-        /* Refuse early when the declared length is already over the cap. */
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > srv->max_body)
-            st->too_large = 1;
-        return MHD_YES;
+        st->srv = srv;
+        st->conn = conn;
+        st->resp.status = 200;
+        sg_buf_init(&st->body, srv->max_body);
+        peer_string(conn, st->peer, sizeof(st->peer));
+        st->req = (struct sg_http_request){method, url, "", 0, st->peer, conn};
+        return on_head(st, version);
+    }
+    if (st->phase == ST_DONE) {
+        atomic_fetch_sub(&srv->suspended, 1);
+        st->phase = ST_QUEUED; /* answered once */
+        return answer(st);
     }
     if (*data_size) {
-        if (!st->too_large && sg_buf_append(&st->body, data, *data_size) < 0)
-            st->too_large = 1;
-        *data_size = 0;
+        if (st->phase == ST_BODY)
+            take_body(st, data, *data_size);
+        *data_size = 0; /* ST_DISCARD: dropped */
         return MHD_YES;
     }
-    struct sg_http_response resp = {.status = 200};
-    if (st->too_large) {
-        sg_http_error(&resp, 413, "body_too_large", "request body exceeds %zu bytes",
-                      srv->max_body);
-        return send_response(conn, &resp);
-    }
-    char peer[INET6_ADDRSTRLEN + 1];
-    peer_string(conn, peer, sizeof(peer));
-    struct sg_http_request req = {
-        .method = method,
-        .url = url,
-        .body = st->body.data ? st->body.data : "",
-        .body_len = st->body.len,
-        .peer = peer,
-        .conn = conn,
-    };
-    srv->handler(srv->ctx, &req, &resp);
-    return send_response(conn, &resp);
+    return st->phase == ST_DISCARD ? answer(st) : dispatch(st);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
+    struct sg_httpsrv *srv = cls;
     (void)toe;
     struct conn_state *st = *con_cls;
     if (st) {
+        atomic_fetch_sub(&srv->body_total, st->held);
         sg_buf_free(&st->body);
+        free(st->resp.body);
         free(st);
         *con_cls = NULL;
     }
+    if (srv->conns_ok)
+        sg_conn_reg_mark(&srv->conns, conn_rec(conn), 0); /* the next request's clock */
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct sg_httpsrv *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&srv->conns.open, 1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci && srv->conns_ok ? sg_conn_reg_add(&srv->conns, ci->connect_fd)
+                                              : NULL;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&srv->conns.open, 1);
+        sg_conn_reg_remove(&srv->conns, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* The global connection limit: refuse (close at once) rather than leave new
+ * clients waiting in the listen backlog as MHD's own limit does. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct sg_httpsrv *srv = cls;
+    (void)addr;
+    (void)addrlen;
+    if (atomic_load(&srv->conns.open) < srv->max_connections)
+        return MHD_YES;
+    atomic_fetch_add(&srv->refused_at_accept, 1);
+    return MHD_NO;
 }
 
 static int parse_bind(const char *addr, uint16_t port, struct sockaddr_storage *ss, int *ret_v6)
@@ -181,30 +413,64 @@ static int parse_bind(const char *addr, uint16_t port, struct sockaddr_storage *
     return -EINVAL;
 }
 
-int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handler, void *ctx,
-                     struct sg_httpsrv **ret_srv, struct sg_error *err)
+static void srv_free(struct sg_httpsrv *srv)
+{
+    sg_workq_free(srv->workq);
+    if (srv->conns_ok)
+        sg_conn_reg_destroy(&srv->conns);
+    free(srv);
+}
+
+static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
+                                  const struct sg_http_handlers *h, void *ctx)
+{
+    struct sg_httpsrv *srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return NULL;
+    srv->h = *h;
+    srv->ctx = ctx;
+    srv->max_body = cfg->max_body;
+    srv->max_body_total = cfg->max_body_total ? cfg->max_body_total : 4 * cfg->max_body;
+    unsigned workers = cfg->workers ? cfg->workers : 64u;
+    srv->max_connections =
+        cfg->max_connections ? cfg->max_connections : workers + DEFAULT_CONN_SLACK;
+    unsigned rt = cfg->receive_timeout_s ? cfg->receive_timeout_s : DEFAULT_RECEIVE_TIMEOUT_S;
+    srv->conns_ok = sg_conn_reg_init(&srv->conns, (uint64_t)rt * 1000u) == 0;
+    srv->workq = sg_workq_new(workers, cfg->max_queued, run_task);
+    if (!srv->conns_ok || !srv->workq) {
+        srv_free(srv);
+        return NULL;
+    }
+    return srv;
+}
+
+int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_handlers *h,
+                     void *ctx, struct sg_httpsrv **ret_srv, struct sg_error *err)
 {
     const char *addr = cfg->bind_addr ? cfg->bind_addr : "127.0.0.1";
     struct sockaddr_storage ss;
     int v6 = 0;
     if (parse_bind(addr, cfg->port, &ss, &v6) < 0)
         return sg_error_set(err, -EINVAL, "bind address '%s' is not an IP literal", addr);
-    struct sg_httpsrv *srv = calloc(1, sizeof(*srv));
+    struct sg_httpsrv *srv = srv_new(cfg, h, ctx);
     if (!srv)
         return sg_error_set(err, -ENOMEM, "out of memory");
-    srv->handler = handler;
-    srv->ctx = ctx;
-    srv->max_body = cfg->max_body;
-    /* MHD_USE_ITC: lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_ERROR_LOG | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
+    /* Strictness 0: check_head() makes the strict checks itself, so that the
+     * refusals are JSON (MHD's own are HTML pages).
+     * epoll threads own the sockets; MHD_USE_ITC (implied by suspend/resume)
+     * also lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
-        flags, cfg->port, NULL, NULL, on_access, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 64u,
+        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
+        MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+        MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
     if (!srv->daemon) {
-        free(srv);
+        srv_free(srv);
         return sg_error_set(err, -EADDRINUSE, "cannot listen on %s port %u", addr,
                             (unsigned)cfg->port);
     }
@@ -212,6 +478,17 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handle
     srv->port = di ? di->port : cfg->port;
     *ret_srv = srv;
     return 0;
+}
+
+void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
+{
+    *ret = (struct sg_httpsrv_stats){0};
+    if (!srv)
+        return;
+    ret->open = atomic_load(&srv->conns.open);
+    ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
+    ret->body_bytes = atomic_load(&srv->body_total);
 }
 
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv)
@@ -232,6 +509,12 @@ void sg_httpsrv_stop(struct sg_httpsrv *srv)
 {
     if (!srv)
         return;
+    sg_httpsrv_quiesce(srv);
+    /* MHD must not be stopped with a connection suspended: let every handler
+     * finish and its connection be resumed and answered first. */
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    while (sg_workq_pending(srv->workq) || atomic_load(&srv->suspended))
+        nanosleep(&nap, NULL);
     MHD_stop_daemon(srv->daemon);
-    free(srv);
+    srv_free(srv);
 }

@@ -1,10 +1,28 @@
 /* httpsrv.h - a small JSON-over-HTTP server on top of libmicrohttpd.
  *
- * Both daemons use it: it reads the request body up to a hard cap (answering
- * 413 itself past the cap, before the handler ever runs), then calls one
- * handler with the whole request. Handlers run on the connection's thread
- * (thread per connection, bounded by max_connections), so a handler may block
- * on an upstream without stalling other clients.
+ * Both daemons use it. The connection model is event-driven: a couple of
+ * epoll threads own every socket and never block, so thousands of slow or
+ * idle clients cost a file descriptor each, not a thread. A request's life:
+ *
+ *   1. headers arrive -> strict checks (duplicate Content-Length, Content-
+ *      Length with Transfer-Encoding, a declared body over max_body) and the
+ *      optional `head` callback, which may refuse before one body byte is
+ *      read (authentication, routing);
+ *   2. the body is read up to max_body, and all bodies in flight together up
+ *      to max_body_total;
+ *   3. GET requests are answered on the event thread (their handlers must be
+ *      quick and never block); other requests are handed to a bounded pool of
+ *      worker threads while the connection is suspended, so a handler may
+ *      block on an upstream. No free worker and no queue slot: 503 at once.
+ *
+ * Bounds: max_connections in total (past it a new connection is closed at
+ * accept, never left waiting), per_ip_connections per client address, and
+ * receive_timeout_s for one request's headers and body however slowly they
+ * trickle in (the connection is closed), besides the idle timeout.
+ *
+ * Every answer httpsrv makes itself (400, 413, 503) is the JSON error shape
+ * and goes through the `refused` callback first, so the owner can add a
+ * request id, an audit line and a metric like for any other answer.
  */
 #ifndef SG_HTTPSRV_H
 #define SG_HTTPSRV_H
@@ -20,7 +38,7 @@ struct MHD_Connection;
 struct sg_http_request {
     const char *method; /* borrowed for the handler call */
     const char *url;    /* path only, no query string */
-    const char *body;   /* NUL-terminated; body_len excludes the NUL */
+    const char *body;   /* NUL-terminated; body_len excludes the NUL ("" in head) */
     size_t body_len;
     const char *peer;   /* textual peer address, e.g. "127.0.0.1" */
     struct MHD_Connection *conn;
@@ -36,23 +54,54 @@ struct sg_http_response {
     const char *header_names[SG_HTTP_MAX_EXTRA_HEADERS];  /* static strings */
     char header_values[SG_HTTP_MAX_EXTRA_HEADERS][128];
     int header_count;
+    const char *error_code; /* static; set by sg_http_error(), NULL otherwise */
 };
 
 typedef void (*sg_http_handler)(void *ctx, const struct sg_http_request *req,
                                 struct sg_http_response *resp);
 
+/* What `head` decides once the headers are in. */
+enum sg_http_head { SG_HTTP_GO_ON = 0, SG_HTTP_ANSWER_NOW = 1 };
+
+struct sg_http_handlers {
+    sg_http_handler handle; /* the whole request */
+    /* Headers only (body ""): return SG_HTTP_ANSWER_NOW after filling resp
+     * to answer without reading the body. NULL = always go on. Runs on an
+     * event thread: must not block. */
+    enum sg_http_head (*head)(void *ctx, const struct sg_http_request *req,
+                              struct sg_http_response *resp);
+    /* Called with each answer httpsrv makes itself, just before it is sent.
+     * May add headers. NULL = none. Runs on an event thread. */
+    sg_http_handler refused;
+};
+
 struct sg_httpsrv_config {
-    const char *bind_addr;    /* IPv4 or IPv6 literal; NULL = 127.0.0.1 */
-    uint16_t port;            /* 0 picks a free port; see sg_httpsrv_port() */
-    size_t max_body;          /* bytes; larger bodies get 413 */
-    unsigned max_connections; /* concurrent connections (threads) */
-    unsigned timeout_s;       /* idle connection timeout */
+    const char *bind_addr;       /* IPv4 or IPv6 literal; NULL = 127.0.0.1 */
+    uint16_t port;               /* 0 picks a free port; see sg_httpsrv_port() */
+    size_t max_body;             /* bytes; larger bodies get 413 */
+    unsigned workers;            /* handler threads for non-GET requests */
+    unsigned timeout_s;          /* idle connection timeout */
+    unsigned max_connections;    /* open connections in total; 0 = workers + 64 */
+    unsigned per_ip_connections; /* open connections per client address; 0 = no limit */
+    unsigned max_queued;         /* requests waiting for a worker; past it 503 */
+    unsigned receive_timeout_s;  /* headers + body of one request; 0 = 30 */
+    size_t max_body_total;       /* bytes held by all bodies in flight; 0 = 4 * max_body */
 };
 
 /* Start serving. On success *ret_srv is owned by the caller (stop with
  * sg_httpsrv_stop()). */
-int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, sg_http_handler handler, void *ctx,
-                     struct sg_httpsrv **ret_srv, struct sg_error *err);
+int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_handlers *h,
+                     void *ctx, struct sg_httpsrv **ret_srv, struct sg_error *err);
+
+struct sg_httpsrv_stats {
+    unsigned open;                /* connections open now */
+    uint64_t refused_at_accept;   /* closed at once: over max_connections */
+    uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
+    size_t body_bytes;            /* request bodies held now */
+};
+
+/* Connection counters for /metrics; all 0 when srv is NULL. */
+void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret);
 
 /* The port actually bound (useful with port 0). */
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv);

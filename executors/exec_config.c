@@ -105,7 +105,7 @@ static const char usage_text[] =
     "  --nofile N            open files limit in the sandbox (256)  env SANDGATE_NOFILE\n"
     "  --fsize-mb N          largest file the sandbox may write (64) env SANDGATE_FSIZE_MB\n"
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
-    "  --max-jobs N          concurrent HTTP connections (64)       env SANDGATE_MAX_JOBS\n"
+    "  --max-jobs N          jobs at once, more get 503 (64)        env SANDGATE_MAX_JOBS\n"
     "  --seccomp FILE|none   seccomp profile (Docker JSON) for every container, proven\n"
     "                        enforced at start by a probe job. Default: the first of\n"
     "                        " EXEC_SECCOMP_INSTALLED ", " EXEC_SECCOMP_SOURCE "\n"

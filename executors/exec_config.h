@@ -55,7 +55,7 @@ struct exec_config {
     unsigned nofile;         /* RLIMIT_NOFILE inside the sandbox */
     unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
     size_t max_body;         /* /v1/exec request body cap */
-    unsigned max_jobs;       /* concurrent HTTP connections */
+    unsigned max_jobs;       /* jobs at once; the next is refused (503), /healthz says it */
     char seccomp_path[PATH_MAX]; /* the profile; empty only when seccomp_off */
     bool seccomp_off;            /* --seccomp none: no filter at all (unconfined) */
     char token_file[PATH_MAX];   /* empty: no token required */

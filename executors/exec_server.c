@@ -141,14 +141,15 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
     struct metrics_gauges g;
     gauges(s, &ps, &g);
     bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
-    json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?}", "status",
+    json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?,s:I}", "status",
                           ok ? "ok" : "degraded", "language",
                           sg_lang_name(s->cfg->language), "pool", "target", ps.target,
                           "idle", ps.idle, "busy", ps.busy, "creating", ps.creating,
                           "tearing_down", ps.tearing_down, "docker",
                           ps.docker_up ? "reachable" : "unreachable", "runtime", s->cfg->runtime,
                           "insecure_runtime", s->cfg->insecure_runtime, "last_error",
-                          ok || !ps.last_error[0] ? NULL : ps.last_error);
+                          ok || !ps.last_error[0] ? NULL : ps.last_error, "max_jobs",
+                          (json_int_t)s->cfg->max_jobs); /* the gateway sends no more */
     set_json(resp, ok ? 200 : 503, j);
 }
 

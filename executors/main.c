@@ -97,13 +97,19 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
     struct pool_config pc = {dc, body, cfg->instance, cfg->pool_size, cfg->create_parallel, m};
-    struct sg_httpsrv_config hc = {cfg->listen_addr, cfg->listen_port, cfg->max_body,
-                                   cfg->max_jobs, (cfg->max_timeout_ms + 60000) / 1000};
+    /* max_jobs workers and no queue: the next job is refused at once (503), and
+     * health checks (GETs, answered on the event threads) always get through. */
+    struct sg_httpsrv_config hc = {.bind_addr = cfg->listen_addr,
+                                   .port = cfg->listen_port,
+                                   .max_body = cfg->max_body,
+                                   .workers = cfg->max_jobs,
+                                   .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
+    const struct sg_http_handlers hh = {.handle = exec_server_handle};
     int r = -ENOMEM;
     if (!m || (r = pool_new(&pc, &pool, err)) < 0)
         goto out;
     srv.pool = pool;
-    if ((r = sg_httpsrv_start(&hc, exec_server_handle, &srv, &http, err)) < 0)
+    if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
     sg_log(SG_LOG_INFO, "listening", "addr=%s port=%u language=%s runtime=%s pool=%u instance=%s",
            cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),

@@ -40,6 +40,8 @@ struct gw_audit {
     uint64_t last_open_ns;
     atomic_uint_fast64_t written, dropped, write_errors;
     atomic_int writable;
+    gw_audit_writev_fn writev_fn; /* writev, or a test's stand-in */
+    int torn; /* a cut line's fragment could not be removed: end it first */
 };
 
 static int is_stdout(const struct gw_audit *a)
@@ -71,9 +73,41 @@ static void close_fd(struct gw_audit *a)
     a->fd = -1;
 }
 
+/* A write failed after `partial` bytes of a line reached the file (ENOSPC
+ * cuts a line anywhere). Take them back, so that every line in the file is
+ * whole or absent; where that is impossible (a pipe, a failing truncate), the
+ * next write starts with a newline so no record is glued to the fragment. */
+static void drop_fragment(struct gw_audit *a, size_t partial)
+{
+    if (!partial)
+        return;
+    off_t end = lseek(a->fd, 0, SEEK_END);
+    if (end >= (off_t)partial && ftruncate(a->fd, end - (off_t)partial) == 0)
+        return;
+    a->torn = 1;
+    sg_log(SG_LOG_ERROR, "audit_line_cut", "path=%s bytes=%zu error=\"%s\"", a->path, partial,
+           strerror(errno));
+}
+
+/* The newline that ends a fragment left by drop_fragment(); 0 once written. */
+static int end_fragment(struct gw_audit *a)
+{
+    if (!a->torn)
+        return 0;
+    struct iovec nl = {.iov_base = (void *)(uintptr_t) "\n", .iov_len = 1};
+    if (a->writev_fn(a->fd, &nl, 1) != 1)
+        return -1;
+    a->torn = 0;
+    return 0;
+}
+
 /* Write lines[0..n) with writev, finishing partial writes; returns lines written. */
 static size_t write_batch(struct gw_audit *a, struct line *lines, size_t n)
 {
+    if (end_fragment(a) < 0) {
+        close_fd(a);
+        return 0;
+    }
     struct iovec iov[BATCH_MAX];
     size_t done = 0, off = 0; /* lines fully written; bytes of lines[done] written */
     while (done < n) {
@@ -82,13 +116,14 @@ static size_t write_batch(struct gw_audit *a, struct line *lines, size_t n)
             iov[k].iov_base = lines[i].data + (i == done ? off : 0);
             iov[k].iov_len = lines[i].len - (i == done ? off : 0);
         }
-        ssize_t w = writev(a->fd, iov, (int)k);
+        ssize_t w = a->writev_fn(a->fd, iov, (int)k);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             if (atomic_exchange(&a->writable, 0))
                 sg_log(SG_LOG_ERROR, "audit_write_failed", "path=%s error=\"%s\"", a->path,
                        w < 0 ? strerror(errno) : "short write");
+            drop_fragment(a, off);
             close_fd(a);
             return done;
         }
@@ -174,6 +209,7 @@ int gw_audit_open(const char *path, size_t queue_max, struct gw_audit **ret,
     }
     a->cap = queue_max ? queue_max : 1;
     a->fd = -1;
+    a->writev_fn = writev;
     atomic_store(&a->writable, 1);
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->wake, NULL);
@@ -282,4 +318,13 @@ void gw_audit_close(struct gw_audit *a)
     free(a->ring);
     free(a->path);
     free(a);
+}
+
+void gw_audit_set_writer(struct gw_audit *a, gw_audit_writev_fn fn)
+{
+    pthread_mutex_lock(&a->lock);
+    while (a->busy || a->count)
+        pthread_cond_wait(&a->drained, &a->lock);
+    a->writev_fn = fn ? fn : writev;
+    pthread_mutex_unlock(&a->lock);
 }

@@ -8,6 +8,9 @@
  * retries opening it about once a second. Both show in /readyz and /metrics;
  * neither stops the gateway.
  *
+ * A write cut short (ENOSPC cuts a line anywhere) takes back the fragment it
+ * left, so every line in the file is a whole JSON object or absent.
+ *
  * Path "-" writes to stdout; an empty path disables the log (every call is a
  * no-op and the log counts as writable).
  */
@@ -16,6 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "sg_error.h"
 
@@ -47,6 +52,11 @@ void gw_audit_get_stats(struct gw_audit *a, struct gw_audit_stats *ret);
 
 /* Block until the queue is empty or timeout_ms passed; returns 0 when empty. */
 int gw_audit_flush(struct gw_audit *a, unsigned timeout_ms);
+
+/* Replace writev() for the writer thread (tests inject short writes and
+ * ENOSPC with it); NULL restores writev(). Waits for the queue to empty. */
+typedef ssize_t (*gw_audit_writev_fn)(int fd, const struct iovec *iov, int iovcnt);
+void gw_audit_set_writer(struct gw_audit *a, gw_audit_writev_fn fn);
 
 /* Write what is queued (bounded wait), stop the writer, free. NULL is a no-op. */
 void gw_audit_close(struct gw_audit *a);

@@ -76,7 +76,17 @@ static const struct key keys[] = {
     {"executor_max_inflight", "SANDGATE_EXECUTOR_MAX_INFLIGHT", U64(executor_max_inflight), 1,
      100000, "concurrent jobs per executor URL before it counts as saturated"},
     {"max_connections", "SANDGATE_MAX_CONNECTIONS", U64(max_connections), 1, 100000,
-     "concurrent client connections"},
+     "open client connections; more are closed at accept"},
+    {"max_connections_per_ip", "SANDGATE_MAX_CONNECTIONS_PER_IP", U64(max_connections_per_ip), 0,
+     100000, "open connections per client address (0 = no limit)"},
+    {"max_inflight_requests", "SANDGATE_MAX_INFLIGHT_REQUESTS", U64(max_inflight_requests), 1,
+     4096, "requests handled at once; more wait in the queue"},
+    {"max_queued_requests", "SANDGATE_MAX_QUEUED_REQUESTS", U64(max_queued_requests), 0, 100000,
+     "requests waiting for a handler; more get 503 server_busy"},
+    {"receive_timeout_s", "SANDGATE_RECEIVE_TIMEOUT_S", U64(receive_timeout_s), 1, 3600,
+     "time to receive one request's headers and body, however slowly sent"},
+    {"max_bodies_bytes", "SANDGATE_MAX_BODIES_BYTES", U64(max_bodies_bytes), 1024, 1ull << 40,
+     "request bodies held in memory at once; more get 503 server_busy"},
     {"idle_timeout_s", "SANDGATE_IDLE_TIMEOUT_S", U64(idle_timeout_s), 1, 3600,
      "idle client connection timeout"},
     {"anonymous_rate", "SANDGATE_ANONYMOUS_RATE", U64(anonymous_rate), 0, 1000000,
@@ -127,6 +137,11 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->busy_retries = 1;
     cfg->executor_max_inflight = 256;
     cfg->max_connections = 512;
+    cfg->max_connections_per_ip = 128;
+    cfg->max_inflight_requests = 256;
+    cfg->max_queued_requests = 256;
+    cfg->receive_timeout_s = 30;
+    cfg->max_bodies_bytes = 64u << 20;
     cfg->idle_timeout_s = 60;
     cfg->audit_queue_max = 8192;
     cfg->drain_timeout_ms = 30000;
@@ -424,6 +439,8 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
                             (unsigned long long)cfg->max_memory_mb);
     if (cfg->max_code_bytes > cfg->max_body_bytes)
         return sg_error_set(err, -EINVAL, "max_code_bytes exceeds max_body_bytes");
+    if (cfg->max_bodies_bytes < cfg->max_body_bytes)
+        return sg_error_set(err, -EINVAL, "max_bodies_bytes is below max_body_bytes");
     if (!cfg->policies_dir[0] || !cfg->default_policy[0])
         return sg_error_set(err, -EINVAL, "policies_dir and default_policy must be set");
     if (!cfg->tokens_file[0] && !gw_addr_is_loopback(cfg->listen))

@@ -19,12 +19,13 @@
 #define ANONYMOUS "anonymous"
 
 struct job {
-    struct gw_server *s;
+    const struct gw_jobs *s;
     enum gw_endpoint ep;
     char id[17];
     const char *peer;
     struct gw_ruleset *rs;
     const struct gw_tenant *tenant;
+    uint64_t max_timeout_ms, max_memory_mb; /* the tenant's caps, set after authentication */
     struct gw_request req;
     int parsed;
     const struct sg_policy *policy;
@@ -44,27 +45,9 @@ static double ms(uint64_t us)
     return (double)us / 1000.0;
 }
 
-int gw_jobs_authenticate(const struct gw_ruleset *rs, const struct sg_http_request *req,
-                         struct sg_http_response *resp, const struct gw_tenant **ret_tenant)
-{
-    *ret_tenant = NULL;
-    if (!rs->tenants)
-        return 0;
-    size_t len = 0;
-    const char *tok = gw_auth_token(sg_http_header(req, "Authorization"),
-                                    sg_http_header(req, "X-Sandbox-Token"), &len);
-    *ret_tenant = tok ? gw_tenants_lookup(rs->tenants, tok, len) : NULL;
-    if (*ret_tenant)
-        return 0;
-    sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"
-                  : "missing token: send Authorization: Bearer <token> or X-Sandbox-Token");
-    sg_http_add_header(resp, "WWW-Authenticate", "Bearer");
-    return -EACCES;
-}
-
 static int rate_limit(struct job *j, struct sg_http_response *resp)
 {
-    const struct gw_config *c = &j->s->cfg;
+    const struct gw_config *c = j->s->cfg;
     uint64_t rate = j->tenant ? j->tenant->rate : c->anonymous_rate;
     uint64_t burst = j->tenant ? j->tenant->burst : c->anonymous_burst;
     uint64_t retry_ms = 0;
@@ -84,18 +67,30 @@ static uint64_t tenant_cap(uint64_t cfg_max, uint64_t tenant_max)
     return tenant_max && tenant_max < cfg_max ? tenant_max : cfg_max;
 }
 
+/* Who is asking, and so how far their limits may go: worked out once. */
+static int authenticate(struct job *j, const struct sg_http_request *req,
+                        struct sg_http_response *resp)
+{
+    if (gw_tenants_authenticate(j->rs->tenants, req, resp, &j->tenant) < 0)
+        return -EACCES;
+    const struct gw_config *c = j->s->cfg;
+    j->max_timeout_ms = tenant_cap(c->max_timeout_ms, j->tenant ? j->tenant->max_timeout_ms : 0);
+    j->max_memory_mb = tenant_cap(c->max_memory_mb, j->tenant ? j->tenant->max_memory_mb : 0);
+    return 0;
+}
+
 static int parse_body(struct job *j, const struct sg_http_request *req,
                       struct sg_http_response *resp)
 {
-    const struct gw_config *c = &j->s->cfg;
+    const struct gw_config *c = j->s->cfg;
     struct gw_caps caps = {
         .max_code_bytes = c->max_code_bytes,
         .max_arguments_bytes = c->max_arguments_bytes,
         .max_arguments_depth = c->max_arguments_depth,
         .max_files = c->max_files,
         .max_files_bytes = c->max_files_bytes,
-        .max_timeout_ms = tenant_cap(c->max_timeout_ms, j->tenant ? j->tenant->max_timeout_ms : 0),
-        .max_memory_mb = tenant_cap(c->max_memory_mb, j->tenant ? j->tenant->max_memory_mb : 0),
+        .max_timeout_ms = j->max_timeout_ms,
+        .max_memory_mb = j->max_memory_mb,
     };
     enum gw_req_kind kind = j->ep == GW_EP_RUN ? GW_REQ_RAGFLOW_RUN
                             : j->ep == GW_EP_V1_RUN ? GW_REQ_RUN : GW_REQ_ANALYZE;
@@ -205,15 +200,19 @@ static void respond_analysis(struct job *j, struct sg_http_response *resp)
     gw_respond_json(resp, 200, o);
 }
 
+static uint64_t job_timeout_ms(const struct job *j)
+{
+    uint64_t t = j->req.timeout_ms ? j->req.timeout_ms : j->s->cfg->default_timeout_ms;
+    return t < j->max_timeout_ms ? t : j->max_timeout_ms;
+}
+
 static json_t *exec_body(struct job *j)
 {
-    const struct gw_config *c = &j->s->cfg;
-    uint64_t tmax = tenant_cap(c->max_timeout_ms, j->tenant ? j->tenant->max_timeout_ms : 0);
-    uint64_t mmax = tenant_cap(c->max_memory_mb, j->tenant ? j->tenant->max_memory_mb : 0);
-    uint64_t t = j->req.timeout_ms ? j->req.timeout_ms : c->default_timeout_ms;
+    const struct gw_config *c = j->s->cfg;
     uint64_t m = j->req.memory_mb ? j->req.memory_mb : c->default_memory_mb;
-    json_t *limits = json_pack("{s:I,s:I}", "timeout_ms", (json_int_t)(t < tmax ? t : tmax),
-                               "memory_mb", (json_int_t)(m < mmax ? m : mmax));
+    json_t *limits = json_pack("{s:I,s:I}", "timeout_ms", (json_int_t)job_timeout_ms(j),
+                               "memory_mb", (json_int_t)(m < j->max_memory_mb ? m
+                                                          : j->max_memory_mb));
     if (limits && c->enable_seccomp >= 0)
         json_object_set_new(limits, "enable_seccomp", json_boolean(c->enable_seccomp));
     /* s% checks UTF-8: the analysis already refused anything else. */
@@ -264,8 +263,6 @@ static void execute(struct job *j, struct sg_http_response *resp)
 {
     json_t *body = exec_body(j);
     char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
-    json_t *limits = json_object_get(body, "limits");
-    uint64_t timeout = (uint64_t)json_integer_value(json_object_get(limits, "timeout_ms"));
     json_decref(body);
     if (!text) {
         sg_http_error(resp, 500, "internal", "cannot encode the job");
@@ -273,7 +270,7 @@ static void execute(struct job *j, struct sg_http_response *resp)
     }
     uint64_t t = gw_now_ns();
     gw_router_exec(j->s->router, j->req.lang, text, strlen(text),
-                   timeout + j->s->cfg.exec_grace_ms, &j->ex);
+                   job_timeout_ms(j) + j->s->cfg->exec_grace_ms, &j->ex);
     free(text);
     j->exec_us = (gw_now_ns() - t) / 1000;
     gw_metrics_observe(j->s->metrics, GW_HIST_EXEC, j->exec_us);
@@ -349,7 +346,7 @@ static void audit(struct job *j, int status)
 static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
-    if (gw_jobs_authenticate(j->rs, req, resp, &j->tenant) < 0 || rate_limit(j, resp) < 0 ||
+    if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 ||
         parse_body(j, req, resp) < 0 || select_policy(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->ep == GW_EP_V1_ANALYZE) {
@@ -366,31 +363,39 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
     execute(j, resp);
 }
 
-void gw_jobs_handle(struct gw_server *s, enum gw_endpoint ep, const struct sg_http_request *req,
+/* The request's end: its id on the answer, the audit line, the metrics. */
+static void finish(struct job *j, struct sg_http_response *resp)
+{
+    if (resp->status >= 400 && !j->outcome)
+        j->outcome = resp->error_code ? resp->error_code : "error";
+    sg_http_add_header(resp, "X-Request-Id", j->id);
+    audit(j, resp->status);
+    sg_log(SG_LOG_DEBUG, "job", "job_id=%s endpoint=%s status=%d outcome=%s code_len=%zu "
+           "code_sha256=%s", j->id, gw_endpoint_name(j->ep), resp->status, j->outcome,
+           j->parsed ? j->req.code_len : 0, j->parsed ? j->sha : "-");
+    gw_metrics_observe(j->s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j->t0) / 1000);
+}
+
+void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct sg_http_request *req,
                     struct sg_http_response *resp)
 {
     struct job j = {.s = s, .ep = ep, .peer = req->peer, .t0 = gw_now_ns()};
     gw_request_id(j.id);
-    j.rs = gw_ruleset_slot_get(&s->rules);
+    j.rs = gw_ruleset_slot_get(s->rules);
     run_pipeline(&j, req, resp);
-    if (resp->status >= 400 && !j.outcome) {
-        json_t *e = json_loads(resp->body ? resp->body : "", 0, NULL);
-        const char *code = json_string_value(json_object_get(json_object_get(e, "error"),
-                                                             "code"));
-        snprintf(j.outcome_buf, sizeof(j.outcome_buf), "%s", code ? code : "error");
-        j.outcome = j.outcome_buf;
-        json_decref(e);
-    }
-    sg_http_add_header(resp, "X-Request-Id", j.id);
-    audit(&j, resp->status);
-    sg_log(SG_LOG_DEBUG, "job", "job_id=%s endpoint=%s status=%d outcome=%s code_len=%zu "
-           "code_sha256=%s", j.id, gw_endpoint_name(ep), resp->status, j.outcome,
-           j.parsed ? j.req.code_len : 0, j.parsed ? j.sha : "-");
-    gw_metrics_observe(s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j.t0) / 1000);
+    finish(&j, resp);
     gw_exec_result_free(&j.ex);
     json_decref(j.rt_rules);
     if (j.analyzed)
         sg_analysis_free(&j.an);
     gw_request_free(&j.req);
     gw_ruleset_unref(j.rs);
+}
+
+void gw_jobs_refused(const struct gw_jobs *s, enum gw_endpoint ep, const struct gw_tenant *tenant,
+                     const struct sg_http_request *req, struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .ep = ep, .peer = req->peer, .t0 = gw_now_ns(), .tenant = tenant};
+    gw_request_id(j.id);
+    finish(&j, resp);
 }

@@ -11,7 +11,8 @@
 
 #include "log.h"
 
-#define HANDLE_POOL_MAX 64       /* idle curl handles (with their connections) per executor */
+#define HANDLE_POOL_MAX 64       /* idle curl handles per executor (no connections kept) */
+#define HEALTH_BODY_MAX (64u * 1024u)
 #define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
 
 struct upstream {
@@ -20,6 +21,7 @@ struct upstream {
     char health_url[GW_URL_MAX + 16];
     atomic_int healthy;
     atomic_uint inflight;
+    atomic_uint capacity; /* max_jobs the executor's /healthz advertises; 0 = not said */
     atomic_uint_fast64_t ok, failed, unreachable, busy;
     pthread_mutex_t pool_lock;
     CURL *pool[HANDLE_POOL_MAX];
@@ -112,6 +114,12 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    /* A job never goes over a reused connection: on one the executor closed,
+     * libcurl re-sends the request by itself, and a job it thinks was lost
+     * may have started. A fresh connection per job also leaves no idle
+     * connection holding one of the executor's slots between jobs. */
+    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
     CURLcode rc = curl_easy_perform(c);
     enum gw_exec_outcome out;
     snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
@@ -152,6 +160,14 @@ static void count_outcome(struct upstream *u, enum gw_exec_outcome o)
         atomic_store(&u->healthy, 1); /* it connected, so it is up */
 }
 
+/* The gateway never sends an executor more jobs than it takes at once: the
+ * smaller of the configured cap and what the executor advertises. */
+static unsigned upstream_limit(const struct gw_router *r, struct upstream *u)
+{
+    unsigned cap = atomic_load(&u->capacity);
+    return cap && cap < r->max_inflight ? cap : (unsigned)r->max_inflight;
+}
+
 void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, size_t len,
                     uint64_t timeout_ms, struct gw_exec_result *ret)
 {
@@ -166,7 +182,7 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
             struct upstream *u = &r->up[lang][i];
             if (tried[i] || (pass == 0 && !atomic_load(&u->healthy)))
                 continue; /* pass 1 also tries executors marked down: the mark may be stale */
-            if (atomic_fetch_add(&u->inflight, 1) >= r->max_inflight) {
+            if (atomic_fetch_add(&u->inflight, 1) >= upstream_limit(r, u)) {
                 atomic_fetch_sub(&u->inflight, 1);
                 saturated = 1;
                 continue;
@@ -191,8 +207,8 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
         ret->outcome = GW_EXEC_BUSY;
         if (saturated && !busy)
             snprintf(ret->message, sizeof(ret->message),
-                     "every %s executor is at its limit of %llu jobs", sg_lang_name(lang),
-                     (unsigned long long)r->max_inflight);
+                     "every %s executor is at its limit of concurrent jobs",
+                     sg_lang_name(lang));
     } else {
         ret->outcome = GW_EXEC_UNREACHABLE;
         if (!ret->attempts)
@@ -208,6 +224,16 @@ void gw_exec_result_free(struct gw_exec_result *res)
     res->body = NULL;
 }
 
+/* The executor's job capacity from its /healthz answer ("max_jobs"). */
+static void note_capacity(struct upstream *u, const struct sg_buf *body)
+{
+    json_t *o = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
+    json_t *v = json_object_get(o, "max_jobs");
+    if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= UINT32_MAX)
+        atomic_store(&u->capacity, (unsigned)json_integer_value(v));
+    json_decref(o);
+}
+
 /* Check every executor's /healthz in parallel with one curl multi handle. */
 void gw_router_check_now(struct gw_router *r)
 {
@@ -219,7 +245,7 @@ void gw_router_check_now(struct gw_router *r)
     for (int l = 0; m && l < SG_LANG_COUNT; l++)
         for (size_t i = 0; i < r->count[l]; i++, n++) {
             ups[n] = &r->up[l][i];
-            sg_buf_init(&sink[n], 64 * 1024);
+            sg_buf_init(&sink[n], HEALTH_BODY_MAX);
             if (!(h[n] = curl_easy_init()))
                 continue;
             set_common(h[n], ups[n]->health_url, r->connect_timeout_ms, HEALTH_TIMEOUT_MS,
@@ -240,6 +266,7 @@ void gw_router_check_now(struct gw_router *r)
             curl_multi_remove_handle(m, h[k]);
             curl_easy_cleanup(h[k]);
         }
+        note_capacity(ups[k], &sink[k]);
         sg_buf_free(&sink[k]);
         int now = status == 200, before = atomic_exchange(&ups[k]->healthy, now);
         if (now != before)
@@ -363,9 +390,10 @@ json_t *gw_router_status(struct gw_router *r)
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < r->count[l]; i++) {
             struct upstream *u = &r->up[l][i];
-            json_array_append_new(arr, json_pack("{s:s,s:b,s:I}", "url", u->url, "healthy",
+            json_array_append_new(arr, json_pack("{s:s,s:b,s:I,s:I}", "url", u->url, "healthy",
                                                  atomic_load(&u->healthy), "inflight",
-                                                 (json_int_t)atomic_load(&u->inflight)));
+                                                 (json_int_t)atomic_load(&u->inflight), "limit",
+                                                 (json_int_t)upstream_limit(r, u)));
         }
         json_object_set_new(o, sg_lang_name(l), arr ? arr : json_null());
     }

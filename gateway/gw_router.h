@@ -11,12 +11,15 @@
  * (refused, unresolvable, connect timeout) or the executor answered 503
  * pool_busy (the protocol says the job did not run; at most busy_retries
  * times). Any failure after the request was sent (timeout, reset, a bad
- * answer) ends the job with GW_EXEC_FAILED.
+ * answer) ends the job with GW_EXEC_FAILED. Each job goes over a new
+ * connection: on a reused one libcurl would re-send a request the executor
+ * may have started, and idle pooled connections would hold executor slots.
  *
- * Each executor URL has a cap on in-flight jobs; when every candidate is at
- * its cap or busy the outcome is GW_EXEC_BUSY (503). Requests wait on their
- * own connection thread, so a slow executor delays only its own jobs.
- * Thread-safe.
+ * Each executor URL has a cap on in-flight jobs: the smaller of
+ * executor_max_inflight and the max_jobs its /healthz advertises; when every
+ * candidate is at its cap or busy the outcome is GW_EXEC_BUSY (503). Callers
+ * block on their own handler thread, so a slow executor delays only its own
+ * jobs. Thread-safe.
  */
 #ifndef SG_GW_ROUTER_H
 #define SG_GW_ROUTER_H

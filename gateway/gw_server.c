@@ -94,12 +94,30 @@ static int render_extra(struct gw_server *s, struct sg_buf *b)
         (unsigned long long)atomic_load(&s->reloads_failed), atomic_load(&s->inflight));
 }
 
+static int render_connections(struct gw_server *s, struct sg_buf *b)
+{
+    struct sg_httpsrv_stats hs;
+    sg_httpsrv_get_stats(s->http, &hs);
+    return sg_buf_printf(
+        b,
+        "# HELP sandgate_connections_open Client connections open.\n"
+        "# TYPE sandgate_connections_open gauge\nsandgate_connections_open %u\n"
+        "# HELP sandgate_connections_closed_total Client connections the gateway closed "
+        "without an answer, by reason.\n# TYPE sandgate_connections_closed_total counter\n"
+        "sandgate_connections_closed_total{reason=\"max_connections\"} %llu\n"
+        "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
+        "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
+        "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n",
+        hs.open, (unsigned long long)hs.refused_at_accept,
+        (unsigned long long)hs.cut_receive_timeout, hs.body_bytes);
+}
+
 static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
 {
     struct sg_buf b;
     sg_buf_init(&b, METRICS_MAX);
     if (gw_metrics_render(s->metrics, &b) < 0 || gw_router_render_metrics(s->router, &b) < 0 ||
-        render_extra(s, &b) < 0) {
+        render_extra(s, &b) < 0 || render_connections(s, &b) < 0) {
         sg_buf_free(&b);
         return sg_http_error(resp, 500, "internal", "metrics too large");
     }
@@ -114,7 +132,7 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
 {
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
-    if (gw_jobs_authenticate(rs, req, resp, &t) == 0) {
+    if (gw_tenants_authenticate(rs->tenants, req, resp, &t) == 0) {
         const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < rs->policies->count; i++) {
@@ -130,20 +148,39 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
     gw_ruleset_unref(rs);
 }
 
+static const struct route *find_route(const char *url)
+{
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(routes[i].path, url) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+/* 404 / 405: filled into resp, returns -ENOENT; 0 when the route exists. */
+static int route(const struct sg_http_request *req, struct sg_http_response *resp,
+                 const struct route **ret)
+{
+    const struct route *rt = *ret = find_route(req->url);
+    if (!rt) {
+        sg_http_error(resp, 404, "not_found", "no endpoint %.100s", req->url);
+        return -ENOENT;
+    }
+    if (strcmp(req->method, rt->method) != 0) {
+        sg_http_error(resp, 405, "method_not_allowed", "%s takes %s", rt->path, rt->method);
+        sg_http_add_header(resp, "Allow", rt->method);
+        return -ENOENT;
+    }
+    return 0;
+}
+
 static void dispatch(struct gw_server *s, const struct sg_http_request *req,
                      struct sg_http_response *resp, enum gw_endpoint *ret_ep)
 {
     const struct route *rt = NULL;
-    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-        if (strcmp(routes[i].path, req->url) == 0)
-            rt = &routes[i];
+    int r = route(req, resp, &rt);
     *ret_ep = rt ? rt->ep : GW_EP_OTHER;
-    if (!rt)
-        return sg_http_error(resp, 404, "not_found", "no endpoint %.100s", req->url);
-    if (strcmp(req->method, rt->method) != 0) {
-        sg_http_error(resp, 405, "method_not_allowed", "%s takes %s", rt->path, rt->method);
-        return sg_http_add_header(resp, "Allow", rt->method);
-    }
+    if (r < 0)
+        return;
     switch (rt->ep) {
     case GW_EP_HEALTHZ:
         return gw_respond_json(resp, 200, json_pack("{s:s}", "status", "ok"));
@@ -154,7 +191,7 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
     case GW_EP_POLICIES:
         return handle_policies(s, req, resp);
     default:
-        return gw_jobs_handle(s, rt->ep, req, resp);
+        return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
 }
 
@@ -169,6 +206,47 @@ void gw_server_handle(void *ctx, const struct sg_http_request *req,
         sg_http_add_header(resp, "Connection", "close"); /* let keep-alive clients go */
     gw_metrics_request(s->metrics, ep, resp->status);
     atomic_fetch_sub(&s->inflight, 1);
+}
+
+/* An answer made before a handler ran: id, audit line, metric, and keep-alive
+ * clients let go while draining. */
+static void refused(struct gw_server *s, enum gw_endpoint ep, const struct gw_tenant *t,
+                    const struct sg_http_request *req, struct sg_http_response *resp)
+{
+    gw_jobs_refused(&s->jobs, ep, t, req, resp);
+    if (atomic_load(&s->draining))
+        sg_http_add_header(resp, "Connection", "close");
+    gw_metrics_request(s->metrics, ep, resp->status);
+}
+
+/* On the headers, before any body byte is read: unknown endpoints and wrong
+ * methods, and job requests without a valid token, are answered at once. */
+enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
+                                 struct sg_http_response *resp)
+{
+    struct gw_server *s = ctx;
+    const struct route *rt = NULL;
+    if (route(req, resp, &rt) < 0) {
+        refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
+        return SG_HTTP_ANSWER_NOW;
+    }
+    if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE)
+        return SG_HTTP_GO_ON;
+    struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
+    const struct gw_tenant *t = NULL;
+    int r = gw_tenants_authenticate(rs->tenants, req, resp, &t);
+    if (r < 0)
+        refused(s, rt->ep, t, req, resp);
+    gw_ruleset_unref(rs);
+    return r < 0 ? SG_HTTP_ANSWER_NOW : SG_HTTP_GO_ON;
+}
+
+void gw_server_refused(void *ctx, const struct sg_http_request *req,
+                       struct sg_http_response *resp)
+{
+    struct gw_server *s = ctx;
+    const struct route *rt = find_route(req->url);
+    refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
 }
 
 /* The executor secret, read as the executors read it (sg_token.h). */
@@ -213,6 +291,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         goto fail;
     }
     free(token);
+    s->jobs = (struct gw_jobs){&s->cfg,       &s->rules,   s->router, s->audit,
+                               s->metrics,    s->ratelimit, s->vcache};
     *ret = s;
     return 0;
 fail:
@@ -223,14 +303,22 @@ fail:
 
 int gw_server_listen(struct gw_server *s, struct sg_error *err)
 {
+    const struct gw_config *c = &s->cfg;
     struct sg_httpsrv_config hc = {
-        .bind_addr = s->cfg.listen,
-        .port = (uint16_t)s->cfg.port,
-        .max_body = s->cfg.max_body_bytes,
-        .max_connections = (unsigned)s->cfg.max_connections,
-        .timeout_s = (unsigned)s->cfg.idle_timeout_s,
+        .bind_addr = c->listen,
+        .port = (uint16_t)c->port,
+        .max_body = c->max_body_bytes,
+        .workers = (unsigned)c->max_inflight_requests,
+        .timeout_s = (unsigned)c->idle_timeout_s,
+        .max_connections = (unsigned)c->max_connections,
+        .per_ip_connections = (unsigned)c->max_connections_per_ip,
+        .max_queued = (unsigned)c->max_queued_requests,
+        .receive_timeout_s = (unsigned)c->receive_timeout_s,
+        .max_body_total = c->max_bodies_bytes,
     };
-    return sg_httpsrv_start(&hc, gw_server_handle, s, &s->http, err);
+    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head,
+                                              gw_server_refused};
+    return sg_httpsrv_start(&hc, &h, s, &s->http, err);
 }
 
 uint16_t gw_server_port(const struct gw_server *s)

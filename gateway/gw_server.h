@@ -13,6 +13,7 @@
 
 #include "gw_audit.h"
 #include "gw_config.h"
+#include "gw_jobs.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_router.h"
@@ -29,6 +30,7 @@ struct gw_server {
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache;    /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
+    struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;
@@ -59,8 +61,12 @@ void gw_server_free(struct gw_server *s);
  * file and that the audit log can be opened for appending. */
 int gw_server_check(const struct gw_config *cfg, struct sg_error *err);
 
-/* The handler registered with httpsrv (exposed for tests). */
+/* The handlers registered with httpsrv (exposed for tests). */
 void gw_server_handle(void *ctx, const struct sg_http_request *req,
                       struct sg_http_response *resp);
+enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
+                                 struct sg_http_response *resp);
+void gw_server_refused(void *ctx, const struct sg_http_request *req,
+                       struct sg_http_response *resp);
 
 #endif

@@ -307,3 +307,21 @@ const char *gw_auth_token(const char *authorization, const char *x_sandbox_token
     *ret_len = n;
     return tok;
 }
+
+int gw_tenants_authenticate(const struct gw_tenants *tenants, const struct sg_http_request *req,
+                            struct sg_http_response *resp, const struct gw_tenant **ret_tenant)
+{
+    *ret_tenant = NULL;
+    if (!tenants)
+        return 0;
+    size_t len = 0;
+    const char *tok = gw_auth_token(sg_http_header(req, "Authorization"),
+                                    sg_http_header(req, "X-Sandbox-Token"), &len);
+    *ret_tenant = tok ? gw_tenants_lookup(tenants, tok, len) : NULL;
+    if (*ret_tenant)
+        return 0;
+    sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"
+                  : "missing token: send Authorization: Bearer <token> or X-Sandbox-Token");
+    sg_http_add_header(resp, "WWW-Authenticate", "Bearer");
+    return -EACCES;
+}

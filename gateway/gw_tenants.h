@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "httpsrv.h"
 #include "sg_error.h"
 
 #define GW_TENANTS_MAX 1024
@@ -69,5 +70,11 @@ int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);
  * when neither header carries one. */
 const char *gw_auth_token(const char *authorization, const char *x_sandbox_token,
                           size_t *ret_len);
+
+/* Authenticate a request on its headers alone (the body is not needed, so
+ * this runs before it is read). Returns 0 with *ret_tenant (NULL when
+ * tenants is NULL: auth is off) or -EACCES after filling resp with 401. */
+int gw_tenants_authenticate(const struct gw_tenants *tenants, const struct sg_http_request *req,
+                            struct sg_http_response *resp, const struct gw_tenant **ret_tenant);
 
 #endif

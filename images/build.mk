@@ -6,6 +6,8 @@
 #                 waits for /readyz and prints a working curl example
 #   make down     removes what `make up` started (containers, sandboxes,
 #                 networks, volumes); build/stack (tokens, audit log) stays
+#   make reload   reload the running gateway's policies and tokens (inside its
+#                 container: the restart policy stays on)
 #   make demo     a few real jobs against the running stack
 IMAGES ?=
 images:
@@ -22,6 +24,9 @@ up:
 
 down:
 	images/stack.sh down
+
+reload:
+	images/stack.sh reload
 
 demo:
 	python3 images/demo.py

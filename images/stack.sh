@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stack.sh up | down | wait | status
+# stack.sh up | down | wait | reload | status
 #
 # Runs the compose stack (docker-compose.yml) under the project name
 # "sandgate" ($SANDGATE_PROJECT). `make up` / `make down` call this.
@@ -9,6 +9,9 @@
 #   down    compose down (containers, networks, volumes) and remove the
 #           sandbox containers the stack's executors created
 #   wait    wait for /readyz only
+#   reload  reload the gateway's policies and tokens (SIGHUP sent inside the
+#           container by sandgate-reload: `docker kill -s HUP` would switch
+#           the restart policy off)
 #   status  compose ps
 # Works with `docker compose` (v2) or docker-compose 1.29.
 set -euo pipefail
@@ -144,6 +147,7 @@ case ${1:-} in
     up) up ;;
     down) down ;;
     wait) wait_ready ;;
+    reload) export DOCKER_GID=${DOCKER_GID:-0}; compose exec -T gateway /usr/local/bin/sandgate-reload ;;
     status) export DOCKER_GID=${DOCKER_GID:-0}; compose ps ;;
-    *) echo "usage: stack.sh up|down|wait|status" >&2; exit 2 ;;
+    *) echo "usage: stack.sh up|down|wait|reload|status" >&2; exit 2 ;;
 esac

@@ -19,6 +19,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep test output quiet
         pass
 
+    def setup(self):
+        super().setup()
+        with self.server.fake.lock:
+            self.server.fake.open_connections += 1
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            with self.server.fake.lock:
+                self.server.fake.open_connections -= 1
+
     def _send(self, status, body, ctype="application/json"):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
@@ -32,7 +44,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/healthz":
             fake.health_calls += 1
             ok = fake.healthy
-            return self._send(200 if ok else 503, {"status": "ok" if ok else "degraded"})
+            doc = {"status": "ok" if ok else "degraded"}
+            if fake.max_jobs is not None:
+                doc["max_jobs"] = fake.max_jobs
+            return self._send(200 if ok else 503, doc)
         self._send(404, {"error": {"code": "not_found", "message": self.path}})
 
     def do_POST(self):
@@ -55,6 +70,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(500, {"error": {"code": "internal", "message": "boom"}})
         if mode == "garbage":
             return self._send(200, b"this is not json", "text/plain")
+        if mode == "ok_then_hangup":  # dies mid-job once a first job went well
+            fake.mode = "hangup"
+            mode = "ok"
         if mode == "hangup":
             self.close_connection = True
             self.connection.shutdown(2)
@@ -62,10 +80,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, fake.answer(job))
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of new connections
+    # would see dropped SYNs and connect timeouts a real executor never gives.
+    request_queue_size = 256
+
+
 class FakeExecutor:
     """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
-    ("ok", "busy", "error500", "garbage", "hangup"), delay (seconds before
-    answering), healthy (what /healthz says)."""
+    ("ok", "busy", "error500", "garbage", "hangup", "ok_then_hangup"), delay
+    (seconds before answering), healthy (what /healthz says), max_jobs (the
+    capacity /healthz advertises, None = not said). open_connections counts
+    the connections open to it now."""
 
     def __init__(self, name="python"):
         self.name = name
@@ -75,8 +101,10 @@ class FakeExecutor:
         self.jobs = []
         self.headers = []
         self.health_calls = 0
+        self.max_jobs = None
+        self.open_connections = 0
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self
         self.port = self.server.server_address[1]

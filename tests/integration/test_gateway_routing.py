@@ -162,6 +162,56 @@ class TestRouting(RoutingCase):
         self.assertEqual(a.calls, 1)
 
 
+class TestUnderLoad(RoutingCase):
+    def test_job_lost_mid_run_is_executor_failed_and_never_resent(self):
+        a, b = self.fake(), self.fake()
+        a.mode = "ok_then_hangup"
+        self.start([a.url], busy_retries=1)
+        self.gw.call("POST", "/v1/run", js_job())  # a first job: a connection could be reused
+        st, _, body = self.run_js()
+        self.assertEqual(st, 502, body)
+        self.assertEqual(body["error"]["code"], "executor_failed")
+        self.assertEqual(a.calls, 2, "the lost job was sent again")
+
+    def test_no_more_jobs_than_the_executor_takes_and_the_rest_503_at_once(self):
+        a = self.fake()
+        a.max_jobs, a.delay = 2, 1.5
+        self.start([a.url], busy_retries=0)
+        self.gw.wait_for(lambda: self.gw.call("GET", "/readyz")[2]["executors"]["nodejs"][0]
+                         ["limit"] == 2, what="the advertised capacity")
+        results = []
+
+        def one():
+            t = time.time()
+            st, hdrs, body = self.run_js()
+            results.append((st, hdrs, body, time.time() - t))
+        threads = [threading.Thread(target=one) for _ in range(5)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(a.calls, 2)
+        busy = [r for r in results if r[0] == 503]
+        self.assertEqual(len(busy), 3, [r[:3:2] for r in results])
+        for st, hdrs, body, dt in busy:
+            self.assertEqual(body["error"]["code"], "executor_busy")
+            self.assertIn("retry-after", hdrs)
+            self.assertLess(dt, 1.0)
+
+    def test_no_idle_connection_holds_an_executor_slot_after_a_burst(self):
+        a, p = self.fake(), self.fake()
+        self.start([a.url], executors={"python": [p.url], "nodejs": [a.url]})
+        threads = [threading.Thread(target=self.run_js) for _ in range(16)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.gw.wait_for(lambda: a.open_connections == 0, timeout=2,
+                         what="no connection left open at the executor")
+        st, _, body = self.gw.call("GET", "/readyz")
+        self.assertEqual(st, 200, body)
+
+
 class TestReloadAndDrain(RoutingCase):
     def policy(self, name, description):
         with open(self.gw.policies_dir + "/default.json") as f:

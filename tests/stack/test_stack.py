@@ -222,12 +222,12 @@ class Stack(unittest.TestCase):
         write_tokens({"main": {"tokens": [TOKEN, NEW_TOKEN]},
                       "limited": {"tokens": [LIMITED_TOKEN],
                                   "rate_limit": {"per_second": 1, "burst": 2}}})
-        r = subprocess.run(["docker", "kill", "-s", "HUP", f"{PROJECT}_gateway_1"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:  # compose v2 names containers with dashes
-            r = subprocess.run(["docker", "kill", "-s", "HUP", f"{PROJECT}-gateway-1"],
-                               capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        # The documented reload: inside the container, so Docker's restart
+        # policy stays on (`docker kill -s HUP` would turn it off).
+        r = subprocess.run(["images/stack.sh", "reload"], capture_output=True, text=True,
+                           cwd=sgtest.ROOT, env=stack_env())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("reloaded", r.stdout)
         deadline = time.monotonic() + 10
         while call("/v1/analyze", body, token=NEW_TOKEN)[0] != 200:
             self.assertLess(time.monotonic(), deadline, "new token not accepted after SIGHUP")

@@ -149,6 +149,22 @@ Test(gw_config, non_loopback_needs_tokens)
     cr_assert_eq(gw_config_validate(&cfg, &err), -EINVAL, "not an IP literal");
 }
 
+Test(gw_config, front_door_limits)
+{
+    cr_assert_eq(load("{\"max_connections_per_ip\": 8, \"receive_timeout_s\": 5, "
+                      "\"max_inflight_requests\": 32, \"max_queued_requests\": 0, "
+                      "\"max_bodies_bytes\": 16777216}"), 0, "%s", err.msg);
+    cr_assert_eq(cfg.max_connections_per_ip, 8);
+    cr_assert_eq(cfg.receive_timeout_s, 5);
+    cr_assert_eq(cfg.max_inflight_requests, 32);
+    cr_assert_eq(cfg.max_queued_requests, 0);
+    cr_assert_eq(gw_config_validate(&cfg, &err), 0, "%s", err.msg);
+    cr_assert_lt(load("{\"receive_timeout_s\": 0}"), 0, "a request needs some time");
+    cfg.max_bodies_bytes = cfg.max_body_bytes - 1; /* one body could never fit */
+    cr_assert_eq(gw_config_validate(&cfg, &err), -EINVAL);
+    cr_assert(strstr(err.msg, "max_bodies_bytes"), "%s", err.msg);
+}
+
 Test(gw_config, default_above_max_is_refused)
 {
     cfg.default_timeout_ms = cfg.max_timeout_ms + 1;

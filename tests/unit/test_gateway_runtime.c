@@ -45,7 +45,7 @@ static void fake_start(struct fake *f, int status)
     memset(f, 0, sizeof(*f));
     f->status = status;
     struct sg_httpsrv_config c = {.max_body = 1 << 20, .max_connections = 16, .timeout_s = 5};
-    cr_assert_eq(sg_httpsrv_start(&c, fake_handler, f, &f->srv, NULL), 0);
+    cr_assert_eq(sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = fake_handler}, f, &f->srv, NULL), 0);
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u", sg_httpsrv_port(f->srv));
 }
 
@@ -319,6 +319,51 @@ Test(gw_audit, lines_are_written_in_order)
         snprintf(line, sizeof(line), "{\"i\":%d}\n", i);
         cr_assert_str_eq(buf, line);
     }
+    fclose(f);
+    unlink(path);
+}
+
+/* A disk that fills up in the middle of a line: half of the first line is
+ * written, then ENOSPC, until the test says there is room again. */
+static atomic_int disk_full_calls, disk_has_room;
+
+static ssize_t filling_disk_writev(int fd, const struct iovec *iov, int n)
+{
+    if (atomic_load(&disk_has_room))
+        return writev(fd, iov, n);
+    if (atomic_fetch_add(&disk_full_calls, 1) == 0)
+        return write(fd, iov[0].iov_base, iov[0].iov_len / 2);
+    errno = ENOSPC;
+    return -1;
+}
+
+Test(gw_audit, a_line_cut_by_enospc_leaves_no_fragment)
+{
+    char path[] = "/tmp/gwaudit-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    struct gw_audit *a = NULL;
+    cr_assert_eq(gw_audit_open(path, 1000, &a, NULL), 0);
+    gw_audit_write(a, "{\"i\":0}", 7);
+    cr_assert_eq(gw_audit_flush(a, 5000), 0);
+    gw_audit_set_writer(a, filling_disk_writev);
+    gw_audit_write(a, "{\"i\":1,\"pad\":\"xxxxxxxxxxxxxxxx\"}", 32);
+    gw_audit_write(a, "{\"i\":2}", 7);
+    cr_assert_eq(gw_audit_flush(a, 5000), 0);
+    struct gw_audit_stats st;
+    gw_audit_get_stats(a, &st);
+    cr_assert_eq(st.write_errors, 2);
+    cr_assert_not(st.writable);
+    atomic_store(&disk_has_room, 1);
+    gw_audit_reopen(a);
+    gw_audit_write(a, "{\"i\":3}", 7);
+    cr_assert_eq(gw_audit_flush(a, 5000), 0);
+    gw_audit_close(a);
+    FILE *f = fopen(path, "r");
+    char buf[128];
+    cr_assert_str_eq(fgets(buf, sizeof(buf), f), "{\"i\":0}\n");
+    cr_assert_str_eq(fgets(buf, sizeof(buf), f), "{\"i\":3}\n");
+    cr_assert_null(fgets(buf, sizeof(buf), f));
     fclose(f);
     unlink(path);
 }

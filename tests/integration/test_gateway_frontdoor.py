@@ -1,0 +1,344 @@
+"""The gateway's front door under abuse, over raw loopback sockets: slow
+clients (slowloris) do not stop others being served and are cut off after the
+receive deadline; per-address and global connection limits refuse instead of
+stalling; bodies are refused on their headers (no token, a declared length
+over the cap, too much body memory in flight) without being read; malformed
+or ambiguous HTTP gets 400 in the JSON error shape, with X-Request-Id, an
+audit line and a metric."""
+import json
+import os
+import resource
+import socket
+import statistics
+import threading
+import time
+import unittest
+
+import sgtest
+from gateway_fakes import FakeExecutor, Gateway
+
+TOKEN = "frontdoor-token-0123456789"
+TOKENS = {"tenants": {"t": {"tokens": [TOKEN]}}}
+OK_PY = "def main(n=1):\n    return n\n"
+JOB = json.dumps({"language": "python", "code": OK_PY}).encode()
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def connect(port, src="127.0.0.1", timeout=5):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_all(s, timeout=5):
+    s.settimeout(timeout)
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return out
+
+
+def parse(raw):
+    """(status, headers dict lower-case, body bytes) of one HTTP/1.1 answer."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1]) if lines and lines[0].startswith("HTTP/") else 0
+    headers = {}
+    for ln in lines[1:]:
+        k, _, v = ln.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return status, headers, body
+
+
+def exchange(port, data, src="127.0.0.1", timeout=5):
+    s = connect(port, src, timeout)
+    t0 = time.monotonic()
+    s.sendall(data)
+    raw = read_all(s, timeout)
+    s.close()
+    return parse(raw) + (time.monotonic() - t0,)
+
+
+def post(path, body, headers=b""):
+    return (b"POST " + path + b" HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n"
+            + headers + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+
+
+class FrontDoorCase(unittest.TestCase):
+    config = {}
+    tokens = None
+
+    def setUp(self):
+        raise_nofile(8192)
+        self.fake = FakeExecutor("python")
+        cfg = {"executors": {"python": [self.fake.url], "nodejs": [self.fake.url]},
+               "log_level": "info"}
+        cfg.update(self.config)
+        self.gw = Gateway(cfg, tokens=self.tokens)
+        self.port = self.gw.port
+
+    def tearDown(self):
+        try:
+            self.assertEqual(self.gw.stop(), 0)
+        finally:
+            self.fake.stop()
+
+    def job_latency(self, src, n, headers=b""):
+        lat = []
+        for _ in range(n):
+            st, _, body, dt = exchange(self.port, post(b"/v1/run", JOB, headers), src, 10)
+            self.assertEqual(st, 200, body)
+            lat.append(dt)
+        return lat
+
+
+class TestSlowClients(FrontDoorCase):
+    config = {"max_connections": 512, "max_connections_per_ip": 64, "receive_timeout_s": 3,
+              "idle_timeout_s": 60}
+
+    def test_2000_slow_connections_do_not_slow_a_normal_client(self):
+        quiet = self.job_latency("127.0.0.9", 20)
+        socks, stop = [], threading.Event()
+        # 2,000 clients over 4 loopback addresses, each sending a header byte
+        # every 0.5 s: never idle long enough for the idle timeout.
+        for i in range(2000):
+            try:
+                s = connect(self.port, f"127.0.0.{1 + i % 4}", 2)
+                s.setblocking(False)
+                s.send(b"P")
+                socks.append(s)
+            except OSError:
+                pass  # refused at accept: fine
+
+        def trickle():
+            while not stop.is_set():
+                for s in socks:
+                    try:
+                        s.send(b"O")
+                    except OSError:
+                        pass
+                stop.wait(0.5)
+        t = threading.Thread(target=trickle, daemon=True)
+        t.start()
+        try:
+            time.sleep(0.5)
+            busy = self.job_latency("127.0.0.9", 20)
+            st, _, _, dt = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
+                                    b"Connection: close\r\n\r\n", "127.0.0.10")
+            self.assertEqual(st, 200)
+        finally:
+            stop.set()
+            t.join()
+        q99, b99 = max(quiet), max(busy)
+        self.assertLess(b99, max(2 * q99, 0.25), (quiet, busy))
+        for s in socks:
+            s.close()
+
+    def test_trickled_request_is_cut_at_the_receive_deadline(self):
+        s = connect(self.port, "127.0.0.5")
+        t0 = time.monotonic()
+        closed = None
+        s.settimeout(0.5)
+        for ch in b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nX-Slow: " + b"a" * 40:
+            try:
+                s.send(bytes([ch]))
+                if s.recv(1) == b"":
+                    closed = time.monotonic() - t0
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                closed = time.monotonic() - t0
+                break
+        s.close()
+        self.assertIsNotNone(closed, "the gateway kept a trickling request open")
+        self.assertLess(closed, 3 + 2, closed)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="receive_timeout"\}'
+                                  r' [1-9]')
+
+    def test_per_address_limit_refuses_at_once(self):
+        socks = [connect(self.port, "127.0.0.6") for _ in range(64)]
+        time.sleep(0.3)
+        extra = connect(self.port, "127.0.0.6")
+        t0 = time.monotonic()
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+        raw = read_all(extra, 5)
+        self.assertEqual(raw, b"")  # closed, not answered and not left waiting
+        self.assertLess(time.monotonic() - t0, 2)
+        st, _, _, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
+                               b"Connection: close\r\n\r\n", "127.0.0.7")
+        self.assertEqual(st, 200)
+        for s in socks + [extra]:
+            s.close()
+
+
+class TestGlobalLimit(FrontDoorCase):
+    config = {"max_connections": 40, "max_connections_per_ip": 0}
+
+    def test_past_the_global_limit_new_connections_are_refused_not_stalled(self):
+        socks = [connect(self.port, "127.0.0.8") for _ in range(40)]
+        time.sleep(0.3)
+        extra = connect(self.port, "127.0.0.9")
+        t0 = time.monotonic()
+        try:
+            extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+        except OSError:
+            pass
+        self.assertEqual(read_all(extra, 5), b"")
+        self.assertLess(time.monotonic() - t0, 2)
+        for s in socks + [extra]:
+            s.close()
+        time.sleep(0.3)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="max_connections"\}'
+                                  r' [1-9]')
+        st, _, _, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
+                               b"Connection: close\r\n\r\n")
+        self.assertEqual(st, 200)
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class TestBodiesBeforeAuth(FrontDoorCase):
+    tokens = TOKENS
+    config = {"max_body_bytes": 8 << 20, "max_bodies_bytes": 16 << 20}
+
+    def audit_for(self, rid):
+        self.gw.wait_for(lambda: any(a.get("request_id") == rid for a in self.gw.audit_lines()),
+                         what="audit line " + rid)
+        return [a for a in self.gw.audit_lines() if a.get("request_id") == rid][0]
+
+    def test_unauthenticated_upload_is_refused_on_its_headers(self):
+        s = connect(self.port)
+        s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n"
+                  % (8 << 20))
+        st, hdrs, body = parse(read_all(s, 3))  # no body byte was sent
+        s.close()
+        self.assertEqual(st, 401, body)
+        self.assertEqual(json.loads(body)["error"]["code"], "unauthorized")
+        self.assertEqual(self.audit_for(hdrs["x-request-id"])["status"], 401)
+
+    def test_small_refused_body_is_drained_and_the_connection_kept(self):
+        s = connect(self.port)
+        s.sendall(post(b"/v1/run", JOB).replace(b"Connection: close\r\n", b"") +
+                  b"GET /healthz HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
+        raw = read_all(s, 5)
+        s.close()
+        self.assertIn(b"HTTP/1.1 401", raw)
+        self.assertIn(b'{"status":"ok"}', raw)  # the next request on the same connection
+
+    def test_100_unauthenticated_8mib_uploads_do_not_grow_memory(self):
+        pid = self.gw.daemon.proc.pid
+        before = rss_kb(pid)
+        chunk = b"x" * (1 << 20)
+
+        def one():
+            s = connect(self.port, timeout=10)
+            try:
+                s.sendall(b"POST /run HTTP/1.1\r\nHost: gw\r\nContent-Length: %d\r\n\r\n"
+                          % (8 << 20))
+                for _ in range(8):
+                    s.sendall(chunk)
+            except OSError:
+                pass  # the gateway answered 401 and closed: expected
+            s.close()
+        threads = [threading.Thread(target=one) for _ in range(100)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        grew_mb = (rss_kb(pid) - before) / 1024
+        self.assertLess(grew_mb, 64, f"RSS grew {grew_mb:.0f} MB")
+
+    def test_declared_length_over_the_cap_is_413_at_once(self):
+        st, hdrs, body, dt = exchange(self.port, b"POST /v1/run HTTP/1.1\r\nHost: gw\r\n"
+                                      b"Authorization: Bearer " + TOKEN.encode() +
+                                      b"\r\nContent-Length: 100000000000\r\n\r\n")
+        self.assertEqual(st, 413, body)
+        self.assertLess(dt, 2)
+        self.assertEqual(json.loads(body)["error"]["code"], "body_too_large")
+        self.assertEqual(self.audit_for(hdrs["x-request-id"])["outcome"], "body_too_large")
+
+    def test_bodies_in_flight_are_capped_globally(self):
+        auth = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
+        held = []
+        for _ in range(2):  # 2 x 7 MiB of 8 MiB declared: 14 of 16 MiB held
+            s = connect(self.port)
+            s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: gw\r\n" + auth +
+                      b"Content-Length: %d\r\n\r\n" % (8 << 20) + b"x" * (7 << 20))
+            held.append(s)
+        time.sleep(1)
+        st, hdrs, body, dt = exchange(self.port, b"POST /v1/run HTTP/1.1\r\nHost: gw\r\n" +
+                                      auth + b"Content-Length: %d\r\n\r\n" % (4 << 20))
+        self.assertEqual(st, 503, body)
+        self.assertEqual(json.loads(body)["error"]["code"], "server_busy")
+        self.assertIn("retry-after", hdrs)
+        for s in held:
+            s.close()
+        time.sleep(0.5)  # released: the same request now gets through to auth + parse
+        st, _, body, _ = exchange(self.port, post(b"/v1/run", JOB, auth))
+        self.assertEqual(st, 200, body)
+
+
+MALFORMED = {
+    "space in a header name": b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX Bad: 1\r\n\r\n",
+    "space before the colon": b"GET /healthz HTTP/1.1\r\nHost : gw\r\n\r\n",
+    "HTTP/1.1 without Host": b"GET /healthz HTTP/1.1\r\n\r\n",
+    "two Host headers": b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    # No body bytes after an ambiguous framing: the gateway answers on the
+    # headers and closes, and unread bytes would make the kernel reset the
+    # connection before the client reads the answer.
+    "two Content-Length": b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nContent-Length: 2\r\n"
+                          b"Content-Length: 5\r\n\r\n",
+    "Content-Length and chunked": b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\n"
+                                  b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "unknown Transfer-Encoding": b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\n"
+                                 b"Transfer-Encoding: gzip\r\n\r\n",
+}
+
+
+class TestStrictHttp(FrontDoorCase):
+    tokens = TOKENS  # refusals on the headers come before authentication
+
+    def test_malformed_requests_get_400_json_with_id_audit_and_metric(self):
+        for what, data in MALFORMED.items():
+            with self.subTest(what):
+                st, hdrs, body, _ = exchange(self.port, data)
+                self.assertEqual(st, 400, (what, body))
+                self.assertTrue(hdrs.get("content-type", "").startswith("application/json"))
+                self.assertEqual(json.loads(body)["error"]["code"], "bad_http")
+                rid = hdrs["x-request-id"]
+                self.gw.wait_for(lambda: any(a.get("request_id") == rid
+                                             for a in self.gw.audit_lines()), what=rid)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_requests_total\{[^}]*status="400"[^}]*\} [1-9]')
+
+    def test_a_normal_request_still_passes(self):
+        st, _, body, _ = exchange(self.port, post(b"/v1/analyze", JOB, b"Authorization: Bearer "
+                                                  + TOKEN.encode() + b"\r\n"))
+        self.assertEqual(st, 200, body)
+
+
+if __name__ == "__main__":
+    unittest.main()
