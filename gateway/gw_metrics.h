@@ -22,6 +22,7 @@ enum gw_endpoint {
     GW_EP_READYZ,
     GW_EP_METRICS,
     GW_EP_POLICIES,
+    GW_EP_MCP,
     GW_EP_OTHER,
     GW_EP_COUNT
 };
