@@ -62,6 +62,16 @@ static const char *tenant_name(const struct exchange *x)
     return x->tenant ? x->tenant->name : NULL;
 }
 
+/* An answer without a body (202, 204): httpsrv takes a missing body for a
+ * handler that forgot to answer, so give it an empty one. */
+static void no_content(struct sg_http_response *resp, int status)
+{
+    free(resp->body);
+    resp->body = strdup("");
+    resp->body_len = 0;
+    resp->status = resp->body ? status : 500;
+}
+
 /* A JSON-RPC error as the whole HTTP answer. */
 static void rpc_fail(struct sg_http_response *resp, int http, int code, const char *msg)
 {
@@ -187,8 +197,7 @@ static void respond_batch(struct exchange *x, const struct gw_rpc_batch *b)
         sg_http_add_header(x->resp, "Mcp-Session-Id", x->new_session);
     if (out && json_array_size(out) == 0) {
         json_decref(out);
-        x->resp->status = 202;
-        return;
+        return no_content(x->resp, 202);
     }
     json_t *one = out && !b->is_batch ? json_incref(json_array_get(out, 0)) : NULL;
     if (one)
@@ -226,7 +235,7 @@ static void delete_session(struct exchange *x)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST, "Mcp-Session-Id: required");
     if (gw_mcp_session_close(x->m->sessions, sid, tenant_name(x), gw_now_ns()) < 0)
         return rpc_fail(x->resp, 404, -32001, "session not found");
-    x->resp->status = 204;
+    no_content(x->resp, 204);
 }
 
 void gw_mcp_handle(struct gw_mcp *m, const struct sg_http_request *req,

@@ -66,7 +66,7 @@ int gw_rpc_parse(const char *body, size_t len, struct gw_rpc_batch *ret, struct 
 {
     memset(ret, 0, sizeof(*ret));
     json_error_t je;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     if (!root) {
         char msg[160];
         snprintf(msg, sizeof(msg), "parse error at line %d column %d: %.100s", je.line,

@@ -346,6 +346,7 @@ static json_t *run_result(json_t *o)
                       pol ? pol : "?");
     else
         outcome_line(&b, o, status ? status : "unknown");
+    sg_buf_printf(&b, " [job %s]", job_id ? job_id : "-");
     violation_lines(&b, violations);
     json_array_append_new(content, buf_text(&b));
     add_text(content, "stdout", json_string_value(json_object_get(o, "stdout")));
