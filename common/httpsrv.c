@@ -21,7 +21,7 @@
 #define DEFAULT_RECEIVE_TIMEOUT_S 30u
 #define DEFAULT_CONN_SLACK 64u     /* connections beyond the workers by default */
 #define MHD_LIMIT_SLACK 64u        /* MHD's own hard limit sits above ours */
-#define EVENT_THREADS 2u           /* epoll threads; handlers never run on them... */
+#define EVENT_THREADS 2u           /* epoll threads: I/O, header checks and GETs only */
 #define RETRY_AFTER_S "1"
 /* A request refused on its headers with a body at most this large has the
  * body read and dropped before the answer: closing with unread bytes makes
@@ -55,6 +55,7 @@ struct conn_state {
     int too_large, overloaded;
     int small_body; /* the framing is sound and the body at most DISCARD_MAX */
     int decided;    /* the answer is decided (queued, or waiting for a drained body) */
+    unsigned long long declared; /* Content-Length, 0 when none */
     enum st_phase phase;
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
@@ -222,7 +223,6 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
  * exactly one Host, one length, never both framings. */
 static enum MHD_Result check_head(struct conn_state *st, const char *version)
 {
-    struct sg_httpsrv *srv = st->srv;
     struct header_scan hs = {0};
     MHD_get_connection_values(st->conn, MHD_HEADER_KIND, scan_header, &hs);
     if (hs.bad_name)
@@ -244,10 +244,7 @@ static enum MHD_Result check_head(struct conn_state *st, const char *version)
         if (!isdigit((unsigned char)hs.cl_value[0]) || *end || errno)
             return refuse(st, 400, "bad_http", "Content-Length is not a number");
         st->small_body = n <= DISCARD_MAX;
-        if (n > srv->max_body)
-            return refuse_too_large(st);
-        if (n + atomic_load(&srv->body_total) > srv->max_body_total)
-            return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+        st->declared = n;
     } else if (!hs.transfer_encoding) {
         st->small_body = 1; /* no body at all */
     }
@@ -262,6 +259,16 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         return r;
     if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
         return answer_early(st);
+    /* Sizes after the owner's checks: an unauthenticated body is refused
+     * unread whatever its size. A body a little over the cap is drained
+     * (never held) so that clients which send it all before reading still
+     * see the 413; a far larger declaration is answered at once. */
+    if (st->declared > srv->max_body) {
+        st->small_body = st->declared / 2 <= srv->max_body;
+        return refuse_too_large(st);
+    }
+    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total)
+        return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
     st->phase = ST_BODY;
     return MHD_YES;
 }
