@@ -166,7 +166,7 @@ static int session_ok(struct exchange *x, int batch)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST,
                         "Mcp-Session-Id: required; call initialize first"), -EINVAL;
     if (gw_mcp_session_touch(x->m->sessions, sid, tenant_name(x), gw_now_ns(), x->version) < 0)
-        return rpc_fail(x->resp, 404, -32001, "session not found: initialize again"), -ENOENT;
+        return rpc_fail(x->resp, 404, GW_RPC_SESSION_NOT_FOUND, "session not found: initialize again"), -ENOENT;
     if (batch && strcmp(x->version, BATCHES_UNTIL) != 0)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST,
                         "batches are not part of protocol " GW_MCP_VERSION_LATEST), -EINVAL;
@@ -185,11 +185,16 @@ static int has_initialize(const struct gw_rpc_batch *b)
 static void respond_batch(struct exchange *x, const struct gw_rpc_batch *b)
 {
     json_t *out = json_array();
+    unsigned calls = 0;
     for (size_t i = 0; out && i < b->count; i++) {
         const struct gw_rpc_msg *msg = &b->msgs[i];
+        int call = msg->kind == GW_RPC_REQUEST && strcmp(msg->method, "tools/call") == 0;
         if (msg->kind == GW_RPC_INVALID)
             json_array_append_new(out, gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST,
                                                          msg->error));
+        else if (call && ++calls > GW_MCP_CALLS_PER_REQUEST)
+            json_array_append_new(out, gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST,
+                                                         "batch: too many tools/call in one request"));
         else if (msg->kind == GW_RPC_REQUEST)
             json_array_append_new(out, answer(x, msg));
     }
@@ -234,7 +239,7 @@ static void delete_session(struct exchange *x)
     if (!sid)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST, "Mcp-Session-Id: required");
     if (gw_mcp_session_close(x->m->sessions, sid, tenant_name(x), gw_now_ns()) < 0)
-        return rpc_fail(x->resp, 404, -32001, "session not found");
+        return rpc_fail(x->resp, 404, GW_RPC_SESSION_NOT_FOUND, "session not found");
     no_content(x->resp, 204);
 }
 

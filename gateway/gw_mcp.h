@@ -21,6 +21,9 @@
 #include "sg_error.h"
 
 #define GW_MCP_VERSION_LATEST "2025-06-18"
+/* tools/call requests one HTTP request may carry (a batch): each may hold the
+ * worker for a job's whole time limit, so a batch must not multiply that. */
+#define GW_MCP_CALLS_PER_REQUEST 4
 
 struct gw_mcp {
     const struct gw_jobs *jobs; /* borrowed from the server */

@@ -15,11 +15,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define GW_RPC_PARSE_ERROR -32700
-#define GW_RPC_INVALID_REQUEST -32600
-#define GW_RPC_METHOD_NOT_FOUND -32601
-#define GW_RPC_INVALID_PARAMS -32602
-#define GW_RPC_INTERNAL_ERROR -32603
+#define GW_RPC_PARSE_ERROR (-32700)
+#define GW_RPC_INVALID_REQUEST (-32600)
+#define GW_RPC_METHOD_NOT_FOUND (-32601)
+#define GW_RPC_INVALID_PARAMS (-32602)
+#define GW_RPC_INTERNAL_ERROR (-32603)
+/* Implementation-defined server error: the session is gone (the code the
+ * reference SDKs use with HTTP 404). */
+#define GW_RPC_SESSION_NOT_FOUND (-32001)
 
 #define GW_RPC_BATCH_MAX 32   /* messages in one batch */
 #define GW_RPC_METHOD_MAX 128 /* bytes of a method name */

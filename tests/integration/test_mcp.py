@@ -20,9 +20,11 @@ from gateway_fakes import FakeExecutor, Gateway, policy_with
 
 TOKEN = "mcp-tenant-token-0123456789"
 OTHER = "mcp-other-token-0123456789"
+SLOW = "mcp-rate-limited-token-0123456789"
 TOKENS = {"tenants": {
     "a": {"tokens": [TOKEN], "policies": ["default", "strict"]},
     "b": {"tokens": [OTHER], "default_policy": "odd"},
+    "r": {"tokens": [SLOW], "rate_limit": {"per_second": 1, "burst": 1}},
 }}
 AUTH = {"Authorization": "Bearer " + TOKEN}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -209,6 +211,16 @@ class McpCase(unittest.TestCase):
         self.assertEqual(body[2]["error"]["code"], -32600)
         st, _, _ = self.post([init_body()], self.session("2025-03-26"))
         self.assertEqual(st, 400)
+        before = self.py.calls
+        calls = [{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                  "params": {"name": "run_code", "arguments": {
+                      "language": "python", "code": "def main():\n    return 1\n"}}}
+                 for i in range(6)]
+        st, _, body = self.post(calls, self.session("2025-03-26"))
+        self.assertEqual(st, 200, body)
+        self.assertEqual([("result" in m) for m in body], [True] * 4 + [False] * 2)
+        self.assertEqual(body[5]["error"]["code"], -32600)
+        self.assertEqual(self.py.calls, before + 4)
 
     def test_tool_call_params_are_checked(self):
         sid = self.session()
@@ -234,6 +246,15 @@ class McpCase(unittest.TestCase):
         self.assertEqual(st, 200)
         self.gw.wait_for(lambda: any(a["endpoint"] == "mcp" and a["status"] == 401
                                      for a in self.gw.audit_lines()), what="a 401 audit line")
+
+    def test_tool_calls_take_the_tenants_rate_limit(self):
+        auth = {"Authorization": "Bearer " + SLOW}
+        sid = self.session(auth=auth)
+        args = {"name": "check_code", "arguments": {"language": "python", "code": "x = 1\n"}}
+        results = [self.call(sid, "tools/call", args, auth=auth)["result"] for _ in range(3)]
+        self.assertFalse(results[0]["isError"])
+        self.assertTrue(results[-1]["isError"])
+        self.assertIn("rate_limited (HTTP 429)", text_of(results[-1]))
 
     def test_oversize_body_is_413(self):
         sid = self.session()
