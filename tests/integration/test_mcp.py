@@ -413,10 +413,16 @@ class McpInteropCase(unittest.TestCase):
         os.makedirs(where, exist_ok=True)
         for f in ("package.json", "package-lock.json", "mcp_client.mjs"):
             shutil.copy(os.path.join(INTEROP, f), where)
-        if not os.path.isdir(os.path.join(where, "node_modules", "@modelcontextprotocol")):
+        # installed once per lock file: a changed lock installs again
+        with open(os.path.join(INTEROP, "package-lock.json"), "rb") as f:
+            lock = f.read()
+        stamp = os.path.join(where, "installed.lock")
+        if not os.path.exists(stamp) or open(stamp, "rb").read() != lock:
             r = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
                                cwd=where, capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, "npm ci failed: " + r.stderr[-2000:])
+            with open(stamp, "wb") as f:
+                f.write(lock)
         py, js = FakeExecutor("python"), FakeExecutor("nodejs")
         gw = Gateway({"executors": {"python": [py.url], "nodejs": [js.url]}},
                      tokens={"tenants": {"a": TOKENS["tenants"]["a"]}})
