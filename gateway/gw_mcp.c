@@ -91,13 +91,14 @@ static json_t *initialize(struct exchange *x, json_t *params, int *code, char *m
     if (x->new_session[0] ||
         gw_mcp_session_open(x->m->sessions, tenant_name(x), v, gw_now_ns(), x->new_session) < 0) {
         *code = GW_RPC_INVALID_REQUEST;
-        snprintf(msg, 256, x->new_session[0] ? "initialize: one per HTTP request"
-                                               : "initialize: no session id could be made");
+        snprintf(msg, 256,
+                 x->new_session[0] ? "initialize: one per HTTP request"
+                                   : "initialize: no session id could be made");
         return NULL;
     }
-    return json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", v,
-                     "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "sandgate",
-                     "title", "sandgate code sandbox", "version", "1", "instructions",
+    return json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
+                     "tools", "listChanged", 0, "serverInfo", "name", "sandgate", "title",
+                     "sandgate code sandbox", "version", "1", "instructions",
                      "Run untrusted Python or JavaScript in an isolated sandbox under a "
                      "policy. Read the run_code description for the rules code must follow; "
                      "check_code checks code without running it.");
@@ -109,8 +110,7 @@ static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
     int code = 0;
     char text[256] = "";
     json_t *result = NULL;
-    struct gw_mcp_caller c = {.jobs = x->m->jobs, .rs = x->rs, .tenant = x->tenant,
-                              .req = x->req};
+    struct gw_mcp_caller c = {.jobs = x->m->jobs, .rs = x->rs, .tenant = x->tenant, .req = x->req};
     if (strcmp(msg->method, "initialize") == 0)
         result = initialize(x, msg->params, &code, text);
     else if (strcmp(msg->method, "ping") == 0)
@@ -164,12 +164,16 @@ static int session_ok(struct exchange *x, int batch)
     }
     if (!sid)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST,
-                        "Mcp-Session-Id: required; call initialize first"), -EINVAL;
+                        "Mcp-Session-Id: required; call initialize first"),
+               -EINVAL;
     if (gw_mcp_session_touch(x->m->sessions, sid, tenant_name(x), gw_now_ns(), x->version) < 0)
-        return rpc_fail(x->resp, 404, GW_RPC_SESSION_NOT_FOUND, "session not found: initialize again"), -ENOENT;
+        return rpc_fail(x->resp, 404, GW_RPC_SESSION_NOT_FOUND,
+                        "session not found: initialize again"),
+               -ENOENT;
     if (batch && strcmp(x->version, BATCHES_UNTIL) != 0)
         return rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST,
-                        "batches are not part of protocol " GW_MCP_VERSION_LATEST), -EINVAL;
+                        "batches are not part of protocol " GW_MCP_VERSION_LATEST),
+               -EINVAL;
     return 0;
 }
 
@@ -190,11 +194,12 @@ static void respond_batch(struct exchange *x, const struct gw_rpc_batch *b)
         const struct gw_rpc_msg *msg = &b->msgs[i];
         int call = msg->kind == GW_RPC_REQUEST && strcmp(msg->method, "tools/call") == 0;
         if (msg->kind == GW_RPC_INVALID)
-            json_array_append_new(out, gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST,
-                                                         msg->error));
+            json_array_append_new(out,
+                                  gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST, msg->error));
         else if (call && ++calls > GW_MCP_CALLS_PER_REQUEST)
-            json_array_append_new(out, gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST,
-                                                         "batch: too many tools/call in one request"));
+            json_array_append_new(out,
+                                  gw_rpc_error_json(msg->id, GW_RPC_INVALID_REQUEST,
+                                                    "batch: too many tools/call in one request"));
         else if (msg->kind == GW_RPC_REQUEST)
             json_array_append_new(out, answer(x, msg));
     }
@@ -254,7 +259,7 @@ void gw_mcp_handle(struct gw_mcp *m, const struct sg_http_request *req,
         else
             post(&x);
     }
-    sg_log(SG_LOG_DEBUG, "mcp", "method=%s status=%d session_new=%s", req->method,
-           resp->status, x.new_session[0] ? "yes" : "no");
+    sg_log(SG_LOG_DEBUG, "mcp", "method=%s status=%d session_new=%s", req->method, resp->status,
+           x.new_session[0] ? "yes" : "no");
     gw_ruleset_unref(x.rs);
 }

@@ -69,8 +69,8 @@ int gw_rpc_parse(const char *body, size_t len, struct gw_rpc_batch *ret, struct 
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     if (!root) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "parse error at line %d column %d: %.100s", je.line,
-                 je.column, je.text);
+        snprintf(msg, sizeof(msg), "parse error at line %d column %d: %.100s", je.line, je.column,
+                 je.text);
         return fail(err, GW_RPC_PARSE_ERROR, msg);
     }
     if (json_is_object(root)) {
@@ -80,8 +80,8 @@ int gw_rpc_parse(const char *body, size_t len, struct gw_rpc_batch *ret, struct 
         size_t n = json_array_size(root);
         if (n == 0 || n > GW_RPC_BATCH_MAX) {
             json_decref(root);
-            return fail(err, GW_RPC_INVALID_REQUEST, n ? "batch: more than 32 messages"
-                                                       : "batch: empty");
+            return fail(err, GW_RPC_INVALID_REQUEST,
+                        n ? "batch: more than 32 messages" : "batch: empty");
         }
         for (size_t i = 0; i < n; i++)
             classify(json_array_get(root, i), &ret->msgs[i]);

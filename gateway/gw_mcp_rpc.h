@@ -46,7 +46,7 @@ struct gw_rpc_batch {
 };
 
 struct gw_rpc_error {
-    int code;           /* GW_RPC_PARSE_ERROR or GW_RPC_INVALID_REQUEST */
+    int code; /* GW_RPC_PARSE_ERROR or GW_RPC_INVALID_REQUEST */
     char message[160];
 };
 

@@ -17,8 +17,8 @@
 
 #define GW_MCP_SESSION_ID_BYTES 16 /* random bytes in an id (hex: twice as many chars) */
 #define GW_MCP_SESSION_ID_LEN (2 * GW_MCP_SESSION_ID_BYTES)
-#define GW_MCP_VERSION_MAX 16      /* "2025-06-18" and a NUL, with room */
-#define GW_MCP_SESSIONS_MAX 1024   /* sessions held at once */
+#define GW_MCP_VERSION_MAX 16    /* "2025-06-18" and a NUL, with room */
+#define GW_MCP_SESSIONS_MAX 1024 /* sessions held at once */
 #define GW_MCP_SESSION_IDLE_MS (30ull * 60 * 1000)
 
 struct gw_mcp_sessions;

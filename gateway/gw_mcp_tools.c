@@ -49,9 +49,10 @@ static void describe_lang(struct sg_buf *b, const struct sg_policy *p, int lang)
         sg_buf_printf(b, "\n- python (Python 3): define `def main(**arguments)`; it is called "
                          "with the `arguments` object as keyword arguments and its return "
                          "value (JSON-serialisable) is the result.");
-    sg_buf_printf(b, " %s modules: ", lp->import_mode == SG_IMPORTS_ALLOW
-                                          ? "Only these may be imported (and their submodules)"
-                                          : "Every module may be imported except");
+    sg_buf_printf(b, " %s modules: ",
+                  lp->import_mode == SG_IMPORTS_ALLOW
+                      ? "Only these may be imported (and their submodules)"
+                      : "Every module may be imported except");
     list_names(b, &lp->modules);
     sg_buf_printf(b, ".");
     if (lp->forbidden_names.count) {
@@ -67,16 +68,19 @@ static char *run_description(const struct gw_mcp_caller *c, const struct sg_poli
 {
     struct sg_buf b;
     sg_buf_init(&b, DESCRIPTION_MAX);
-    sg_buf_printf(&b, "Run code once in a fresh, isolated sandbox and return its output. The "
-                      "code is checked against policy '%s' first (unless `policy` names "
-                      "another) and rejected code does not run: the error names the rule, "
-                      "line and column so you can fix it.", p->name);
+    sg_buf_printf(&b,
+                  "Run code once in a fresh, isolated sandbox and return its output. The "
+                  "code is checked against policy '%s' first (unless `policy` names "
+                  "another) and rejected code does not run: the error names the rule, "
+                  "line and column so you can fix it.",
+                  p->name);
     for (int l = 0; l < SG_LANG_COUNT; l++)
         describe_lang(&b, p, l);
-    sg_buf_printf(&b, "\nprint/console output comes back as stdout and stderr. `files` "
-                      "(name -> base64) are placed in the working directory; files the code "
-                      "writes under `artifacts/` come back (PNG, JPEG and SVG as images). Code "
-                      "is at most %llu bytes; a run stops after %llu ms by default.",
+    sg_buf_printf(&b,
+                  "\nprint/console output comes back as stdout and stderr. `files` "
+                  "(name -> base64) are placed in the working directory; files the code "
+                  "writes under `artifacts/` come back (PNG, JPEG and SVG as images). Code "
+                  "is at most %llu bytes; a run stops after %llu ms by default.",
                   (unsigned long long)c->jobs->cfg->max_code_bytes,
                   (unsigned long long)c->jobs->cfg->default_timeout_ms);
     size_t len;
@@ -108,8 +112,8 @@ static json_t *code_schema(const struct gw_mcp_caller *c, const struct sg_policy
                             json_pack("{s:s,s:s}", "type", "object", "description",
                                       "Passed to main (Python: as keyword arguments)."));
         json_object_set_new(props, "files",
-                            json_pack("{s:s,s:{s:s},s:s}", "type", "object",
-                                      "additionalProperties", "type", "string", "description",
+                            json_pack("{s:s,s:{s:s},s:s}", "type", "object", "additionalProperties",
+                                      "type", "string", "description",
                                       "Input files: name -> base64 content."));
     }
     return json_pack("{s:s,s:o,s:[ss],s:b}", "type", "object", "properties", props, "required",
@@ -123,20 +127,22 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c)
         return NULL;
     char *run = run_description(c, def);
     char check[512];
-    snprintf(check, sizeof(check), "Check code against a policy without running it (default "
+    snprintf(check, sizeof(check),
+             "Check code against a policy without running it (default "
              "'%s'). Returns accept or reject and every violation with rule, line and column. "
-             "Same languages and rules as run_code.", def->name);
+             "Same languages and rules as run_code.",
+             def->name);
     json_t *tools = json_pack(
         "{s:[{s:s,s:s,s:o,s:{s:b}},{s:s,s:s,s:o,s:{s:b}},{s:s,s:s,s:{s:s,s:{s:{s:s,s:o}},s:b},"
         "s:{s:b}}]}",
         "tools", "name", "run_code", "description", run ? run : "", "inputSchema",
         code_schema(c, def, 1), "annotations", "openWorldHint", 0, "name", "check_code",
-        "description", check, "inputSchema", code_schema(c, def, 0), "annotations",
-        "readOnlyHint", 1, "name", "list_runtimes", "description",
+        "description", check, "inputSchema", code_schema(c, def, 0), "annotations", "readOnlyHint",
+        1, "name", "list_runtimes", "description",
         "List the languages and, per policy, which modules code may import, which names are "
-        "forbidden and whether the network is on.", "inputSchema", "type", "object",
-        "properties", "policy", "type", "string", "enum", policy_enum(c, def),
-        "additionalProperties", 0, "annotations", "readOnlyHint", 1);
+        "forbidden and whether the network is on.",
+        "inputSchema", "type", "object", "properties", "policy", "type", "string", "enum",
+        policy_enum(c, def), "additionalProperties", 0, "annotations", "readOnlyHint", 1);
     free(run);
     return tools;
 }
@@ -152,13 +158,12 @@ static json_t *strset_json(const struct sg_strset *s)
 static json_t *runtime_lang(const struct sg_policy *p, int lang)
 {
     const struct sg_lang_policy *lp = lang_policy(p, lang);
-    return json_pack("{s:s,s:b,s:{s:s,s:o},s:o,s:o,s:b,s:b}", "language", lang_names[lang],
-                     "enabled", lp->enabled, "imports", "mode",
-                     lp->import_mode == SG_IMPORTS_ALLOW ? "allow" : "deny", "modules",
-                     strset_json(&lp->modules), "forbidden_names",
-                     strset_json(&lp->forbidden_names), "forbidden_calls",
-                     strset_json(&lp->forbidden_calls), "network", lp->runtime.network,
-                     "processes", lp->runtime.processes);
+    return json_pack(
+        "{s:s,s:b,s:{s:s,s:o},s:o,s:o,s:b,s:b}", "language", lang_names[lang], "enabled",
+        lp->enabled, "imports", "mode", lp->import_mode == SG_IMPORTS_ALLOW ? "allow" : "deny",
+        "modules", strset_json(&lp->modules), "forbidden_names", strset_json(&lp->forbidden_names),
+        "forbidden_calls", strset_json(&lp->forbidden_calls), "network", lp->runtime.network,
+        "processes", lp->runtime.processes);
 }
 
 static json_t *text_content(const char *text)
@@ -195,9 +200,9 @@ static int list_runtimes(const struct gw_mcp_caller *c, json_t *args, json_t **r
     json_t *langs = json_array();
     for (int l = 0; langs && l < SG_LANG_COUNT; l++)
         json_array_append_new(langs, runtime_lang(p, l));
-    *ret = json_result(json_pack("{s:{s:s,s:s},s:o,s:o,s:s}", "policy", "name", p->name,
-                                 "sha256", p->sha256, "languages", langs, "policies",
-                                 policy_enum(c, def), "installed_packages",
+    *ret = json_result(json_pack("{s:{s:s,s:s},s:o,s:o,s:s}", "policy", "name", p->name, "sha256",
+                                 p->sha256, "languages", langs, "policies", policy_enum(c, def),
+                                 "installed_packages",
                                  "not listed by this gateway; the modules above are what the "
                                  "policy lets code import"),
                        0);
@@ -213,18 +218,21 @@ static int check_args(json_t *args, int run, char *msg)
     static const char *const keys[] = {"language", "code", "policy", "arguments", "files"};
     const char *k;
     json_t *v;
-    json_object_foreach(args, k, v) {
+    json_object_foreach(args, k, v)
+    {
         size_t i, n = run ? 5 : 3;
         for (i = 0; i < n && strcmp(k, keys[i]) != 0; i++)
             ;
         if (i == n)
             return snprintf(msg, 256, "arguments.%.64s: unknown (schema: %s)", k,
                             run ? "language, code, arguments, files, policy"
-                                : "language, code, policy"), GW_RPC_INVALID_PARAMS;
+                                : "language, code, policy"),
+                   GW_RPC_INVALID_PARAMS;
         int ok = i < 3 ? json_is_string(v) : json_is_object(v);
         if (!ok)
             return snprintf(msg, 256, "arguments.%s: expected %s", k,
-                            i < 3 ? "a string" : "an object"), GW_RPC_INVALID_PARAMS;
+                            i < 3 ? "a string" : "an object"),
+                   GW_RPC_INVALID_PARAMS;
     }
     for (size_t i = 0; i < 2; i++)
         if (!json_object_get(args, keys[i]))
@@ -236,15 +244,16 @@ static void violation_lines(struct sg_buf *b, json_t *violations)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(violations, i, v) {
+    json_array_foreach(violations, i, v)
+    {
         const char *rule = json_string_value(json_object_get(v, "rule"));
         const char *m = json_string_value(json_object_get(v, "message"));
         json_t *line = json_object_get(v, "line");
         if (line)
             sg_buf_printf(b, "\n- line %lld, column %lld: %s [rule %s]",
                           (long long)json_integer_value(line),
-                          (long long)json_integer_value(json_object_get(v, "column")),
-                          m ? m : "", rule ? rule : "?");
+                          (long long)json_integer_value(json_object_get(v, "column")), m ? m : "",
+                          rule ? rule : "?");
         else
             sg_buf_printf(b, "\n- at run time: %s [rule %s]", m ? m : "", rule ? rule : "?");
     }
@@ -285,23 +294,23 @@ static void add_artifacts(json_t *content, json_t *artifacts, const char *job_id
 {
     size_t i;
     json_t *a;
-    json_array_foreach(artifacts, i, a) {
+    json_array_foreach(artifacts, i, a)
+    {
         const char *name = json_string_value(json_object_get(a, "name"));
         const char *mime = json_string_value(json_object_get(a, "mime_type"));
         const char *data = json_string_value(json_object_get(a, "content_b64"));
         if (!name || !data)
             continue;
         if (is_image(mime)) {
-            json_array_append_new(content, json_pack("{s:s,s:s,s:s}", "type", "image", "data",
-                                                     data, "mimeType", mime));
+            json_array_append_new(content, json_pack("{s:s,s:s,s:s}", "type", "image", "data", data,
+                                                     "mimeType", mime));
             continue;
         }
         char uri[512];
         snprintf(uri, sizeof(uri), "sandgate://jobs/%s/artifacts/%s", job_id, name);
-        json_array_append_new(content, json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource",
-                                                 "resource", "uri", uri, "mimeType",
-                                                 mime ? mime : "application/octet-stream",
-                                                 "blob", data));
+        json_array_append_new(
+            content, json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri", uri,
+                               "mimeType", mime ? mime : "application/octet-stream", "blob", data));
     }
 }
 
@@ -320,8 +329,8 @@ static void outcome_line(struct sg_buf *b, json_t *o, const char *status)
     sg_buf_printf(b, "status: %s, exit code %lld, %.1f ms", status,
                   (long long)json_integer_value(json_object_get(o, "exit_code")),
                   json_number_value(json_object_get(o, "time_used_ms")));
-    static const char *const why[] = {"detail", "resource_limit_type",
-                                      "unauthorized_access_type", "runtime_error_type"};
+    static const char *const why[] = {"detail", "resource_limit_type", "unauthorized_access_type",
+                                      "runtime_error_type"};
     for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
         const char *w = json_string_value(json_object_get(o, why[i]));
         if (w)
@@ -428,8 +437,8 @@ int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **re
                    GW_RPC_INVALID_PARAMS)
                 : list_runtimes(c, args, ret, msg);
     else
-        r = (snprintf(msg, 256, "unknown tool '%.64s' (run_code, check_code, list_runtimes)",
-                      name), GW_RPC_INVALID_PARAMS);
+        r = (snprintf(msg, 256, "unknown tool '%.64s' (run_code, check_code, list_runtimes)", name),
+             GW_RPC_INVALID_PARAMS);
     json_decref(empty);
     return r;
 }

@@ -39,7 +39,6 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c);
 /* tools/call with params (borrowed). 0: *ret is the CallToolResult (caller
  * owns it). Negative: a JSON-RPC error (-32602 unknown tool or arguments
  * against the schema, -32603 out of memory) with msg filled. */
-int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **ret,
-                      char msg[256]);
+int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **ret, char msg[256]);
 
 #endif

@@ -49,8 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct gw_rpc_batch b;
     struct gw_rpc_error e;
     if (gw_rpc_parse((const char *)data, size, &b, &e) < 0) {
-        if ((e.code != GW_RPC_PARSE_ERROR && e.code != GW_RPC_INVALID_REQUEST) || b.root ||
-            b.count)
+        if ((e.code != GW_RPC_PARSE_ERROR && e.code != GW_RPC_INVALID_REQUEST) || b.root || b.count)
             abort();
         json_t *err = gw_rpc_error_json(NULL, e.code, e.message);
         char *s = err ? json_dumps(err, JSON_COMPACT) : NULL;

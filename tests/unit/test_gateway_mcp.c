@@ -28,10 +28,12 @@ Test(mcp_rpc, classifies_messages)
                        "\"result\":{}},{\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"m\"},"
                        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":[]},"
                        "{\"id\":4,\"method\":\"m\"},{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":1,"
-                       "\"error\":{}},\"str\"]", &b, &e), 0);
+                       "\"error\":{}},\"str\"]",
+                       &b, &e),
+                 0);
     cr_assert_eq(b.count, 7);
-    enum gw_rpc_kind want[] = {GW_RPC_NOTIFICATION, GW_RPC_RESPONSE, GW_RPC_INVALID,
-                               GW_RPC_INVALID, GW_RPC_INVALID, GW_RPC_INVALID, GW_RPC_INVALID};
+    enum gw_rpc_kind want[] = {GW_RPC_NOTIFICATION, GW_RPC_RESPONSE, GW_RPC_INVALID, GW_RPC_INVALID,
+                               GW_RPC_INVALID,      GW_RPC_INVALID,  GW_RPC_INVALID};
     for (size_t i = 0; i < 7; i++)
         cr_expect_eq(b.msgs[i].kind, want[i], "message %zu", i);
     cr_expect_null(b.msgs[2].id, "a fractional id is not usable");
@@ -44,9 +46,12 @@ Test(mcp_rpc, refuses_whole_bodies)
     static const struct {
         const char *body;
         int code;
-    } bad[] = {{"", GW_RPC_PARSE_ERROR},      {"{", GW_RPC_PARSE_ERROR},
-               {"{\"a\":1,\"a\":2}", GW_RPC_PARSE_ERROR}, {"\"\\u0000\"", GW_RPC_PARSE_ERROR},
-               {"[]", GW_RPC_INVALID_REQUEST}, {"7", GW_RPC_INVALID_REQUEST},
+    } bad[] = {{"", GW_RPC_PARSE_ERROR},
+               {"{", GW_RPC_PARSE_ERROR},
+               {"{\"a\":1,\"a\":2}", GW_RPC_PARSE_ERROR},
+               {"\"\\u0000\"", GW_RPC_PARSE_ERROR},
+               {"[]", GW_RPC_INVALID_REQUEST},
+               {"7", GW_RPC_INVALID_REQUEST},
                {"null", GW_RPC_INVALID_REQUEST}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct gw_rpc_batch b;
