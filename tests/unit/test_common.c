@@ -284,6 +284,51 @@ Test(httpsrv, rejects_non_ip_bind_address)
     cr_assert(strstr(err.msg, "localhost"));
 }
 
+/* A handler that blocks until the test releases it (an upstream call). */
+static atomic_int gate_open, gate_entered;
+
+static void gated_handler(void *ctx, const struct sg_http_request *req,
+                          struct sg_http_response *resp)
+{
+    if (strcmp(req->method, "POST") == 0) {
+        atomic_fetch_add(&gate_entered, 1);
+        while (!atomic_load(&gate_open))
+            usleep(1000);
+    }
+    echo_handler(ctx, req, resp);
+}
+
+static void *post_in_background(void *arg)
+{
+    raw_request(*(uint16_t *)arg, "POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
+                                  "Connection: close\r\n\r\n");
+    return NULL;
+}
+
+Test(httpsrv, a_full_worker_pool_refuses_at_once_and_gets_still_answer)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .max_body = 16, .workers = 1};
+    struct sg_httpsrv *srv = NULL;
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = gated_handler},
+                                  NULL, &srv, NULL), 0);
+    uint16_t port = sg_httpsrv_port(srv);
+    pthread_t t;
+    pthread_create(&t, NULL, post_in_background, &port);
+    while (atomic_load(&gate_entered) == 0)
+        usleep(1000);
+    /* the one worker is blocked: another POST is refused, a GET is served */
+    char *resp = raw_request(port, "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
+                                   "Connection: close\r\n\r\n");
+    cr_assert(strstr(resp, "503"), "%s", resp);
+    cr_assert(strstr(resp, "server_busy"), "%s", resp);
+    cr_assert(strstr(resp, "Retry-After: 1"), "%s", resp);
+    resp = raw_request(port, "GET /h HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    cr_assert(strstr(resp, "200 OK"), "%s", resp);
+    atomic_store(&gate_open, 1);
+    pthread_join(t, NULL);
+    sg_httpsrv_stop(srv);
+}
+
 Test(sg_parse, durations)
 {
     static const struct {
@@ -499,49 +544,4 @@ Test(sg_cond, timed_wait_runs_on_the_monotonic_clock)
     cr_assert_eq(r, ETIMEDOUT);
     cr_assert_geq(mono_ns() - t0, 50000000u, "the wait ended before its deadline");
     pthread_cond_destroy(&cond);
-}
-
-/* A handler that blocks until the test releases it (an upstream call). */
-static atomic_int gate_open, gate_entered;
-
-static void gated_handler(void *ctx, const struct sg_http_request *req,
-                          struct sg_http_response *resp)
-{
-    if (strcmp(req->method, "POST") == 0) {
-        atomic_fetch_add(&gate_entered, 1);
-        while (!atomic_load(&gate_open))
-            usleep(1000);
-    }
-    echo_handler(ctx, req, resp);
-}
-
-static void *post_in_background(void *arg)
-{
-    raw_request(*(uint16_t *)arg, "POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
-                                  "Connection: close\r\n\r\n");
-    return NULL;
-}
-
-Test(httpsrv, a_full_worker_pool_refuses_at_once_and_gets_still_answer)
-{
-    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .max_body = 16, .workers = 1};
-    struct sg_httpsrv *srv = NULL;
-    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = gated_handler},
-                                  NULL, &srv, NULL), 0);
-    uint16_t port = sg_httpsrv_port(srv);
-    pthread_t t;
-    pthread_create(&t, NULL, post_in_background, &port);
-    while (atomic_load(&gate_entered) == 0)
-        usleep(1000);
-    /* the one worker is blocked: another POST is refused, a GET is served */
-    char *resp = raw_request(port, "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
-                                   "Connection: close\r\n\r\n");
-    cr_assert(strstr(resp, "503"), "%s", resp);
-    cr_assert(strstr(resp, "server_busy"), "%s", resp);
-    cr_assert(strstr(resp, "Retry-After: 1"), "%s", resp);
-    resp = raw_request(port, "GET /h HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
-    cr_assert(strstr(resp, "200 OK"), "%s", resp);
-    atomic_store(&gate_open, 1);
-    pthread_join(t, NULL);
-    sg_httpsrv_stop(srv);
 }
