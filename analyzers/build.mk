@@ -54,7 +54,7 @@ $(BUILD)/obj/analyzers/cli/%.o: LAYER_INC = $(AN_INC_CORE) -Ianalyzers/cli
 ANALYZER_SRCS += analyzers/violation.c analyzers/strset.c \
                  analyzers/policy.c analyzers/policy_runtime.c analyzers/policy_set.c \
                  analyzers/canon.c \
-                 analyzers/analyze.c analyzers/verdict_cache.c
+                 analyzers/analyze.c analyzers/verdict_cache.c analyzers/imports.c
 # Shared tree-sitter helpers and the bump arena the language analyzers use.
 ANALYZER_SRCS += analyzers/ts/ts_util.c analyzers/ts/ts_bound.c analyzers/ts/ts_alloc.c \
                  analyzers/python/arena.c

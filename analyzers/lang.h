@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "imports.h"
 #include "policy.h"
 #include "sg_error.h"
 #include "sg_lang.h"
@@ -32,6 +33,7 @@ struct sg_analysis_stats {
     size_t nodes;
     size_t max_depth;
     uint64_t canon_us, parse_us, eval_us;
+    struct sg_imports imports; /* filled by the language checker (imports.h) */
 };
 
 /* A language checker: returns 0 when the check ran (violations may have

@@ -5,7 +5,8 @@
 #   pool is full and quiet), sustained jobs/s at concurrency 4, and the pool's
 #   container-create rate beside the bare `docker run --rm --runtime=runsc`
 #   rate measured in the same run (the ceiling: every job uses up a sandbox).
-# EXEC_BENCH_LANGS picks the languages ("python nodejs"); the executor's own
+# Plain pools only (hello-world imports nothing; run-pools.sh measures the
+# flavours). EXEC_BENCH_LANGS picks the languages ("python nodejs"); the executor's own
 # environment (e.g. SANDBOX_BASE_NODEJS_IMAGE) picks another sandbox image.
 # Targets: Python p50 <= 15 ms, Node p50 close to Python's; sustained jobs/s
 # >= 80% of the bare rate. Prints the figures and the load average before and
@@ -61,7 +62,7 @@ for lang in $LANGS; do
     p=$(port)
     url=http://127.0.0.1:$p
     "$EXECUTOR" --language "$lang" --listen "127.0.0.1:$p" --instance "bench-$lang-$$" \
-        --pool-size 4 --create-parallel 4 --pool-wait-ms 30000 --log-level warn \
+        --pool-size 4 --flavour plain --create-parallel 4 --pool-wait-ms 30000 --log-level warn \
         2>"$work/$lang.log" & pid=$!
     for _ in $(seq 300); do
         curl -fsS "$url/healthz" 2>/dev/null | grep -q '"idle":4' && break

@@ -253,6 +253,19 @@ int docker_inspect(struct docker_client *dc, const char *id, struct docker_state
     return r;
 }
 
+int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long long *ret_bytes,
+                        struct sg_error *err)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, DOCKER_REPLY_MAX);
+    int r = id_call(dc, "GET", id, "/stats?stream=false&one-shot=true", DOCKER_CALL_TIMEOUT_MS,
+                    200, 200, &b, err);
+    if (r == 0 && docker_parse_stats_memory(b.data, b.len, ret_bytes) < 0)
+        r = sg_error_set(err, -EPROTO, "malformed stats reply from dockerd");
+    sg_buf_free(&b);
+    return r;
+}
+
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
                          char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
                          struct sg_error *err)
@@ -400,4 +413,26 @@ void docker_parse_message(const char *body, size_t len, char *out, size_t outsz)
     if (m)
         snprintf(out, outsz, "%s", m);
     json_decref(j);
+}
+
+int docker_parse_stats_memory(const char *body, size_t len, unsigned long long *ret_bytes)
+{
+    json_t *j = load(body, len);
+    json_t *ms = json_object_get(j, "memory_stats");
+    json_t *usage = json_object_get(ms, "usage");
+    json_t *st = json_object_get(ms, "stats");
+    int r = -EPROTO;
+    if (json_is_integer(usage) && json_integer_value(usage) >= 0) {
+        /* as `docker stats` shows it: the page cache that can be dropped
+         * (inactive files; cgroup v1 then v2 name) is not the sandbox's */
+        json_int_t u = json_integer_value(usage);
+        json_t *inactive = json_object_get(st, "total_inactive_file");
+        if (!inactive)
+            inactive = json_object_get(st, "inactive_file");
+        json_int_t in = json_is_integer(inactive) ? json_integer_value(inactive) : 0;
+        *ret_bytes = (unsigned long long)(in >= 0 && in < u ? u - in : u);
+        r = 0;
+    }
+    json_decref(j);
+    return r;
 }

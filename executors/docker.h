@@ -70,6 +70,9 @@ int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *
                 struct sg_error *err);
 int docker_inspect(struct docker_client *dc, const char *id, struct docker_state *ret,
                    struct sg_error *err);
+/* The container's memory use now (as `docker stats` shows it), in bytes. */
+int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long long *ret_bytes,
+                        struct sg_error *err);
 /* Ids of all containers (any state) with label key=value. *ret_ids is an
  * array of *ret_n ids; caller frees with free(). */
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
@@ -83,6 +86,8 @@ int docker_parse_wait(const char *body, size_t len, int *ret_exit);
 int docker_parse_runtimes(const char *body, size_t len, const char *name, bool *ret_found);
 int docker_parse_list(const char *body, size_t len, char (**ret_ids)[DOCKER_ID_LEN + 1],
                       size_t *ret_n);
+/* memory_stats.usage minus the inactive page cache, from a stats reply. */
+int docker_parse_stats_memory(const char *body, size_t len, unsigned long long *ret_bytes);
 /* Copy the engine's {"message": "..."} into out (empty when absent). */
 void docker_parse_message(const char *body, size_t len, char *out, size_t outsz);
 /* True when s is exactly DOCKER_ID_LEN lowercase hex digits. */

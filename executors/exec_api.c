@@ -22,6 +22,40 @@ int exec_job_id_valid(const char *id)
     return n > 0;
 }
 
+int exec_import_name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > EXEC_IMPORT_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '@' || c == '/' || c == ':' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static int parse_imports(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *a = json_object_get(root, "imports");
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a))
+        return sg_error_set(err, -EINVAL, "imports must be an array of module names");
+    if (json_array_size(a) > EXEC_IMPORTS_MAX)
+        return sg_error_set(err, -E2BIG, "more than %d imports", EXEC_IMPORTS_MAX);
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) {
+        if (!json_is_string(v) || !exec_import_name_valid(json_string_value(v),
+                                                         json_string_length(v)))
+            return sg_error_set(err, -EINVAL, "imports[%zu] must be a module name of 1..%d "
+                                "bytes [A-Za-z0-9_.@/:-]", i, EXEC_IMPORT_NAME_MAX);
+        r->imports[r->n_imports++] = json_string_value(v);
+    }
+    return 0;
+}
+
 static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error *err)
 {
     json_t *a = json_object_get(root, "arguments");
@@ -279,7 +313,8 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
     if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_arguments(ret->root, ret, err)) < 0 ||
         (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
-        (r = parse_runtime(ret->root, cfg, ret, err)) < 0)
+        (r = parse_runtime(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_imports(ret->root, ret, err)) < 0)
         goto fail;
     return 0;
 fail:
@@ -351,6 +386,11 @@ static void add_request_fields(json_t *j, const struct exec_request *req)
     for (unsigned i = 0; i < req->n_clamped; i++)
         json_array_append_new(cl, json_string(req->clamped[i]));
     json_object_set_new(j, "clamped", cl);
+    if (req->pool) {
+        json_object_set_new(j, "pool", json_pack("{s:s,s:b}", "flavour", req->pool, "fallback",
+                                                 req->pool_fallback));
+        json_object_set_new(json_object_get(j, "timings"), "pool", json_string(req->pool));
+    }
 }
 
 json_t *exec_response_json(const char *job_id, const struct exec_request *req,

@@ -21,6 +21,10 @@
 #define EXEC_ARGS_DEPTH_MAX 32
 #define EXEC_FILES_MAX 32
 #define EXEC_FILES_BYTES_MAX (8u * 1024u * 1024u) /* decoded, all files */
+/* imports: the modules the job imports, from the gateway's analysis; they
+ * only choose a warm pool flavour (a wrong list costs speed, not safety) */
+#define EXEC_IMPORTS_MAX 64
+#define EXEC_IMPORT_NAME_MAX 128
 /* "runtime" (the job's run-time policy, from the gateway): list caps. */
 #define EXEC_RT_LIST_MAX 1024
 #define EXEC_RT_ITEM_MAX 256
@@ -42,6 +46,10 @@ struct exec_request {
     struct exec_limits limits;
     const char *clamped[3]; /* static names of the limits that were lowered */
     unsigned n_clamped;
+    const char *imports[EXEC_IMPORTS_MAX]; /* borrowed from root */
+    size_t n_imports;
+    const char *pool;  /* static: the flavour that served the job (NULL: none yet) */
+    int pool_fallback; /* 1: not the job's ideal flavour */
 };
 
 /* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a
@@ -54,6 +62,10 @@ void exec_request_free(struct exec_request *req);
 /* True when id matches [A-Za-z0-9._-]{1,64}. */
 int exec_job_id_valid(const char *id);
 
+
+/* An import name the executor accepts: 1..EXEC_IMPORT_NAME_MAX bytes of
+ * [A-Za-z0-9_.@/:-] (Python dotted names, Node specifiers). */
+int exec_import_name_valid(const char *name, size_t len);
 
 /* The one-line job for the runner with its nonce, '\n'-terminated. Caller
  * frees with free(). */

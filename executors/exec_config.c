@@ -13,7 +13,8 @@
  * from RAGFlow's SANDBOX_MAX_MEMORY (bytes, as Docker reads it). */
 enum opt_kind {
     OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_TIMEOUT, OPT_SIZE_MB, OPT_CPUS,
-    OPT_LISTEN, OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_HELP,
+    OPT_LISTEN, OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_FLAVOUR,
+    OPT_BOOL, OPT_HELP,
 };
 
 struct opt {
@@ -35,6 +36,10 @@ static const struct opt opts[] = {
     {"listen", "SANDGATE_LISTEN", OPT_LISTEN, F(listen_addr), 0, 0},
     {"pool-size", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE", OPT_UINT, F(pool_size), 1,
      EXEC_POOL_SIZE_MAX},
+    {"flavour", "SANDGATE_FLAVOURS", OPT_FLAVOUR, F(flavours), 0, 0},
+    {"pool-memory-mb", "SANDGATE_POOL_MEMORY_MB", OPT_SIZE_MB, F(pool_memory_mb), 0,
+     EXEC_POOL_MEMORY_MB_MAX},
+    {"pool-adaptive", "SANDGATE_POOL_ADAPTIVE", OPT_BOOL, F(pool_adaptive), 0, 0},
     {"pool-wait-ms", "SANDGATE_POOL_WAIT_MS", OPT_UINT, F(pool_wait_ms), 0, EXEC_POOL_WAIT_MS_MAX},
     {"create-parallel", "SANDGATE_CREATE_PARALLEL", OPT_UINT, F(create_parallel), 1,
      EXEC_CREATE_PARALLEL_MAX},
@@ -80,6 +85,18 @@ static const char usage_text[] =
     "                        env SANDGATE_LISTEN\n"
     "  --pool-size N         warm containers kept ready (2, 1..64)\n"
     "                        env SANDBOX_EXECUTOR_MANAGER_POOL_SIZE\n"
+    "                        (the plain flavour's size, unless --flavour gives one)\n"
+    "  --flavour SPEC        a warm pool whose runner pre-imports modules before the job:\n"
+    "                        name=mod1,mod2:size (repeatable; replaces the defaults\n"
+    "                        python: plain, numpy=numpy:1, pandas=numpy,pandas:1,\n"
+    "                        matplotlib=numpy,pandas,matplotlib:1; nodejs: plain).\n"
+    "                        A job takes the cheapest flavour holding every such module\n"
+    "                        it imports, or a lighter one when that pool is empty.\n"
+    "                        env SANDGATE_FLAVOURS (specs separated by ';' or spaces)\n"
+    "  --pool-memory-mb N    memory budget of all warm sandboxes together, measured per\n"
+    "                        flavour (0: no budget)            env SANDGATE_POOL_MEMORY_MB\n"
+    "  --pool-adaptive B     pool sizes follow the recent mix of jobs, up to each\n"
+    "                        flavour's size (false)             env SANDGATE_POOL_ADAPTIVE\n"
     "  --pool-wait-ms MS     how long a job waits for a free container before the\n"
     "                        pool_busy answer (3000)                 env SANDGATE_POOL_WAIT_MS\n"
     "  --create-parallel N   containers created at once by the refill (2)\n"
@@ -230,6 +247,16 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
     case OPT_SECCOMP:
         c->seccomp_off = strcmp(v, "none") == 0;
         return c->seccomp_off ? (c->seccomp_path[0] = '\0', 0) : apply_str(o, v, field);
+    case OPT_BOOL:
+        return sg_parse_bool(v, field, perr);
+    case OPT_FLAVOUR:
+        if (from_env)
+            return flavour_set_add_list(&c->flavours, v, perr);
+        if (!c->flavours_from_flags) { /* the first flag replaces the environment's list */
+            memset(&c->flavours, 0, sizeof(c->flavours));
+            c->flavours_from_flags = true;
+        }
+        return flavour_set_add(&c->flavours, v, perr);
     case OPT_HELP:
         return 0;
     default:
@@ -372,7 +399,9 @@ static int finish(struct exec_config *c, struct sg_error *err)
                             c->max_timeout_ms, c->timeout_ms);
     if (c->create_parallel > c->pool_size)
         c->create_parallel = c->pool_size;
-    return 0;
+    if (c->flavours.n == 0)
+        flavour_set_defaults(&c->flavours, c->language == SG_LANG_PYTHON);
+    return flavour_set_finish(&c->flavours, c->pool_size, err);
 }
 
 int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_error *err)

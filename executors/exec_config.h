@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flavour.h"
 #include "log.h"
 #include "sg_error.h"
 #include "sg_lang.h"
@@ -34,13 +35,18 @@
 #define EXEC_MAX_BODY_MIN 4096u
 #define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
 #define EXEC_MAX_JOBS_MAX 1024u
+#define EXEC_POOL_MEMORY_MB_MAX (1024u * 1024u) /* 1 TiB: any real budget fits */
 
 struct exec_config {
     enum sg_lang language;
     char image[EXEC_NAME_MAX];
     char listen_addr[64];
     uint16_t listen_port;
-    unsigned pool_size;
+    unsigned pool_size;            /* the plain flavour's size unless it names one */
+    struct flavour_set flavours;   /* warm pools by pre-imported modules (flavour.h) */
+    bool flavours_from_flags;      /* a --flavour replaced the environment's list */
+    unsigned pool_memory_mb;       /* budget of all warm sandboxes; 0: none */
+    bool pool_adaptive;            /* sizes follow the recent mix of jobs */
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];
@@ -69,6 +75,7 @@ struct exec_config {
 #define EXEC_SECCOMP_SOURCE "images/seccomp/sandbox.json"
 #define EXEC_LABEL_KEY "org.sandgate.executor"
 #define EXEC_LABEL_LANG "org.sandgate.language"
+#define EXEC_LABEL_POOL "org.sandgate.pool" /* <instance>.<flavour>: one warm pool's */
 
 /* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
  * asked for (the caller prints exec_config_usage()), or -EINVAL with a message

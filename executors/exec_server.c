@@ -14,6 +14,8 @@
 #include "sg_random.h"
 #include "sha256.h"
 
+#define EXEC_METRICS_RENDER_MAX (128u * 1024u)
+
 bool exec_server_token_ok(const char *header, const char *token)
 {
     static const char prefix[] = "Bearer ";
@@ -66,13 +68,16 @@ static void log_start(const struct exec_server *s, const struct exec_request *re
                s->cfg->runtime);
 }
 
-static void run_job(struct exec_server *s, const struct exec_request *req,
+static void run_job(struct exec_server *s, struct exec_request *req,
                     struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
     struct sandbox sb;
     struct sg_error e = {0};
-    int r = pool_acquire(s->pool, s->cfg->pool_wait_ms, &sb, &e);
+    unsigned flavour = 0;
+    bool fallback = false;
+    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &sb,
+                             &flavour, &fallback, &e);
     double wait_ms = attach_now_ms() - t0;
     if (r < 0) {
         const char *code = r == -EBUSY        ? "pool_busy"
@@ -81,6 +86,8 @@ static void run_job(struct exec_server *s, const struct exec_request *req,
         refuse_job(s, resp, req, code, e.msg, wait_ms);
         return;
     }
+    req->pool = pool_set_flavour_name(s->pools, flavour);
+    req->pool_fallback = fallback;
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
     char *line = sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
@@ -93,13 +100,15 @@ static void run_job(struct exec_server *s, const struct exec_request *req,
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
-    pool_release(s->pool, &sb);
+    pool_set_release(s->pools, flavour, &sb);
     set_json(resp, 200, exec_response_json(req->job_id, req, &o, wait_ms, run_ms));
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
     sg_log(SG_LOG_INFO, "job_end",
-           "job_id=%s status=%s exit_code=%d limit=%s container=%.12s wait_ms=%.1f run_ms=%.1f",
+           "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "
+           "wait_ms=%.1f run_ms=%.1f",
            req->job_id, outcome_status_name(o.status), o.exit_code,
-           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, wait_ms, run_ms);
+           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback,
+           wait_ms, run_ms);
     outcome_clear(&o);
 }
 
@@ -129,17 +138,40 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     exec_request_free(&er);
 }
 
-static void gauges(struct exec_server *s, struct pool_stats *ps, struct metrics_gauges *g)
+static void gauges(struct exec_server *s, struct pool_set_stats *st, struct pool_stats *ps,
+                   struct metrics_gauges *g)
 {
-    pool_get_stats(s->pool, ps);
+    pool_set_get_stats(s->pools, st);
+    *ps = st->total;
     *g = (struct metrics_gauges){ps->target, ps->idle, ps->busy, ps->creating, ps->docker_up};
+}
+
+static json_t *flavours_json(const struct pool_set_stats *st)
+{
+    json_t *a = json_array();
+    for (unsigned f = 0; a && f < st->n; f++) {
+        const struct pool_set_flavour *o = &st->f[f];
+        json_array_append_new(
+            a, json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:f,s:I,s:I,s:I}", "name", o->name,
+                         "preimport", o->preimport, "size", o->size, "target", o->ps.target,
+                         "idle", o->ps.idle, "busy", o->ps.busy, "creating", o->ps.creating,
+                         "memory_mb", o->mem_mb, "memory_measured", o->measured, "create_ms",
+                         o->ps.create_ms, "hits", (json_int_t)o->hits, "fallbacks",
+                         (json_int_t)o->fallbacks, "arrivals", (json_int_t)o->arrivals));
+    }
+    return a;
 }
 
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
+    struct pool_set_stats *st = malloc(sizeof(*st));
     struct pool_stats ps;
     struct metrics_gauges g;
-    gauges(s, &ps, &g);
+    if (!st) {
+        sg_http_error(resp, 500, "internal", "out of memory");
+        return;
+    }
+    gauges(s, st, &ps, &g);
     bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
     json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?,s:I}", "status",
                           ok ? "ok" : "degraded", "language",
@@ -150,16 +182,37 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
                           "insecure_runtime", s->cfg->insecure_runtime, "last_error",
                           ok || !ps.last_error[0] ? NULL : ps.last_error, "max_jobs",
                           (json_int_t)s->cfg->max_jobs); /* the gateway sends no more */
+    if (j) {
+        json_object_set_new(j, "flavours", flavours_json(st));
+        json_object_set_new(json_object_get(j, "pool"), "memory_budget_mb",
+                            json_integer(st->budget_mb));
+        json_object_set_new(json_object_get(j, "pool"), "memory_planned_mb",
+                            json_integer(st->planned_mb));
+    }
+    free(st);
     set_json(resp, ok ? 200 : 503, j);
 }
 
 static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
 {
+    struct pool_set_stats *st = malloc(sizeof(*st));
     struct pool_stats ps;
     struct metrics_gauges g;
-    gauges(s, &ps, &g);
+    if (!st) {
+        sg_http_error(resp, 500, "internal", "out of memory");
+        return;
+    }
+    gauges(s, st, &ps, &g);
+    char *base = metrics_render(s->metrics, &g);
+    struct sg_buf b;
+    sg_buf_init(&b, EXEC_METRICS_RENDER_MAX);
+    if (base)
+        sg_buf_printf(&b, "%s", base);
+    pool_set_render_metrics(st, &b);
+    free(base);
+    free(st);
     resp->status = 200;
-    resp->body = metrics_render(s->metrics, &g);
+    resp->body = sg_buf_steal(&b, NULL);
     resp->content_type = "text/plain; version=0.0.4";
 }
 

@@ -10,12 +10,12 @@
 #include "docker.h"
 #include "httpsrv.h"
 #include "metrics.h"
-#include "pool.h"
+#include "pools.h"
 #include "sg_token.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
-    struct pool *pool;             /* borrowed */
+    struct pool_set *pools;        /* borrowed: one warm pool per flavour */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];    /* empty: no token required */

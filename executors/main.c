@@ -14,6 +14,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pool.h"
+#include "pools.h"
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sg_token.h"
@@ -92,11 +93,13 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                  const char *token, struct sg_error *err)
 {
     struct metrics *m = metrics_new();
-    struct pool *pool = NULL;
+    struct pool_set *pools = NULL;
     struct sg_httpsrv *http = NULL;
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
-    struct pool_config pc = {dc, body, cfg->instance, cfg->pool_size, cfg->create_parallel, m};
+    struct pool_set_config pc = {dc, body, cfg->instance, &cfg->flavours, cfg->create_parallel,
+                                 cfg->pool_memory_mb, cfg->pool_adaptive,
+                                 cfg->language == SG_LANG_PYTHON, m};
     /* max_jobs workers and no queue: the next job is refused at once (503), and
      * health checks (GETs, answered on the event threads) always get through. */
     struct sg_httpsrv_config hc = {.bind_addr = cfg->listen_addr,
@@ -106,14 +109,16 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
     const struct sg_http_handlers hh = {.handle = exec_server_handle};
     int r = -ENOMEM;
-    if (!m || (r = pool_new(&pc, &pool, err)) < 0)
+    if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
-    srv.pool = pool;
+    srv.pools = pools;
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
-    sg_log(SG_LOG_INFO, "listening", "addr=%s port=%u language=%s runtime=%s pool=%u instance=%s",
+    sg_log(SG_LOG_INFO, "listening",
+           "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
+           "instance=%s",
            cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
-           cfg->runtime, cfg->pool_size, cfg->instance);
+           cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
                cfg->runtime);
@@ -128,7 +133,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     r = 0;
 out:
     sg_httpsrv_stop(http);
-    pool_free(pool); /* tears down idle sandboxes, drains the teardown queue */
+    pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     metrics_free(m);
     sg_log(SG_LOG_INFO, "stopped", NULL);
     return r;

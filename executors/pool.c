@@ -1,6 +1,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,13 @@ struct pool {
     struct docker_client *dc;
     char *body;
     char instance[64];
+    char label[128];         /* EXEC_LABEL_POOL value; empty: all of instance */
+    char name[32];
     struct metrics *metrics;
+    unsigned mem_mb;         /* last measurement of one warm sandbox */
+    double mem_at, create_ms;
+    unsigned long creates;
+    bool wait_ready, warned_ready;
     unsigned target, parallel;
 
     pthread_mutex_t mu;
@@ -141,6 +148,26 @@ static void set_docker_state(struct pool *p, bool up, bool launch_ok, const char
     pthread_cond_broadcast(&p->avail);
 }
 
+/* Unlocked: wait until the runner reports its pre-import done (any byte on
+ * the stream: the ready line, or the EOF of a runner that died, which the
+ * stale check then catches). Returns false after POOL_READY_TIMEOUT_MS. */
+static bool wait_ready(struct pool *p, const struct sandbox *sb)
+{
+    double deadline = attach_now_ms() + POOL_READY_TIMEOUT_MS;
+    while (attach_now_ms() < deadline) {
+        struct pollfd pfd = {.fd = sb->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, POOL_READY_SLICE_MS);
+        if (n > 0)
+            return true;
+        pthread_mutex_lock(&p->mu);
+        bool stop = p->stopping;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            return false;
+    }
+    return false;
+}
+
 /* Unlocked: one launch, then its bookkeeping under the lock. */
 static void launch_one(struct pool *p)
 {
@@ -151,16 +178,28 @@ static void launch_one(struct pool *p)
     double ms = attach_now_ms() - t0;
     if (p->metrics)
         metrics_create(p->metrics, ms, r == 0);
+    bool ready = r == 0 && p->wait_ready ? wait_ready(p, &sb) : true;
+    if (r == 0)
+        ms = attach_now_ms() - t0; /* the refill time: until it is warm */
     pthread_mutex_lock(&p->mu);
+    if (!ready && !p->warned_ready && !p->stopping) {
+        p->warned_ready = true; /* an image whose runner sends no ready line */
+        sg_log(SG_LOG_WARN, "sandbox_not_ready", "flavour=%s container=%.12s waited_ms=%d "
+               "msg=\"no ready line from the runner; serving it anyway\"", p->name, sb.id,
+               POOL_READY_TIMEOUT_MS);
+    }
     p->creating--;
     if (r == 0) {
         p->fail_streak = 0;
+        p->create_ms = p->creates ? 0.8 * p->create_ms + 0.2 * ms : ms;
+        p->creates++;
         set_docker_state(p, true, true, NULL);
-        if (p->stopping || p->n_idle >= EXEC_POOL_SIZE_MAX)
+        if (p->stopping || p->n_idle >= p->target) /* the target may have been lowered */
             enqueue_teardown(p, &sb);
         else
             p->idle[p->n_idle++] = sb;
-        sg_log(SG_LOG_DEBUG, "sandbox_ready", "container=%.12s launch_ms=%.1f", sb.id, ms);
+        sg_log(SG_LOG_DEBUG, "sandbox_ready", "container=%.12s flavour=%s launch_ms=%.1f", sb.id,
+               p->name, ms);
     } else {
         unsigned shift = p->fail_streak < 5 ? p->fail_streak : 5;
         double backoff = (double)POOL_BACKOFF_MIN_MS * (double)(1u << shift);
@@ -217,7 +256,9 @@ static void sweep(struct pool *p)
     unsigned long before = p->launches;
     bool quiet = p->creating == 0;
     pthread_mutex_unlock(&p->mu);
-    int r = quiet ? docker_list_by_label(p->dc, EXEC_LABEL_KEY, p->instance, &ids, &n, &e) : -1;
+    const char *key = p->label[0] ? EXEC_LABEL_POOL : EXEC_LABEL_KEY;
+    const char *val = p->label[0] ? p->label : p->instance;
+    int r = quiet ? docker_list_by_label(p->dc, key, val, &ids, &n, &e) : -1;
     pthread_mutex_lock(&p->mu);
     if (r < 0 || p->launches != before || p->creating) {
         p->need_sweep = true;
@@ -234,6 +275,28 @@ static void sweep(struct pool *p)
     free(ids);
 }
 
+/* Unlocked: read the memory of one settled idle sandbox, now and then. */
+static void measure_memory(struct pool *p)
+{
+    char id[DOCKER_ID_LEN + 1] = "";
+    double now = attach_now_ms();
+    pthread_mutex_lock(&p->mu);
+    if (!p->mem_at || now - p->mem_at >= POOL_MEM_PERIOD_MS)
+        for (unsigned i = 0; i < p->n_idle && !id[0]; i++)
+            if (now - p->idle[i].ready_ms >= POOL_SETTLE_MS)
+                memcpy(id, p->idle[i].id, sizeof(id));
+    pthread_mutex_unlock(&p->mu);
+    unsigned long long bytes = 0;
+    if (!id[0] || docker_memory_usage(p->dc, id, &bytes, NULL) < 0)
+        return; /* gone meanwhile (taken by a job): try again at the next round */
+    pthread_mutex_lock(&p->mu);
+    p->mem_mb = (unsigned)((bytes + (1u << 20) - 1) >> 20);
+    p->mem_at = now;
+    pthread_mutex_unlock(&p->mu);
+    sg_log(SG_LOG_DEBUG, "pool_memory", "flavour=%s container=%.12s memory_mb=%u", p->name, id,
+           p->mem_mb);
+}
+
 /* Unlocked housekeeping by the first refill thread: a ping tells whether
  * dockerd is (still) there even while the pool is full and quiet. */
 static void housekeep(struct pool *p, bool do_sweep)
@@ -248,6 +311,8 @@ static void housekeep(struct pool *p, bool do_sweep)
     pthread_mutex_unlock(&p->mu);
     if (r == 0 && do_sweep)
         sweep(p);
+    if (r == 0)
+        measure_memory(p);
 }
 
 /* Locked: whether a launch should start now. While idle sandboxes remain,
@@ -316,7 +381,10 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     }
     p->dc = cfg->dc;
     snprintf(p->instance, sizeof(p->instance), "%s", cfg->instance);
+    snprintf(p->label, sizeof(p->label), "%s", cfg->label ? cfg->label : "");
+    snprintf(p->name, sizeof(p->name), "%s", cfg->name ? cfg->name : "plain");
     p->metrics = cfg->metrics;
+    p->wait_ready = cfg->wait_ready;
     p->target = cfg->target < EXEC_POOL_SIZE_MAX ? cfg->target : EXEC_POOL_SIZE_MAX;
     p->parallel = cfg->parallel ? cfg->parallel : 1;
     if (p->parallel > EXEC_CREATE_PARALLEL_MAX)
@@ -404,7 +472,20 @@ void pool_get_stats(struct pool *p, struct pool_stats *ret)
     ret->tearing_down = p->tq_len + p->tq_active;
     ret->docker_up = p->docker_up;
     ret->launch_ok = p->launch_ok;
+    ret->mem_mb = p->mem_mb;
+    ret->create_ms = p->create_ms;
+    ret->creates = p->creates;
     snprintf(ret->last_error, sizeof(ret->last_error), "%s", p->last_error);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void pool_set_target(struct pool *p, unsigned target)
+{
+    pthread_mutex_lock(&p->mu);
+    p->target = target < EXEC_POOL_SIZE_MAX ? target : EXEC_POOL_SIZE_MAX;
+    while (p->n_idle > p->target) /* the newest go: the oldest are surely warm */
+        enqueue_teardown(p, &p->idle[--p->n_idle]);
+    pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
 

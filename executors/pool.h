@@ -26,6 +26,14 @@
 #define POOL_HOUSEKEEP_MS 1000 /* idle check / dockerd ping period */
 #define POOL_TEARDOWN_THREADS 2
 #define POOL_TEARDOWN_ATTEMPTS 3
+/* A warm sandbox's memory is read (Docker stats) once it has been idle this
+ * long (its runner has then finished pre-importing), at most once a period. */
+#define POOL_SETTLE_MS 5000
+#define POOL_MEM_PERIOD_MS 30000
+/* A sandbox that pre-imports modules joins the idle list once its runner
+ * says it is warm (its ready line), or after this long whatever it says. */
+#define POOL_READY_TIMEOUT_MS 30000
+#define POOL_READY_SLICE_MS 200
 
 struct pool;
 
@@ -33,13 +41,21 @@ struct pool_config {
     struct docker_client *dc; /* borrowed; outlives the pool */
     const char *create_body;  /* copied */
     const char *instance;     /* copied: the label value of our containers */
+    const char *label;        /* copied: EXEC_LABEL_POOL value of this pool's containers
+                                 (NULL: the pool owns every container of instance) */
+    const char *name;         /* copied: the flavour's name, for logs (may be NULL) */
     unsigned target;
     unsigned parallel;
     struct metrics *metrics; /* borrowed, may be NULL */
+    bool wait_ready;         /* hold new sandboxes back until the runner's ready line */
 };
 
 struct pool_stats {
     unsigned target, idle, busy, creating, tearing_down;
+    unsigned mem_mb;     /* last measured memory of one warm sandbox; 0: not yet */
+    double create_ms;    /* moving average of create+attach+start (+ until the runner's
+                            ready line when the pool waits for it): the refill time */
+    unsigned long creates; /* successful launches */
     bool docker_up;      /* last contact with dockerd worked */
     bool launch_ok;      /* last launch worked */
     char last_error[256];
@@ -57,6 +73,10 @@ int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct s
 void pool_release(struct pool *p, struct sandbox *sb);
 
 void pool_get_stats(struct pool *p, struct pool_stats *ret);
+
+/* Change how many warm sandboxes the pool keeps (capped at
+ * EXEC_POOL_SIZE_MAX). Idle ones above a lower target are torn down. */
+void pool_set_target(struct pool *p, unsigned target);
 
 /* Stop refilling, tear down idle sandboxes and drain the teardown queue.
  * Call after every acquired sandbox was released. */

@@ -80,6 +80,26 @@ int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
     return *ret_body ? 0 : sg_error_set(err, -ENOMEM, "cannot encode container spec");
 }
 
+int sandbox_flavour_body(const char *base_body, const char *pool_label, const char *preimport,
+                         char **ret_body, struct sg_error *err)
+{
+    json_t *spec = json_loads(base_body, 0, NULL);
+    json_t *env = json_object_get(spec, "Env"), *labels = json_object_get(spec, "Labels");
+    size_t n = strlen(preimport) + sizeof("SANDGATE_PREIMPORT=");
+    char *kv = malloc(n);
+    int r = -ENOMEM;
+    if (kv && json_is_array(env) && json_is_object(labels)) {
+        snprintf(kv, n, "SANDGATE_PREIMPORT=%s", preimport);
+        json_array_append_new(env, json_string(kv));
+        json_object_set_new(labels, EXEC_LABEL_POOL, json_string(pool_label));
+        *ret_body = json_dumps(spec, JSON_COMPACT);
+        r = *ret_body ? 0 : r;
+    }
+    free(kv);
+    json_decref(spec);
+    return r == 0 ? 0 : sg_error_set(err, r, "cannot build the flavour's container spec");
+}
+
 int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *ret,
                    struct sg_error *err)
 {

@@ -201,6 +201,19 @@ static void respond_analysis(struct job *j, struct sg_http_response *resp)
     gw_respond_json(resp, 200, o);
 }
 
+/* The analysis's modules (analyze.h: at most SG_IMPORTS_MAX names of the
+ * characters the executor accepts) for the executor's pool choice. */
+static json_t *imports_json(const struct sg_imports *im)
+{
+    json_t *a = json_array();
+    for (const char *p = im->text; a && *p;) {
+        size_t n = strcspn(p, ",");
+        json_array_append_new(a, json_stringn(p, n));
+        p += n + (p[n] == ',');
+    }
+    return a;
+}
+
 static uint64_t job_timeout_ms(const struct job *j)
 {
     uint64_t t = j->req.timeout_ms ? j->req.timeout_ms : j->s->cfg->default_timeout_ms;
@@ -229,6 +242,8 @@ static json_t *exec_body(struct job *j)
         json_decref(o);
         o = NULL;
     }
+    if (o && j->an.stats.imports.count)
+        json_object_set_new(o, "imports", imports_json(&j->an.stats.imports));
     return o;
 }
 
@@ -297,6 +312,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_object_set(o, "clamped", json_object_get(ans, "clamped"));
         json_object_set(json_object_get(o, "timings"), "executor", json_object_get(ans, "timings"));
         json_array_extend(json_object_get(o, "violations"), rtv);
+        if (json_object_get(ans, "pool"))
+            json_object_set(o, "pool", json_object_get(ans, "pool"));
     }
     json_decref(rtv);
     json_decref(ans);

@@ -228,6 +228,7 @@ int sg_javascript_check(const struct sg_lang_policy *lp, const char *src, size_t
     if (r == 0) {
         struct js_ctx *c = ctx_new(lp, src, len, out);
         if (c) {
+            c->imports = &stats->imports;
             analyze_tree(c, tree, stats);
             r = c->err;
             js_consts_free(c->consts);

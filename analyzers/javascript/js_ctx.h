@@ -16,6 +16,7 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
+#include "lang.h"
 #include "js_lex.h"
 #include "js_syms.h"
 #include "policy.h"
@@ -59,6 +60,7 @@ struct js_ctx {
     const char *src;
     size_t len;
     struct sg_violations *out;
+    struct sg_imports *imports; /* the modules seen, for the pool choice */
     /* the walk's path: path[0] is the root, path[depth] the current node */
     TSNode *path;
     size_t path_len; /* entries of path */

@@ -37,6 +37,16 @@ static int is_path_like(const char *m)
     return 0;
 }
 
+/* The package part of a bare specifier: "lodash" of "lodash/fp",
+ * "@scope/pkg" of "@scope/pkg/sub" (for the pool choice, imports.h). */
+static size_t top_level_len(const char *m)
+{
+    size_t n = strcspn(m, "/");
+    if (m[0] == '@' && m[n] == '/')
+        n += 1 + strcspn(m + n + 1, "/");
+    return n;
+}
+
 /* Decide on the specifier `spec` loaded by `how` (reported at `at`). */
 static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *spec, const char *how)
 {
@@ -50,6 +60,7 @@ static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *sp
                   "paths or URLs", how, spec->buf);
         return;
     }
+    sg_imports_add(c->imports, m, top_level_len(m));
     int listed = sg_strset_has_prefix(&lp->modules, m, '/');
     if (lp->import_mode == SG_IMPORTS_ALLOW && !listed)
         js_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "%s of module '" SHOWN "' is not allowed", how,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <tree_sitter/api.h>
 
+#include "lang.h"
 #include "arena.h"
 #include "policy.h"
 #include "violation.h"
@@ -176,6 +177,7 @@ struct py_ctx {
     const char *src;
     size_t len;
     struct sg_violations *out;
+    struct sg_imports *imports; /* the modules seen, for the pool choice (may be NULL) */
     struct sg_arena arena;
     struct py_scope *scopes;
     size_t n_scopes, cap_scopes;

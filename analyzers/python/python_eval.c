@@ -139,6 +139,7 @@ static void eval_import(struct py_ctx *c, const struct py_event *ev)
     if (from) {
         if (!(mod = py_dotted(c, modn)))
             return;
+        sg_imports_add(c->imports, mod, strcspn(mod, ".")); /* whatever the verdict */
         /* `from os import a, b` is one problem, reported once */
         verdict = py_module_verdict(c, mod);
         if (verdict == PY_MODULE_REJECTED)

@@ -99,6 +99,8 @@ enum py_module_verdict py_module_verdict(const struct py_ctx *c, const char *mod
 void py_check_module(struct py_ctx *c, TSNode at, const char *mod)
 {
     const struct sg_lang_policy *lp = c->lp;
+    if (mod[0] != '.') /* top-level: "pandas" of "pandas.io.json" */
+        sg_imports_add(c->imports, mod, strcspn(mod, "."));
     if (mod[0] == '.') {
         py_report(c, at, lp->import_mode == SG_IMPORTS_ALLOW ? SG_RULE_IMPORT_NOT_ALLOWED
                                                              : SG_RULE_IMPORT_DENIED,

@@ -273,13 +273,15 @@ def child_main(cfg, fds):
     code = 70
     try:
         child_setup({"out": fds["out_w"], "err": fds["err_w"]},
-                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"]])
+                    [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"],
+                     fds["ready_r"]])
         guard = child_load_guard(cfg)
         for name in cfg.preimport:
             try:
                 __import__(name)
             except Exception:  # noqa: BLE001 - a missing optional module is not fatal
                 pass
+        os.close(fds["ready_w"])  # the parent tells the executor: warm
         raw = read_fd_to_eof(fds["job_r"])
         os.close(fds["job_r"])
         if not raw:  # the parent gave up on the job (bad_job or exit)
@@ -402,6 +404,19 @@ def prepare_workspace(job):
         raise RunnerError(f"cannot write the workspace: {e.strerror}") from None
     finally:
         os.close(dirfd)
+
+
+def report_ready(ready_r):
+    """Once the child has pre-imported (it closes its end of the ready pipe),
+    say so on stdout: the executor's pool keeps a pre-importing sandbox out of
+    its idle list until this line (which its job reader ignores: no nonce). A
+    job that arrives first simply goes ahead."""
+    poller = select.poll()  # poll, as the parent's loop: select(2) is not always allowed
+    poller.register(0, select.POLLIN)
+    poller.register(ready_r, select.POLLIN)
+    if ready_r in [fd for fd, _ in poller.poll()]:
+        write_all(1, b'{"sandgate_runner_ready":1}\n')
+    os.close(ready_r)
 
 
 def read_job_line(cfg):
@@ -692,17 +707,19 @@ def main():
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
     den_r, den_w = os.pipe()
+    ready_r, ready_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
            "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
-           "den_r": den_r, "den_w": den_w}
+           "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w}
     pid = os.fork()
     if pid == 0:
         child_main(cfg, fds)
     make_undumpable()
-    for key in ("job_r", "out_w", "err_w", "res_w", "den_w"):
+    for key in ("job_r", "out_w", "err_w", "res_w", "den_w", "ready_w"):
         os.close(fds[key])
     nonce = None
     try:
+        report_ready(fds["ready_r"])
         line = read_job_line(cfg)
         if line is None:
             sys.stderr.write("runner: stdin closed before a job arrived\n")

@@ -43,6 +43,8 @@ class Executor:
                 "--instance", self.instance, "--pool-size", str(pool_size)] + list(extra)
         if "--image" not in extra:  # this checkout's images ($SANDGATE_TAG)
             args += ["--image", IMAGES[language]]
+        if "--flavour" not in extra:  # heavy flavours only where a test asks (test_pools.py)
+            args += ["--flavour", "plain"]
         self.daemon = sgtest.Daemon("sandgate-executor", args, ready_url=self.url + "/healthz",
                                     ready_timeout=90)
         self.pool_size = pool_size

@@ -144,7 +144,11 @@ Test(vcache, evicts_by_bytes_and_skips_oversized_entries)
     struct sg_vcache_stats st;
     sg_vcache_get_stats(c, &st);
     size_t one = st.bytes;
-    static const char many[] = "eval(1)\neval(2)\neval(3)\neval(4)\neval(5)\neval(6)\n";
+    /* enough violations to outweigh three small entries (each carries its
+     * fixed stats, import list included) */
+    static const char many[] = "eval(1)\neval(2)\neval(3)\neval(4)\neval(5)\neval(6)\n"
+                               "eval(7)\neval(8)\neval(9)\neval(10)\neval(11)\neval(12)\n"
+                               "eval(13)\neval(14)\neval(15)\neval(16)\neval(17)\neval(18)\n";
     put(c, p, SG_LANG_PYTHON, many, big);
     sg_vcache_get_stats(c, &st);
     size_t heavy = st.bytes - one;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# run-pools.sh - pool flavours through the whole path: the release sandgate in
+# front of a Python sandgate-executor with a plain and a pandas flavour, on
+# the real dockerd + runsc:
+#   hello-world and pandas-job latency p50/p99 via POST /v1/run at concurrency 1
+#   (each job sent when every pool is full and quiet), and sustained jobs/s at
+#   concurrency 4 for a 70 % hello / 30 % pandas mix, beside the bare
+#   `docker run --rm --runtime=runsc` rate measured in the same run, with the
+#   planned warm-pool memory against --pool-memory-mb.
+# Targets: pandas p50 <= 2x hello p50; hello p50 <= 15 ms; the mix >= 80 % of
+# the bare rate; planned memory within the budget. Prints the figures and the
+# load average before and after; fails only when it cannot measure.
+# SANDGATE_TAG picks the sandbox image tag (latest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build/rel}
+EXECUTOR=$BUILD/sandgate-executor
+SANDGATE=$BUILD/sandgate
+N=${POOLS_BENCH_N:-30}            # latency samples per kind
+SECS=${POOLS_BENCH_SECONDS:-30}   # sustained mix
+BARE=${POOLS_BENCH_BARE_RUNS:-24} # bare docker runs (4 at a time)
+PLAIN=${POOLS_BENCH_PLAIN:-4}     # warm plain sandboxes
+PANDAS=${POOLS_BENCH_PANDAS:-2}   # warm pandas sandboxes
+BUDGET=${POOLS_BENCH_MEMORY_MB:-400}
+IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
+for b in "$EXECUTOR" "$SANDGATE"; do
+    [ -x "$b" ] || { echo "run-pools: $b is not built (make bench-bins)"; exit 1; }
+done
+images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
+docker image inspect "$IMAGE" >/dev/null 2>&1 || { echo "run-pools: $IMAGE missing (make images)"; exit 1; }
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
+print(d)' "$1"; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
+t0=$(date +%s.%N)
+seq "$BARE" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
+    --security-opt seccomp=unconfined --entrypoint /bin/true "$IMAGE" >/dev/null
+t1=$(date +%s.%N)
+bare=$(python3 -c "print(round($BARE / ($t1 - $t0), 2))")
+echo "  bare rate: $bare containers/s"
+
+ep=$(port)
+ex=http://127.0.0.1:$ep
+"$EXECUTOR" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
+    --instance "bench-pools-$$" --flavour "plain:$PLAIN" --flavour "pandas=numpy,pandas:$PANDAS" \
+    --pool-memory-mb "$BUDGET" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
+    2>"$work/executor.log" & pids+=($!)
+gp=$(port)
+gw=http://127.0.0.1:$gp
+cat >"$work/sandgate.json" <<JSON
+{"port": $gp, "policies_dir": "policies", "audit_log": "$work/audit.log",
+ "log_level": "warn", "executors": {"python": ["$ex"], "nodejs": ["$ex"]}}
+JSON
+"$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
+for _ in $(seq 600); do
+    curl -fsS "$ex/healthz" 2>/dev/null | python3 2>/dev/null -c 'import json,sys
+h = json.load(sys.stdin)
+sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' && break
+    sleep 0.2
+done
+curl -fsS "$gw/healthz" >/dev/null || { echo "run-pools: gateway not up"; cat "$work/sandgate.log"; exit 1; }
+
+hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
+pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")
+mix=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 30)
+health=$(curl -fsS "$ex/healthz")
+h50=$(jq_ hello.p50_ms <<<"$hello")
+p50=$(jq_ pandas.p50_ms <<<"$pandas")
+jps=$(jq_ jobs_per_s <<<"$mix")
+echo "hello-world via /v1/run, c=1, warm ($N jobs): p50 $h50 ms, p99 $(jq_ hello.p99_ms <<<"$hello") ms," \
+     "flavours $(jq_ by_flavour <<<"$hello")"
+echo "pandas job via /v1/run, c=1, warm ($N jobs): p50 $p50 ms, p99 $(jq_ pandas.p99_ms <<<"$pandas") ms," \
+     "flavours $(jq_ by_flavour <<<"$pandas") = $(python3 -c "print(round($p50 / $h50, 2))")x hello p50"
+echo "mix 70/30 hello/pandas, c=4 for ${SECS}s: $jps jobs/s = $(python3 -c "print(round(100 * $jps / $bare))")%" \
+     "of the bare rate ($bare/s); hello p50 $(jq_ hello.p50_ms <<<"$mix") ms, pandas p50" \
+     "$(jq_ pandas.p50_ms <<<"$mix") ms; flavours $(jq_ by_flavour <<<"$mix");" \
+     "statuses $(jq_ by_status <<<"$mix"); creates $(jq_ creates_per_s <<<"$mix")/s"
+echo "warm-pool memory: planned max $(jq_ planned_mb_max <<<"$mix") MB of a $BUDGET MB budget;" \
+     "per sandbox $(python3 -c 'import json,sys
+for f in json.load(sys.stdin)["flavours"]:
+    est = "" if f["memory_measured"] else " (estimated)"
+    print("%s %s MB%s, refill %.0f ms;" % (f["name"], f["memory_mb"], est, f["create_ms"]), end=" ")
+' <<<"$health")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
