@@ -269,14 +269,15 @@ static json_t *buf_text(struct sg_buf *b)
 }
 
 /* check_code: the /v1/analyze answer as text. */
-static json_t *analysis_result(json_t *o)
+static json_t *analysis_result(json_t *o, const char *rid)
 {
     const char *verdict = json_string_value(json_object_get(o, "verdict"));
     const char *pol = json_string_value(json_object_get(json_object_get(o, "policy"), "name"));
     int reject = !verdict || strcmp(verdict, "accept") != 0;
     struct sg_buf b;
     sg_buf_init(&b, TEXT_MAX);
-    sg_buf_printf(&b, "%s under policy '%s'", reject ? "reject" : "accept", pol ? pol : "?");
+    sg_buf_printf(&b, "%s under policy '%s' [job %s]", reject ? "reject" : "accept",
+                  pol ? pol : "?", rid);
     if (reject)
         sg_buf_printf(&b, ": fix these and check again:");
     violation_lines(&b, json_object_get(o, "violations"));
@@ -373,15 +374,25 @@ static json_t *run_result(json_t *o)
 
 /* An HTTP error answer of the pipeline (rate limit, bad base64, no executor,
  * ...) as a tool error the model can read. */
-static json_t *error_result(int status, json_t *o)
+static json_t *error_result(int status, json_t *o, const char *rid)
 {
     json_t *e = json_object_get(o, "error");
     const char *code = json_string_value(json_object_get(e, "code"));
     const char *m = json_string_value(json_object_get(e, "message"));
     char text[512];
-    snprintf(text, sizeof(text), "%s (HTTP %d): %s", code ? code : "error", status,
-             m ? m : "no message");
+    snprintf(text, sizeof(text), "%s (HTTP %d): %s [job %s]", code ? code : "error", status,
+             m ? m : "no message", rid);
     return tool_result(json_pack("[o]", text_content(text)), 1);
+}
+
+/* The id gw_jobs gave the call (its audit line's request_id), so a tool
+ * result can be matched with the audit log; "-" if absent. */
+static const char *request_id(const struct sg_http_response *resp)
+{
+    for (int i = 0; i < resp->header_count; i++)
+        if (strcmp(resp->header_names[i], "X-Request-Id") == 0)
+            return resp->header_values[i];
+    return "-";
 }
 
 static int code_tool(const struct gw_mcp_caller *c, const char *tool, json_t *args, int run,
@@ -402,12 +413,13 @@ static int code_tool(const struct gw_mcp_caller *c, const char *tool, json_t *ar
     size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
     json_t *o = resp.body ? json_loadb(resp.body, len, 0, NULL) : NULL;
     free(resp.body);
+    const char *rid = request_id(&resp);
     if (resp.status != 200)
-        *ret = error_result(resp.status, o);
+        *ret = error_result(resp.status, o, rid);
     else if (!json_is_object(o))
         *ret = tool_result(json_pack("[o]", text_content("internal: unreadable answer")), 1);
     else
-        *ret = run ? run_result(o) : analysis_result(o);
+        *ret = run ? run_result(o) : analysis_result(o, rid);
     json_decref(o);
     return *ret ? 0 : (snprintf(msg, 256, "out of memory"), GW_RPC_INTERNAL_ERROR);
 }

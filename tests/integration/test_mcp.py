@@ -60,8 +60,6 @@ class McpCase(unittest.TestCase):
             cls.py.stop()
             cls.js.stop()
 
-    audit_seen = {}
-
     def setUp(self):
         self.py.answer = FakeExecutor.answer.__get__(self.py)
 
@@ -90,17 +88,6 @@ class McpCase(unittest.TestCase):
         self.assertEqual(st, 200, body)
         self.assertEqual(body["id"], rid)
         return body
-
-    def audit(self, tool):
-        """The newest audit line of a tool call, once the writer has it."""
-        lines = []
-
-        def seen():
-            lines[:] = [a for a in self.gw.audit_lines() if a.get("tool") == tool]
-            return len(lines) > self.audit_seen.get(tool, 0)
-        self.gw.wait_for(seen, what=f"an audit line for {tool}")
-        self.audit_seen[tool] = len(lines)
-        return lines[-1]
 
     def job_audit(self, result):
         job = re.search(r"\[job ([0-9a-f]+)\]", text_of(result)).group(1)
@@ -380,9 +367,10 @@ class McpCase(unittest.TestCase):
         self.assertFalse(res["isError"])
         self.assertIn("accept under policy 'strict'", text_of(res))
         self.assertEqual(self.js.calls, before)
-        audit = self.audit("check_code")
-        self.assertEqual(audit["endpoint"], "mcp")
+        audit = self.job_audit(res)
+        self.assertEqual((audit["endpoint"], audit["tool"]), ("mcp", "check_code"))
         self.assertEqual(audit["verdict"], "accept")
+        self.assertEqual(audit["policy"], "strict")
 
     def test_list_runtimes(self):
         sid = self.session()
