@@ -4,6 +4,8 @@
 #include "analyze.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "canon.h"
@@ -72,6 +74,29 @@ static int analyze_run(const struct sg_lang_policy *lp, enum sg_lang lang, const
     return r;
 }
 
+/* An allow-list gap names the policy and the list to change: a module an
+ * operator added to an image stays rejected until a policy allows it, and
+ * the message says which (policies/README.md, "Extending the images"). */
+static int name_the_policy(const struct sg_policy *policy, enum sg_lang lang,
+                           struct sg_violations *vs)
+{
+    static const char tail[] = "not allowed";
+    for (size_t i = 0; i < vs->count; i++) {
+        struct sg_violation *v = &vs->items[i];
+        size_t n = strlen(v->message);
+        if (strcmp(v->rule, SG_RULE_IMPORT_NOT_ALLOWED) != 0 || n < sizeof(tail) - 1 ||
+            strcmp(v->message + n - (sizeof(tail) - 1), tail) != 0)
+            continue;
+        char *m = NULL;
+        if (asprintf(&m, "%s by policy '%s' (%s.imports.modules)", v->message, policy->name,
+                     lang == SG_LANG_PYTHON ? "python" : "javascript") < 0)
+            return -ENOMEM;
+        free(v->message);
+        v->message = m;
+    }
+    return 0;
+}
+
 int sg_analyze(const struct sg_policy *policy, enum sg_lang lang, const char *src, size_t len,
                struct sg_analysis *ret, struct sg_error *err)
 {
@@ -83,6 +108,8 @@ int sg_analyze(const struct sg_policy *policy, enum sg_lang lang, const char *sr
     ret->stats.source_bytes = len;
     const struct sg_lang_policy *lp = lang == SG_LANG_PYTHON ? &policy->python : &policy->javascript;
     int r = analyze_run(lp, lang, src, len, ret, err);
+    if (r == 0 && name_the_policy(policy, lang, &ret->violations) < 0)
+        r = sg_error_set(err, -ENOMEM, "out of memory");
     if (r < 0) {
         sg_analysis_free(ret);
         return r;

@@ -64,7 +64,7 @@ ANALYZER_SRCS += analyzers/javascript/javascript.c $(wildcard analyzers/javascri
 
 # sandgate-check: the analyzer as a command-line tool (CLI-only objects stay
 # out of the library).
-CHECK_SRCS := analyzers/cli/check_main.c analyzers/cli/check_report.c
+CHECK_SRCS := analyzers/cli/check_main.c analyzers/cli/check_report.c analyzers/cli/check_modules.c
 BINS += $(BUILD)/sandgate-check
 $(BUILD)/sandgate-check: $(call objs,$(CHECK_SRCS)) $(LIB_ANALYZERS) $(LIB_COMMON)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(ALL_LDFLAGS) $(LIBS)

@@ -281,6 +281,25 @@ static int load_dunders(const struct loader *ld, json_t *lang, const char *path,
     return get_strset(ld, d, p, "allow", 0, ITEM_IDENT, &lp->allowed_dunders);
 }
 
+/* "private_attributes": {"deny": bool, "allow": [...]}; absent: not denied. */
+static int load_privates(const struct loader *ld, json_t *lang, const char *path,
+                         struct sg_lang_policy *lp)
+{
+    static const char *const keys[] = {"deny", "allow", NULL};
+    char p[PATH_MAX_LEN];
+    json_t *d;
+    lp->deny_private_attributes = 0;
+    int r = get_object(ld, lang, path, "private_attributes", 0, &d);
+    if (r < 0 || !d)
+        return r;
+    join_path(p, path, "private_attributes");
+    if ((r = check_keys(ld, d, p, keys)) < 0)
+        return r;
+    if ((r = get_bool(ld, d, p, "deny", 1, &lp->deny_private_attributes)) < 0)
+        return r;
+    return get_strset(ld, d, p, "allow", 0, ITEM_IDENT, &lp->allowed_privates);
+}
+
 static int load_limits(const struct loader *ld, json_t *lang, const char *path,
                        struct sg_lang_policy *lp)
 {
@@ -415,8 +434,8 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
 {
     static const char *const keys[] = {
         "enabled", "imports", "forbidden_names", "forbidden_calls", "forbidden_attributes",
-        "dunder_attributes", "deny_dynamic_imports", "deny_dynamic_attributes", "limits",
-        "runtime", NULL};
+        "dunder_attributes", "private_attributes", "capability_attributes",
+        "deny_dynamic_imports", "deny_dynamic_attributes", "limits", "runtime", NULL};
     json_t *lang;
     int r = get_object(ld, root, "", key, 1, &lang);
     if (r < 0)
@@ -430,6 +449,9 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
         (r = get_strset(ld, lang, key, "forbidden_attributes", 0, ITEM_IDENT,
                         &lp->forbidden_attributes)) < 0 ||
         (r = load_dunders(ld, lang, key, lp)) < 0 ||
+        (r = load_privates(ld, lang, key, lp)) < 0 ||
+        (r = get_strset(ld, lang, key, "capability_attributes", 0, ITEM_IDENT,
+                        &lp->capability_attributes)) < 0 ||
         (r = get_bool(ld, lang, key, "deny_dynamic_imports", 1, &lp->deny_dynamic_imports)) < 0 ||
         (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1,
                       &lp->deny_dynamic_attributes)) < 0)
@@ -472,12 +494,18 @@ static int load_header(const struct loader *ld, json_t *root, struct sg_policy *
 
 static int load_root(struct loader *ld, json_t *root, struct sg_policy *pol)
 {
-    static const char *const keys[] = {"name", "description", "python", "javascript", NULL};
+    static const char *const keys[] = {"name", "description", "extends", "python",
+                                       "javascript", NULL};
     if (!json_is_object(root))
         return lfail(ld, "", "expected a JSON object at the top level");
     int r = check_keys(ld, root, "", keys);
     if (r < 0 || (r = load_header(ld, root, pol)) < 0)
         return r;
+    /* policy_set.c merges a child with its parent and drops the key; here it
+     * means the parent was not available */
+    if (json_object_get(root, "extends"))
+        return lfail(ld, "extends", "the parent policy is resolved in a policies directory: "
+                     "put this file there (sandgate -t, sandgate-check --policies-dir)");
     ld->js = 0;
     if ((r = load_lang(ld, root, "python", &pol->python)) < 0)
         return r;
@@ -502,15 +530,27 @@ int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
             msg[0] = '\0';
         return set_clean_error(err, -EINVAL, msg);
     }
+    char sha[65];
+    sg_sha256_hex(buf, len, sha);
+    int r = sg_policy_load_doc(root, ld.origin, sha, ret_policy, err);
+    json_decref(root);
+    return r;
+}
+
+int sg_policy_load_doc(json_t *root, const char *origin, const char *sha256_hex,
+                       struct sg_policy **ret_policy, struct sg_error *err)
+{
+    struct loader ld = {.origin = origin ? origin : "policy", .err = err};
+    *ret_policy = NULL;
     struct sg_policy *pol = calloc(1, sizeof(*pol));
     int r = pol ? load_root(&ld, root, pol)
                 : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);
-    json_decref(root);
     if (r < 0) {
         sg_policy_free(pol);
         return r;
     }
-    sg_sha256_hex(buf, len, pol->sha256);
+    snprintf(pol->sha256, sizeof(pol->sha256), "%s", sha256_hex);
+    pol->doc = json_incref(root);
     *ret_policy = pol;
     return 0;
 }
@@ -528,6 +568,14 @@ int sg_policy_load_file(const char *path, struct sg_policy **ret_policy, struct 
     return r;
 }
 
+int sg_lang_policy_allows_import(const struct sg_lang_policy *lp, const char *module, char sep)
+{
+    if (!lp->enabled || !module || !*module)
+        return 0;
+    int listed = sg_strset_has_prefix(&lp->modules, module, sep);
+    return lp->import_mode == SG_IMPORTS_ALLOW ? listed : !listed;
+}
+
 static void lang_policy_free(struct sg_lang_policy *lp)
 {
     sg_strset_free(&lp->modules);
@@ -535,6 +583,8 @@ static void lang_policy_free(struct sg_lang_policy *lp)
     sg_strset_free(&lp->forbidden_calls);
     sg_strset_free(&lp->forbidden_attributes);
     sg_strset_free(&lp->allowed_dunders);
+    sg_strset_free(&lp->allowed_privates);
+    sg_strset_free(&lp->capability_attributes);
     sg_strset_free(&lp->runtime.read_paths);
     sg_strset_free(&lp->runtime.process_properties);
 }
@@ -547,5 +597,6 @@ void sg_policy_free(struct sg_policy *policy)
     free(policy->description);
     lang_policy_free(&policy->python);
     lang_policy_free(&policy->javascript);
+    json_decref(policy->doc);
     free(policy);
 }

@@ -9,6 +9,7 @@
 #ifndef SG_POLICY_H
 #define SG_POLICY_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "sg_error.h"
@@ -74,6 +75,9 @@ struct sg_lang_policy {
     struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */
     int deny_dunder_attributes;        /* x.__foo__ is a violation unless in allowed_dunders */
     struct sg_strset allowed_dunders;
+    int deny_private_attributes;       /* x._foo is a violation unless x is the job's own object */
+    struct sg_strset allowed_privates; /* _foo names allowed on any object (namedtuple's _asdict) */
+    struct sg_strset capability_attributes; /* names denied on any receiver not the job's own */
     int deny_dynamic_imports;          /* import by a name that is not a constant */
     int deny_dynamic_attributes;       /* getattr(x, name)/obj[expr] whose name is not constant */
     size_t max_source_bytes;
@@ -88,11 +92,22 @@ struct sg_policy {
     char sha256[65];   /* hex digest of the file's bytes */
     struct sg_lang_policy python;
     struct sg_lang_policy javascript;
+    json_t *doc;       /* owned reference: the validated document (parents merged in) */
 };
+
+/* 1 when a job may import module under lp (the language enabled, and the
+ * module allow-listed, or not deny-listed): the same test as the analyzer's
+ * import rule. sep is '.' for Python, '/' for JavaScript. */
+int sg_lang_policy_allows_import(const struct sg_lang_policy *lp, const char *module, char sep);
 
 /* Parse and validate a policy from bytes. origin names the source in errors.
  * Caller frees *ret_policy with sg_policy_free(). */
 int sg_policy_load_buf(const char *buf, size_t len, const char *origin,
+                       struct sg_policy **ret_policy, struct sg_error *err);
+
+/* Load an already parsed document (borrowed) whose identity is sha256_hex;
+ * validated exactly as sg_policy_load_buf() validates bytes. */
+int sg_policy_load_doc(json_t *root, const char *origin, const char *sha256_hex,
                        struct sg_policy **ret_policy, struct sg_error *err);
 
 /* The run-time section of lp as the job carries it to the executor (schema:
@@ -113,7 +128,17 @@ struct sg_policy_set {
     size_t count;
 };
 
+/* "extends": "<parent name>" makes a policy its parent plus additions
+ * (policies/README.md, "Inheritance"); parents are resolved within the
+ * directory, at most SG_POLICY_EXTENDS_MAX levels deep, cycles refused. */
+#define SG_POLICY_EXTENDS_MAX 8
+
 int sg_policy_set_load_dir(const char *dir, struct sg_policy_set **ret_set, struct sg_error *err);
+
+/* Load one policy file against a loaded set: a file that extends a parent
+ * finds it in `set` (may be NULL: then "extends" is an error). */
+int sg_policy_load_file_with(const char *path, const struct sg_policy_set *set,
+                             struct sg_policy **ret_policy, struct sg_error *err);
 
 /* Borrowed pointer valid while the set lives; NULL when absent. */
 const struct sg_policy *sg_policy_set_find(const struct sg_policy_set *set, const char *name);

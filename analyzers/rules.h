@@ -26,6 +26,8 @@
 #define SG_RULE_CALL_FORBIDDEN "call.forbidden"
 #define SG_RULE_ATTRIBUTE_FORBIDDEN "attribute.forbidden"
 #define SG_RULE_ATTRIBUTE_DUNDER "attribute.dunder"
+#define SG_RULE_ATTRIBUTE_PRIVATE "attribute.private"
+#define SG_RULE_ATTRIBUTE_CAPABILITY "attribute.capability"
 #define SG_RULE_REFLECTION_DYNAMIC "reflection.dynamic-name"
 
 #define SG_SEVERITY_ERROR "error"

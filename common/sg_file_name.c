@@ -3,6 +3,16 @@
 
 #include <string.h>
 
+bool sg_file_name_reserved(const char *name, size_t len)
+{
+    /* The runners' program files and artifacts directory (executors/PROTOCOL.md). */
+    static const char *const reserved[] = {"main.py", "main.js", "artifacts"};
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (len == strlen(reserved[i]) && memcmp(name, reserved[i], len) == 0)
+            return true;
+    return false;
+}
+
 bool sg_file_name_ok(const char *name, size_t len)
 {
     if (len == 0 || len > SG_FILE_NAME_MAX || name[0] == '.' || memmem(name, len, "..", 2))

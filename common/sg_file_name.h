@@ -22,4 +22,9 @@
  * the rule. */
 bool sg_file_name_ok(const char *name, size_t len);
 
+/* true when the len bytes at name are a name the runners write into the
+ * workspace themselves (main.py, main.js, artifacts): refused as an input
+ * file name for every language, before any job is sent. */
+bool sg_file_name_reserved(const char *name, size_t len);
+
 #endif

@@ -94,6 +94,9 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
     json_object_foreach(f, name, v) {
         if (!sg_file_name_ok(name, strlen(name)))
             return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed (" SG_FILE_NAME_RULE ")", name);
+        if (sg_file_name_reserved(name, strlen(name)))
+            return sg_error_set(err, -EINVAL, "file name '%s' is reserved (the runners write "
+                                "main.py, main.js and artifacts themselves)", name);
         if (!json_is_string(v))
             return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
         unsigned char *raw = NULL;
@@ -371,6 +374,10 @@ static json_t *result_json(const struct exec_outcome *o)
     json_t *res = json_pack("{s:b,s:O?,s:s}", "present", o->result != NULL, "value",
                             o->result ? json_object_get(o->result, "value") : NULL, "type",
                             "json");
+    /* beyond 64-bit integers: the checked text instead (value stays null) */
+    json_t *raw = o->result ? json_object_get(o->result, "value_json") : NULL;
+    if (res && raw)
+        json_object_set(res, "value_json", raw);
     return res;
 }
 

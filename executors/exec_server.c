@@ -68,6 +68,17 @@ static void log_start(const struct exec_server *s, const struct exec_request *re
                s->cfg->runtime);
 }
 
+/* What the runner said on its way out goes to this log only (never to the
+ * client: its traceback and paths are sandgate's internals). */
+static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
+{
+    char quoted[OUTCOME_LOG_DETAIL_MAX];
+    if (!o->log_detail[0])
+        return;
+    sg_log_quote(o->log_detail, quoted, sizeof(quoted));
+    sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
+}
+
 static void run_job(struct exec_server *s, struct exec_request *req,
                     struct sg_http_response *resp)
 {
@@ -109,6 +120,7 @@ static void run_job(struct exec_server *s, struct exec_request *req,
            req->job_id, outcome_status_name(o.status), o.exit_code,
            o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback,
            wait_ms, run_ms);
+    log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
 }
 
@@ -216,6 +228,23 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
     resp->content_type = "text/plain; version=0.0.4";
 }
 
+/* The image's runtime listing (runtime_info.h); behind the token like jobs. */
+static void handle_runtime(struct exec_server *s, const struct sg_http_request *req,
+                           struct sg_http_response *resp)
+{
+    if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token))
+        return sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
+    if (!s->runtime_json)
+        return sg_http_error(resp, 404, "runtime_unknown", "the sandbox image has no "
+                             "runtime listing (images built by sandgate have one)");
+    free(resp->body);
+    resp->body = strdup(s->runtime_json);
+    resp->body_len = 0;
+    if (!resp->body)
+        return sg_http_error(resp, 500, "internal", "out of memory");
+    resp->status = 200;
+}
+
 void exec_server_handle(void *ctx, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
@@ -228,7 +257,10 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req,
         handle_health(s, resp);
     else if (strcmp(u, "/metrics") == 0 && strcmp(m, "GET") == 0)
         handle_metrics(s, resp);
-    else if (!strcmp(u, "/v1/exec") || !strcmp(u, "/healthz") || !strcmp(u, "/metrics"))
+    else if (strcmp(u, "/v1/runtime") == 0 && strcmp(m, "GET") == 0)
+        handle_runtime(s, req, resp);
+    else if (!strcmp(u, "/v1/exec") || !strcmp(u, "/healthz") || !strcmp(u, "/metrics") ||
+             !strcmp(u, "/v1/runtime"))
         sg_http_error(resp, 405, "method_not_allowed", "%s is not allowed on %s", m, u);
     else
         sg_http_error(resp, 404, "not_found", "no such endpoint");

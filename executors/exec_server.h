@@ -1,5 +1,5 @@
 /* exec_server.h - the executor's HTTP handlers: POST /v1/exec, GET /healthz,
- * GET /metrics (PROTOCOL.md). */
+ * GET /metrics, GET /v1/runtime (PROTOCOL.md). */
 #ifndef SG_EXEC_SERVER_H
 #define SG_EXEC_SERVER_H
 
@@ -19,6 +19,7 @@ struct exec_server {
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];    /* empty: no token required */
+    const char *runtime_json;      /* borrowed; GET /v1/runtime, NULL = unknown */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */
 };

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "pool.h"
 #include "pools.h"
+#include "runtime_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sg_token.h"
@@ -55,6 +56,19 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
                                           "with 'make images'",
                             cfg->image, err->msg);
     return 0;
+}
+
+/* The image's runtime listing, or NULL (logged): jobs run either way. */
+static const char *load_runtime(struct docker_client *dc, const struct exec_config *cfg,
+                                char **ret)
+{
+    struct sg_error e = {0};
+    if (runtime_info_read(dc, cfg, ret, &e) < 0) {
+        sg_log(SG_LOG_WARN, "runtime_unknown", "image=%s error=\"%s\"", cfg->image, e.msg);
+        return NULL;
+    }
+    sg_log(SG_LOG_INFO, "runtime_listed", "image=%s bytes=%zu", cfg->image, strlen(*ret));
+    return *ret;
 }
 
 /* Load the profile and prove it is enforced. *ret_json stays NULL without one. */
@@ -109,9 +123,11 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
     const struct sg_http_handlers hh = {.handle = exec_server_handle};
     int r = -ENOMEM;
+    char *runtime = NULL;
     if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
+    srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
     sg_log(SG_LOG_INFO, "listening",
@@ -135,6 +151,7 @@ out:
     sg_httpsrv_stop(http);
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     metrics_free(m);
+    free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);
     return r;
 }

@@ -1,9 +1,12 @@
 #include "outcome.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "json_raw.h"
 
 static const char *status_names[EXEC_STATUS_COUNT] = {
     "success",      "program_error", "resource_limit_exceeded", "unauthorized_access",
@@ -73,6 +76,20 @@ static int int_in(json_t *v, long long lo, long long hi, int *ret)
     return 0;
 }
 
+/* A result is {"present": bool, "value": any} or, for a value jansson cannot
+ * hold, {"present": bool, "value_json": checked JSON text}. */
+static int result_ok(json_t *res)
+{
+    if (!res || json_is_null(res))
+        return 1;
+    if (!json_is_object(res) || !json_is_boolean(json_object_get(res, "present")))
+        return 0;
+    json_t *raw = json_object_get(res, "value_json");
+    return !raw || (json_is_string(raw) && sg_json_raw_ok(json_string_value(raw),
+                                                          json_string_length(raw),
+                                                          SG_JSON_RESULT_DEPTH_MAX));
+}
+
 /* Structural checks of the fields the response will carry. */
 static int take_fields(json_t *j, struct exec_outcome *o, int *ret_exit, int *ret_sig)
 {
@@ -82,8 +99,7 @@ static int take_fields(json_t *j, struct exec_outcome *o, int *ret_exit, int *re
     if (json_integer_value(json_object_get(j, "sandgate_runner")) != 1 ||
         (out && !json_is_string(out)) || (err && !json_is_string(err)) ||
         (art && !json_is_array(art) && !json_is_null(art)) ||
-        (res && !json_is_null(res) &&
-         (!json_is_object(res) || !json_is_boolean(json_object_get(res, "present")))) ||
+        !result_ok(res) ||
         (mem && !json_is_null(mem) && (!json_is_integer(mem) || json_integer_value(mem) < 0)) ||
         (t && !json_is_null(t) && (!json_is_number(t) || json_number_value(t) < 0)) ||
         int_in(json_object_get(j, "exit_code"), -OUTCOME_EXIT_MAX, OUTCOME_EXIT_MAX,
@@ -231,19 +247,26 @@ out:
 void outcome_from_dead(const struct docker_state *state, const char *runner_stderr,
                        struct exec_outcome *o)
 {
-    const char *diag = runner_stderr && *runner_stderr ? runner_stderr : "";
+    snprintf(o->log_detail, sizeof(o->log_detail), "%s", runner_stderr ? runner_stderr : "");
     if (!state) {
         outcome_runner_error(o, "sandbox ended without a result and its state is unknown "
                                 "(dockerd unreachable?)");
         return;
     }
-    /* Under runsc an OOM kill is not always flagged: the sandbox may end with
-     * 137 (SIGKILL) and OOMKilled=false. Nothing else SIGKILLs a sandbox that
-     * we did not kill ourselves (our own kills are timeouts, handled before). */
-    if (state->oom_killed || state->exit_code == OUTCOME_SIGKILL_EXIT) {
-        outcome_limit(o, "memory", EXEC_CODE_MEMORY,
-                      state->oom_killed ? "memory limit exceeded (OOM killed)"
-                                        : "memory limit exceeded (sandbox killed by SIGKILL)");
+    /* Only the engine's word makes it memory: the program runs as the runner's
+     * uid and can SIGKILL it (PID 1) itself, which looks the same from here. */
+    if (state->oom_killed) {
+        outcome_limit(o, "memory", EXEC_CODE_MEMORY, "memory limit exceeded (OOM killed)");
+        return;
+    }
+    if (state->exit_code == OUTCOME_SIGKILL_EXIT) {
+        o->status = EXEC_PROGRAM_ERROR;
+        o->exit_code = -SIGKILL;
+        o->runtime_error_type = "signalled";
+        snprintf(o->detail, sizeof(o->detail),
+                 "the sandbox's main process was killed by SIGKILL without a result; the engine "
+                 "reports no out-of-memory kill (the program runs as the same user and can "
+                 "signal it; runsc does not flag every OOM kill either)");
         return;
     }
     /* A sandbox that reaches its pids limit dies as a whole (runsc's own
@@ -257,6 +280,6 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
         outcome_limit(o, "pids", EXEC_CODE_PIDS, d);
         return;
     }
-    outcome_runner_error(o, "the runner ended without a result (exit %d)%s%.300s",
-                         state->exit_code, diag[0] ? ": " : "", diag);
+    outcome_runner_error(o, "the runner ended without a result (exit %d); its diagnostics are "
+                         "in the executor log", state->exit_code);
 }

@@ -34,6 +34,7 @@ enum exec_status {
 #define OUTCOME_TARGET_MAX 256
 
 #define OUTCOME_DETAIL_MAX 512
+#define OUTCOME_LOG_DETAIL_MAX 1024
 
 struct exec_outcome {
     enum exec_status status;
@@ -45,11 +46,16 @@ struct exec_outcome {
     json_t *denials; /* [{rule, type, target}] the runner recorded, or NULL */
     char detail[OUTCOME_DETAIL_MAX]; /* empty means null */
     json_t *out, *err;               /* strings (owned references) or NULL for "" */
-    json_t *result;                  /* {"present", "value"} or NULL for not present */
+    json_t *result;                  /* {"present", "value"} or {"present", "value_json"}
+                                        (the value as checked JSON text, for integers beyond
+                                        64 bits: common/json_raw.h), NULL for not present */
     json_t *artifacts;               /* array or NULL for [] */
     json_t *artifacts_skipped;       /* runner's list of files over its caps, or NULL */
     long long memory_used_kb;        /* -1: unknown */
     double time_used_ms;             /* -1: unknown (the caller uses its own clock) */
+    /* For the executor's log only, never a response: what the runner said on
+     * its way out (its traceback, paths); detail stays a fixed message. */
+    char log_detail[OUTCOME_LOG_DETAIL_MAX];
 };
 
 void outcome_init(struct exec_outcome *o);
@@ -65,8 +71,11 @@ int outcome_from_runner(const char *line, size_t len, struct exec_outcome *o);
 int outcome_from_runner_json(json_t *j, struct exec_outcome *o);
 
 /* The sandbox ended without a result line; state is its final state, or
- * NULL when it could not be inspected. runner_stderr (may be NULL) is the
- * runner's own diagnostics, quoted in detail. */
+ * NULL when it could not be inspected. Classified by evidence: out of memory
+ * only when the engine says so (OOMKilled), a bare SIGKILL is a signalled
+ * program_error (the program runs as the runner's uid and can kill it).
+ * runner_stderr (may be NULL) is the runner's own diagnostics: copied to
+ * log_detail, never into detail. */
 void outcome_from_dead(const struct docker_state *state, const char *runner_stderr,
                        struct exec_outcome *o);
 

@@ -269,6 +269,8 @@ static void exec_failed(struct job *j, struct sg_http_response *resp)
                                               ? "executor_unreachable" : "executor_failed";
     sg_log(SG_LOG_WARN, "exec_failed", "job_id=%s outcome=%s attempts=%u msg=\"%s\"", j->id,
            j->outcome, x->attempts, x->message);
+    if (busy && j->ep == GW_EP_RUN) /* RAGFlow's own manager: HTTP 200, exit_code -10 */
+        return gw_respond_json(resp, 200, gw_result_pool_busy());
     sg_http_error(resp, busy ? 503 : 502, j->outcome, "%s", x->message[0] ? x->message
                   : "no executor could take the job");
     if (busy)
@@ -314,6 +316,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_array_extend(json_object_get(o, "violations"), rtv);
         if (json_object_get(ans, "pool"))
             json_object_set(o, "pool", json_object_get(ans, "pool"));
+    } else if (o) {
+        gw_result_ragflow_shape(o);
     }
     json_decref(rtv);
     json_decref(ans);

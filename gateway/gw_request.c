@@ -116,6 +116,9 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
         if (!sg_file_name_ok(name, strlen(name)))
             return fail(e, 400, "bad_file_name",
                         "files: '%.64s' is not a valid file name (" SG_FILE_NAME_RULE ")", name);
+        if (sg_file_name_reserved(name, strlen(name)))
+            return fail(e, 400, "bad_file_name", "files: '%s' is reserved (the runners write "
+                        "main.py, main.js and artifacts themselves)", name);
         if (!json_is_string(c))
             return fail(e, 400, "bad_type", "files.%s: expected a base64 string", name);
         unsigned char *out = NULL;

@@ -16,6 +16,8 @@
 #include "violation.h"
 
 #define GW_UNSAFE_EXIT_CODE -999
+/* RAGFlow's executor manager: no container free within its wait. */
+#define GW_POOL_BUSY_EXIT_CODE -10
 /* Reals (milliseconds) with at most 10 significant digits, not 17. */
 #define GW_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 
@@ -30,10 +32,19 @@ char *gw_violation_lines(const struct sg_violations *vs);
  * NULL on out of memory. */
 json_t *gw_result_rejected(const struct sg_violations *vs);
 
+/* What RAGFlow's executor manager answers (HTTP 200) when no container
+ * became free: program_runner_error, exit_code -10, stderr "Container pool
+ * is busy", detail "no_available_container". Caller owns the reference. */
+json_t *gw_result_pool_busy(void);
+
 /* The RAGFlow fields of an executor answer, with defaults for missing ones
  * (unknown fields are dropped, wrong types replaced by defaults). Caller owns
  * the reference; NULL on out of memory. */
 json_t *gw_result_from_executor(json_t *exec);
+
+/* Maps o's values that RAGFlow does not know onto its own, for /run only:
+ * resource_limit_type "pids" becomes "memory" (the native API keeps "pids"). */
+void gw_result_ragflow_shape(json_t *o);
 
 /* The run-time denials of an executor answer (`denials`, written by the
  * runner inside the sandbox, rebuilt by the executor) as violations with

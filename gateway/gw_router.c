@@ -429,3 +429,46 @@ int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
         }
     return rc;
 }
+
+void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t timeout_ms,
+                   struct gw_exec_result *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->outcome = GW_EXEC_UNREACHABLE;
+    snprintf(ret->message, sizeof(ret->message), "no healthy %s executor", sg_lang_name(lang));
+    for (size_t i = 0; i < r->count[lang]; i++) {
+        struct upstream *u = &r->up[lang][i];
+        if (!atomic_load(&u->healthy))
+            continue;
+        char url[GW_URL_MAX + 64];
+        snprintf(url, sizeof(url), "%s%s", u->url, path);
+        struct sg_buf b;
+        sg_buf_init(&b, GW_EXEC_RESPONSE_MAX);
+        CURL *c = pool_take(u);
+        if (!c)
+            break;
+        set_common(c, url, r->connect_timeout_ms, timeout_ms, &b);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+        CURLcode rc = curl_easy_perform(c);
+        ret->attempts++;
+        ret->http_status = 0;
+        if (rc == CURLE_OK)
+            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
+        pool_put(u, c);
+        snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
+        if (rc != CURLE_OK)
+            snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
+                     curl_easy_strerror(rc));
+        else
+            snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld",
+                     u->url, ret->http_status);
+        free(ret->body);
+        ret->body = sg_buf_steal(&b, &ret->body_len);
+        sg_buf_free(&b);
+        if (rc == CURLE_OK && ret->http_status == 200) {
+            ret->outcome = GW_EXEC_OK;
+            return;
+        }
+        ret->outcome = GW_EXEC_FAILED;
+    }
+}

@@ -69,6 +69,12 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
 
 void gw_exec_result_free(struct gw_exec_result *res);
 
+/* GET path (e.g. "/v1/runtime") from the first healthy executor of lang that
+ * answers 200 (with the executor secret), within timeout_ms each. ret as
+ * for gw_router_exec(); free with gw_exec_result_free(). */
+void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t timeout_ms,
+                   struct gw_exec_result *ret);
+
 /* Healthy executors of a language right now. */
 size_t gw_router_healthy(struct gw_router *r, int lang);
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 /* Every policy a tenant may name must exist, or requests would fail later. */
 static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file,
                          struct sg_error *err)
@@ -19,6 +21,18 @@ static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file,
                                 tokens_file, t->name, t->default_policy);
     }
     return 0;
+}
+
+/* Trusted networks are weaker than tokens: say at every load which sources
+ * need none. */
+static void log_networks(const struct gw_tenants *ts)
+{
+    for (size_t i = 0; ts && i < ts->nets.count; i++) {
+        char txt[GW_CIDR_TEXT_MAX];
+        gw_cidr_format(&ts->nets.items[i].net, txt, sizeof(txt));
+        sg_log(SG_LOG_INFO, "trusted_network", "tenant=%s network=%s token=not_required",
+               ts->items[ts->nets.items[i].owner].name, txt);
+    }
 }
 
 int gw_ruleset_load(const char *policies_dir, const char *default_policy,
@@ -42,6 +56,7 @@ int gw_ruleset_load(const char *policies_dir, const char *default_policy,
         ((r = gw_tenants_load_file(tokens_file, &rs->tenants, err)) < 0 ||
          (r = check_tenants(rs, tokens_file, err)) < 0))
         goto fail;
+    log_networks(rs->tenants);
     *ret = rs;
     return 0;
 fail:

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw_info.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
 #include "gw_respond.h"
@@ -26,7 +27,8 @@ static const struct route routes[] = {
     {"/run", "POST", GW_EP_RUN},           {"/v1/run", "POST", GW_EP_V1_RUN},
     {"/v1/analyze", "POST", GW_EP_V1_ANALYZE}, {"/healthz", "GET", GW_EP_HEALTHZ},
     {"/readyz", "GET", GW_EP_READYZ},      {"/metrics", "GET", GW_EP_METRICS},
-    {"/v1/policies", "GET", GW_EP_POLICIES}, {"/mcp", "POST", GW_EP_MCP},
+    {"/v1/policies", "GET", GW_EP_POLICIES}, {"/v1/whoami", "GET", GW_EP_WHOAMI},
+    {"/v1/runtimes", "GET", GW_EP_RUNTIMES}, {"/mcp", "POST", GW_EP_MCP},
 };
 
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
@@ -151,7 +153,8 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
                                                  p->description ? p->description : "",
                                                  "default", p == def, "allowed", allowed));
         }
-        gw_respond_json(resp, 200, json_pack("{s:o,s:s}", "policies", arr, "default", def->name));
+        gw_respond_json(resp, 200, json_pack("{s:o,s:s,s:o}", "policies", arr, "default",
+                                             def->name, "tenant", gw_info_identity(rs, t, req)));
     }
     gw_ruleset_unref(rs);
 }
@@ -199,6 +202,10 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return handle_metrics(s, resp);
     case GW_EP_POLICIES:
         return handle_policies(s, req, resp);
+    case GW_EP_WHOAMI:
+        return gw_info_whoami(s, req, resp);
+    case GW_EP_RUNTIMES:
+        return gw_info_runtimes(s, req, resp);
     case GW_EP_MCP:
         return gw_mcp_handle(s->mcp, req, resp);
     default:

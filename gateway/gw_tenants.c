@@ -150,9 +150,10 @@ static int load_field(struct gw_tenant *t, const char *k, json_t *v, const char 
     return sg_error_set(err, -EINVAL, "%s.%.64s: unknown key", path, k);
 }
 
-static int load_tenant(struct gw_tenant *t, const char *name, json_t *obj, const char *origin,
+static int load_tenant(struct gw_tenants *ts, const char *name, json_t *obj, const char *origin,
                        struct sg_error *err)
 {
+    struct gw_tenant *t = &ts->items[ts->count - 1];
     char path[GW_TENANT_NAME_MAX + 256];
     snprintf(path, sizeof(path), "%.128s: tenants.%.64s", origin, name);
     if (!name_ok(name, GW_TENANT_NAME_MAX))
@@ -166,12 +167,18 @@ static int load_tenant(struct gw_tenant *t, const char *name, json_t *obj, const
     const char *k;
     json_t *v;
     json_object_foreach(obj, k, v) {
-        int r = load_field(t, k, v, path, err);
+        char sub[sizeof(path) + 16];
+        snprintf(sub, sizeof(sub), "%s.networks", path);
+        size_t before = ts->nets.count;
+        int r = strcmp(k, "networks") == 0
+                    ? gw_netauth_add_json(&ts->nets, ts->count - 1, v, sub, err)
+                    : load_field(t, k, v, path, err);
         if (r < 0)
             return r;
+        t->network_count += ts->nets.count - before;
     }
-    if (t->digest_count == 0)
-        return sg_error_set(err, -EINVAL, "%s: no tokens", path);
+    if (t->digest_count == 0 && t->network_count == 0)
+        return sg_error_set(err, -EINVAL, "%s: no tokens and no networks", path);
     if (t->rate && !t->burst)
         t->burst = t->rate;
     if (t->default_policy && t->policy_count && !gw_tenant_may_use(t, t->default_policy))
@@ -207,11 +214,16 @@ static int load_root(struct gw_tenants *ts, json_t *root, const char *origin,
     const char *name;
     json_t *v;
     json_object_foreach(tenants, name, v) {
-        int r = load_tenant(&ts->items[ts->count++], name, v, origin, err);
+        ts->count++;
+        int r = load_tenant(ts, name, v, origin, err);
         if (r < 0)
             return r;
     }
-    return check_unique(ts, origin, err);
+    const char *names[GW_TENANTS_MAX];
+    for (size_t i = 0; i < ts->count; i++)
+        names[i] = ts->items[i].name;
+    int r = check_unique(ts, origin, err);
+    return r < 0 ? r : gw_netauth_check(&ts->nets, names, origin, err);
 }
 
 int gw_tenants_load_buf(const char *buf, size_t len, const char *origin,
@@ -259,6 +271,7 @@ void gw_tenants_free(struct gw_tenants *ts)
         free(t->default_policy);
     }
     free(ts->items);
+    gw_netauth_clear(&ts->nets);
     free(ts);
 }
 
@@ -277,6 +290,13 @@ const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *ts, const cha
             found = eq ? &ts->items[i] : found;
         }
     return found;
+}
+
+const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *ts, const char *peer,
+                                               const struct gw_cidr **ret_net)
+{
+    long i = ts ? gw_netauth_lookup(&ts->nets, peer, ret_net) : -1;
+    return i >= 0 ? &ts->items[i] : NULL;
 }
 
 int gw_tenant_may_use(const struct gw_tenant *t, const char *policy)
@@ -317,7 +337,10 @@ int gw_tenants_authenticate(const struct gw_tenants *tenants, const struct sg_ht
     size_t len = 0;
     const char *tok = gw_auth_token(sg_http_header(req, "Authorization"),
                                     sg_http_header(req, "X-Sandbox-Token"), &len);
-    *ret_tenant = tok ? gw_tenants_lookup(tenants, tok, len) : NULL;
+    /* A token decides when there is one; only without one does the source
+     * address count (trusted networks, gw_netauth.h). */
+    *ret_tenant = tok ? gw_tenants_lookup(tenants, tok, len)
+                      : gw_tenants_lookup_peer(tenants, req->peer, NULL);
     if (*ret_tenant)
         return 0;
     sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"

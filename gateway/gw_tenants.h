@@ -8,7 +8,8 @@
  *       "policies": ["default", "strict"],      allowed in a request's "policy"
  *       "default_policy": "default",
  *       "rate_limit": {"per_second": 20, "burst": 40},
- *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512}}}}
+ *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512},
+ *       "networks": ["172.28.0.0/16"]}}}     trusted sources, see gw_netauth.h
  *
  * Only digests are kept in memory, and a lookup hashes the presented token
  * and compares it with every stored digest in constant time (no early exit),
@@ -21,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gw_netauth.h"
 #include "httpsrv.h"
 #include "sg_error.h"
 
@@ -43,11 +45,13 @@ struct gw_tenant {
     uint64_t burst;
     uint64_t max_timeout_ms; /* 0 = the configured maximum */
     uint64_t max_memory_mb;
+    size_t network_count; /* trusted source networks (in gw_tenants.nets) */
 };
 
 struct gw_tenants {
     struct gw_tenant *items; /* owned */
     size_t count;
+    struct gw_netauth nets; /* owners are indexes into items */
 };
 
 /* Parse and validate a tokens document. Caller frees with gw_tenants_free(). */
@@ -61,6 +65,12 @@ void gw_tenants_free(struct gw_tenants *t);
 /* The tenant owning token[0..len), or NULL. Borrowed while t lives. */
 const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *t, const char *token,
                                           size_t len);
+
+/* The tenant whose trusted network holds the textual peer address, or NULL;
+ * ret_net (optional) receives the network. For requests without a token
+ * only. Borrowed while t lives. */
+const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *t, const char *peer,
+                                               const struct gw_cidr **ret_net);
 
 /* 1 when the tenant may select policy by name in a request. */
 int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);

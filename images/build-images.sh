@@ -11,6 +11,19 @@
 #   3. docker build of each image with --build-arg BASE_IMAGE=<base> (and
 #      SANDGATE_PREIMPORT=$SANDGATE_PYTHON_PREIMPORT for python); the Docker
 #      layer cache makes a second run fast (no --no-cache here)
+#
+# Extending the sandbox images (each also read from .env):
+#   SANDGATE_PYTHON_PACKAGES="python3-scipy python3-tabulate"
+#       extra Debian packages for the Python image (apt, from the mirror)
+#   SANDGATE_NODE_PACKAGES="lodash@4.17.21"
+#       extra npm packages for the Node image, each pinned to an exact version.
+#       Each tarball is fetched here with npm pack and must match its sha512
+#       in images/nodejs/packages.lock ($SANDGATE_NODE_LOCK); a package
+#       missing there stops the build, unless SANDGATE_NODE_LOCK_UPDATE=1
+#       records it (review the diff). Dependencies are not resolved: every
+#       package a listed one depends on must be listed too.
+# A package in an image is not importable by jobs until a policy allows it
+# (policies/README.md, "Extending the images").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,11 +85,83 @@ build_one() {
     say "building ${TAGS[$name]}:$TAG (base $base)"
     started=$(date +%s)
     local args=(--build-arg BASE_IMAGE="$base")
-    [ "$name" = python ] && args+=(--build-arg SANDGATE_PREIMPORT="${SANDGATE_PYTHON_PREIMPORT:-}")
+    if [ "$name" = python ]; then
+        args+=(--build-arg SANDGATE_PREIMPORT="${SANDGATE_PYTHON_PREIMPORT:-}")
+        args+=(--build-arg SANDGATE_EXTRA_PACKAGES="$PYTHON_EXTRA")
+    fi
     docker build "${args[@]}" -f "$dockerfile" \
         -t "${TAGS[$name]}:$TAG" "$context" 2>&1 | sed -u "s/^/  [$name] /"
     [ "${PIPESTATUS[0]}" = 0 ] || die "docker build of ${TAGS[$name]} failed"
     say "built ${TAGS[$name]}:$TAG in $(( $(date +%s) - started )) s"
+}
+
+MAX_EXTRA_PACKAGES=64
+NODE_LOCK=${SANDGATE_NODE_LOCK:-images/nodejs/packages.lock}
+NPM_DIR=build/npm-packages
+PYTHON_EXTRA=""
+
+# SANDGATE_PYTHON_PACKAGES, checked: Debian package names (optionally =version).
+python_packages() {
+    local p n=0
+    for p in ${SANDGATE_PYTHON_PACKAGES:-}; do
+        [[ $p =~ ^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$ ]] ||
+            die "SANDGATE_PYTHON_PACKAGES: '$p' is not a Debian package name"
+        n=$((n + 1))
+    done
+    [ $n -le $MAX_EXTRA_PACKAGES ] || die "SANDGATE_PYTHON_PACKAGES: more than $MAX_EXTRA_PACKAGES"
+    echo "${SANDGATE_PYTHON_PACKAGES:-}" | xargs
+}
+
+# The integrity recorded for name@version in the lock file (empty if none).
+locked_integrity() {
+    [ -f "$NODE_LOCK" ] || return 0
+    awk -v k="$1" '$1 == k { print $2 }' "$NODE_LOCK" | tail -1
+}
+
+# Fetch, verify and stage one pinned npm package; prints its dependencies.
+stage_npm() {
+    local spec=$1 tmp tgz actual want
+    tmp=$(mktemp -d)
+    ( cd "$tmp" && npm pack --silent "$spec" >/dev/null 2>npm.err ) || {
+        cat "$tmp/npm.err" >&2; rm -rf "$tmp"; die "npm pack $spec failed"; }
+    tgz=$(find "$tmp" -name '*.tgz' | head -1)
+    [ -n "$tgz" ] || die "npm pack $spec produced no tarball"
+    actual="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+    want=$(locked_integrity "$spec")
+    if [ -z "$want" ] && [ "${SANDGATE_NODE_LOCK_UPDATE:-}" = 1 ]; then
+        echo "$spec $actual" >>"$NODE_LOCK"
+        say "recorded $spec $actual in $NODE_LOCK" >&2
+        want=$actual
+    fi
+    [ -n "$want" ] || die "$spec is not in $NODE_LOCK: review the package, then run again with SANDGATE_NODE_LOCK_UPDATE=1 to record its integrity"
+    [ "$actual" = "$want" ] || die "integrity mismatch for $spec: $NODE_LOCK has $want, the registry served $actual"
+    mv "$tgz" "$NPM_DIR/"
+    echo "${spec%@*} $(basename "$tgz")" >>"$NPM_DIR/packages.txt"
+    tar -xzOf "$NPM_DIR/$(basename "$tgz")" package/package.json |
+        python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin).get("dependencies") or {}))'
+    rm -rf "$tmp"
+}
+
+# SANDGATE_NODE_PACKAGES -> build/npm-packages (always created: the Node
+# Dockerfile copies it, empty when there are no extras).
+node_packages() {
+    local spec deps d names=() n=0
+    rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR" && : >"$NPM_DIR/packages.txt"
+    for spec in ${SANDGATE_NODE_PACKAGES:-}; do
+        [[ $spec =~ ^(@[a-z0-9._-]+/)?[a-z0-9._-]+@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] ||
+            die "SANDGATE_NODE_PACKAGES: '$spec' is not name@exact-version (e.g. lodash@4.17.21)"
+        names+=("${spec%@*}")
+        n=$((n + 1))
+    done
+    [ $n -le $MAX_EXTRA_PACKAGES ] || die "SANDGATE_NODE_PACKAGES: more than $MAX_EXTRA_PACKAGES"
+    for spec in ${SANDGATE_NODE_PACKAGES:-}; do
+        deps=$(stage_npm "$spec")
+        for d in $deps; do
+            [[ " ${names[*]} " == *" $d "* ]] ||
+                die "$spec depends on $d: add a pinned $d@<version> to SANDGATE_NODE_PACKAGES"
+        done
+        say "npm package $spec verified"
+    done
 }
 
 # SANDGATE_PYTHON_PREIMPORT may be set in .env, like the stack's settings.
@@ -91,9 +176,16 @@ env_default() {
 main() {
     local names=("$@") base name
     env_default SANDGATE_PYTHON_PREIMPORT
+    env_default SANDGATE_PYTHON_PACKAGES
+    env_default SANDGATE_NODE_PACKAGES
     [ ${#names[@]} -gt 0 ] || names=("${ORDER[@]}")
     for name in "${names[@]}"; do
         [ -n "${SPEC[$name]:-}" ] || die "unknown image '$name' (known: ${ORDER[*]})"
+    done
+    # Extras are checked (and npm tarballs verified) before anything is built.
+    for name in "${names[@]}"; do
+        if [ "$name" = python ]; then PYTHON_EXTRA=$(python_packages); fi
+        if [ "$name" = nodejs ]; then node_packages; fi
     done
     host_check || die "the host is not ready (see above)"
     base=$(choose_base)

@@ -7,21 +7,60 @@
 #   --check  report problems with the command that fixes each; exit 1 if any
 #   --fix    install docker.io + runsc if missing, register runsc in
 #            /etc/docker/daemon.json, start (or reload) dockerd; say what changed
+#
+# A dockerd that is still running but not answering (starting up, or on its
+# way out after it was stopped) is waited for, up to
+# SANDGATE_DOCKERD_EXIT_WAIT_S seconds [30]: if it answers it is kept, if it
+# exits a new one is started, if it does neither that is a problem (never a
+# second dockerd beside a live one). SANDGATE_DOCKERD_NAME (process name
+# watched) [dockerd], SANDGATE_DOCKERD_CMD (what starts one) [dockerd] and
+# SANDGATE_DOCKER_CLI [docker] exist so tests/integration/test_host_setup.py
+# can drive this with a fake daemon; the script can be sourced for its
+# functions.
 set -uo pipefail
 
-mode=${1:---check}
 DAEMON_JSON=${SANDGATE_DOCKER_DAEMON_JSON:-/etc/docker/daemon.json}
 DOCKERD_LOG=${SANDGATE_DOCKERD_LOG:-/var/log/sandgate-dockerd.log}
+DOCKERD_NAME=${SANDGATE_DOCKERD_NAME:-dockerd}
+DOCKERD_CMD=${SANDGATE_DOCKERD_CMD:-dockerd}
+DOCKER_CLI=${SANDGATE_DOCKER_CLI:-docker}
+DOCKERD_EXIT_WAIT_S=${SANDGATE_DOCKERD_EXIT_WAIT_S:-30}
+DOCKERD_POLL_S=0.2
 RUNSC_ARGS='["--network=none","--oci-seccomp"]'
 
 say() { echo "host-setup: $*"; }
 problems=0
 problem() { echo "host-setup: PROBLEM: $*" >&2; problems=$((problems + 1)); }
 
-docker_ok() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+docker_ok() { "$DOCKER_CLI" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+# PIDs of live dockerd processes: a zombie (exited, not yet reaped) is gone.
+dockerd_pids() {
+    local p
+    for p in $(pgrep -x "$DOCKERD_NAME"); do
+        case $(ps -o stat= -p "$p" 2>/dev/null) in
+            Z* | "") ;;
+            *) echo "$p" ;;
+        esac
+    done
+}
+
+dockerd_running() { [ -n "$(dockerd_pids)" ]; }
+
+# A running dockerd that does not answer is starting or exiting: wait until it
+# answers (0), or exits (1), or the wait is over (2).
+wait_dockerd_settles() {
+    local deadline=$((SECONDS + DOCKERD_EXIT_WAIT_S))
+    while dockerd_running; do
+        docker_ok && return 0
+        [ $SECONDS -ge $deadline ] && return 2
+        sleep "$DOCKERD_POLL_S"
+    done
+    return 1
+}
 
 runsc_registered() {
-    docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'
+    "$DOCKER_CLI" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'
 }
 
 runsc_args_ok() {
@@ -77,11 +116,21 @@ PY
 }
 
 start_dockerd() {
-    if pgrep -x dockerd >/dev/null; then
-        return 0
+    docker_ok && return 0
+    if dockerd_running; then
+        say "dockerd (pid $(dockerd_pids | tr '\n' ' ')) runs but does not answer: waiting up to ${DOCKERD_EXIT_WAIT_S}s for it to answer or exit"
+        wait_dockerd_settles
+        case $? in
+            0) return 0 ;;
+            2)
+                problem "dockerd (pid $(dockerd_pids | tr '\n' ' ')) neither answers nor exits after ${DOCKERD_EXIT_WAIT_S}s; stop it, then run 'images/host-setup.sh --fix' again"
+                return 1
+                ;;
+        esac
+        say "the old dockerd has exited"
     fi
     say "starting dockerd (log: $DOCKERD_LOG)"
-    nohup dockerd >"$DOCKERD_LOG" 2>&1 &
+    nohup "$DOCKERD_CMD" >"$DOCKERD_LOG" 2>&1 &
     for _ in $(seq 1 60); do
         docker_ok && return 0
         sleep 0.5
@@ -90,14 +139,16 @@ start_dockerd() {
     return 1
 }
 
+main() {
+mode=${1:---check}
 if [ "$mode" = "--fix" ]; then
     [ "$(id -u)" = 0 ] || { echo "host-setup: --fix needs root" >&2; exit 1; }
     fix_packages || exit 1
     changed=0
     fix_daemon_json && changed=1
-    if pgrep -x dockerd >/dev/null && [ $changed = 1 ]; then
+    if dockerd_running && [ $changed = 1 ]; then
         say "reloading dockerd (SIGHUP) to pick up the runtime"
-        pkill -HUP -x dockerd
+        kill -HUP $(dockerd_pids)
         sleep 1
     fi
     start_dockerd || exit 1
@@ -118,3 +169,9 @@ else
 fi
 [ $problems = 0 ] && say "ok: dockerd reachable, runsc registered with $RUNSC_ARGS"
 [ $problems = 0 ]
+}
+
+# Sourced (tests): only the functions above.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    main "$@"
+fi

@@ -5,7 +5,8 @@
 # "sandgate" ($SANDGATE_PROJECT). `make up` / `make down` call this.
 #   up      prepare $SANDGATE_STACK_DIR (default build/stack): a client token
 #           and tokens file, the gateway<->executor secret, the audit
-#           directory; then compose up -d and wait until /readyz is green
+#           directory; create the stack, bind the trusted networks (below),
+#           then compose up -d and wait until /readyz is green
 #   down    compose down (containers, networks, volumes) and remove the
 #           sandbox containers the stack's executors created
 #   wait    wait for /readyz only
@@ -14,6 +15,19 @@
 #           the restart policy off)
 #   status  compose ps
 # Works with `docker compose` (v2) or docker-compose 1.29.
+#
+# Trusted networks (requests without a token), rewritten in the tokens file
+# at every `up` from what Docker says now:
+#   - tenant "default": the address the gateway sees for the host's own
+#     requests to the published port. Docker's proxy (or, with the userland
+#     proxy off, its hairpin NAT) connects from the bridge gateway address of
+#     the stack's `public` network. Only when SANDGATE_PUBLISH is a loopback
+#     address: nothing but this host can then reach the port.
+#   - tenant "ragflow": with SANDGATE_RAGFLOW_NETWORK=<RAGFlow's compose
+#     network>, the gateway joins it (docker-compose.ragflow.yml) as
+#     sandbox-executor-manager, and the tenant is bound to its subnet(s).
+# Both are weaker than tokens: anything that can send from there is that
+# tenant (README, "RAGFlow integration").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,15 +56,23 @@ STACK_DIR=$(setting SANDGATE_STACK_DIR ./build/stack)
 PUBLISH=$(setting SANDGATE_PUBLISH 127.0.0.1:9385)
 PORT=${PUBLISH##*:}
 HOST=${PUBLISH%:*}
-[ "$HOST" = "$PUBLISH" ] && HOST=127.0.0.1
+# where the port is published; a bare port is every interface (not loopback)
+PUBLISH_HOST=$HOST
+[ "$HOST" = "$PUBLISH" ] && PUBLISH_HOST=0.0.0.0 && HOST=127.0.0.1
 [ "$HOST" = 0.0.0.0 ] && HOST=127.0.0.1
 export SANDGATE_STACK_DIR=$STACK_DIR
+RAGFLOW_NETWORK=$(setting SANDGATE_RAGFLOW_NETWORK "")
+COMPOSE_FILES=(-f docker-compose.yml)
+if [ -n "$RAGFLOW_NETWORK" ]; then
+    export SANDGATE_RAGFLOW_NETWORK=$RAGFLOW_NETWORK
+    COMPOSE_FILES+=(-f docker-compose.ragflow.yml)
+fi
 
 compose() {
     if docker compose version >/dev/null 2>&1; then
-        docker compose -p "$PROJECT" -f docker-compose.yml "$@"
+        docker compose -p "$PROJECT" "${COMPOSE_FILES[@]}" "$@"
     elif command -v docker-compose >/dev/null; then
-        docker-compose -p "$PROJECT" -f docker-compose.yml "$@"
+        docker-compose -p "$PROJECT" "${COMPOSE_FILES[@]}" "$@"
     else
         die "neither 'docker compose' nor docker-compose is installed ('make deps' installs it)"
     fi
@@ -110,18 +132,97 @@ sandbox_containers() {
     done
 }
 
+# One docker network inspect template over every IPAM entry of a network.
+network_field() {
+    docker network inspect -f "{{range .IPAM.Config}}{{$2}} {{end}}" "$1" 2>/dev/null
+}
+
+is_loopback() {
+    case $1 in 127.*|localhost|::1|\[::1\]) return 0 ;; *) return 1 ;; esac
+}
+
+# Write the trusted networks (see the header) into the tokens file; prints
+# "changed" when the file changed.
+bind_networks() {
+    local tokens="$STACK_DIR/config/tokens.json" public host_addr="" ragflow_nets=""
+    public=$(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" \
+        --filter "label=com.docker.compose.network=public" | head -1)
+    [ -n "$public" ] || die "the stack's public network was not created"
+    if is_loopback "$PUBLISH_HOST"; then
+        host_addr=$(network_field "$public" .Gateway | awk '{print $1}')
+        [ -n "$host_addr" ] || die "docker network inspect shows no gateway address for $public"
+        say "host requests to $HOST:$PORT arrive from $host_addr: tenant \"default\" needs no token from there" >&2
+    else
+        say "SANDGATE_PUBLISH=$PUBLISH is not loopback: tenant \"default\" needs its token" >&2
+    fi
+    if [ -n "$RAGFLOW_NETWORK" ]; then
+        ragflow_nets=$(network_field "$RAGFLOW_NETWORK" .Subnet | xargs)
+        [ -n "$ragflow_nets" ] || die "network $RAGFLOW_NETWORK has no subnet"
+        say "RAGFlow network $RAGFLOW_NETWORK ($ragflow_nets): tenant \"ragflow\" needs no token from there" >&2
+    fi
+    python3 - "$tokens" "$host_addr" "$ragflow_nets" <<'PY'
+import json, os, sys
+path, host_addr, ragflow_nets = sys.argv[1], sys.argv[2], sys.argv[3].split()
+with open(path) as f:
+    before = f.read()
+doc = json.loads(before)
+tenants = doc["tenants"]
+def bind(name, nets, create):
+    t = tenants.get(name)
+    if t is None and nets and create:
+        t = tenants[name] = {}
+    if t is None:
+        return
+    if nets:
+        t["networks"] = nets
+    else:
+        t.pop("networks", None)
+        if not t.get("tokens") and not t.get("token_sha256"):
+            del tenants[name]  # it was a network-only tenant: nothing identifies it now
+bind("default", [host_addr + ("/128" if ":" in host_addr else "/32")] if host_addr else [], False)
+bind("ragflow", ragflow_nets, True)
+after = json.dumps(doc, indent=2) + "\n"
+if after != before:
+    st = os.stat(path)
+    with open(path + ".tmp", "w") as f:
+        f.write(after)
+    os.chown(path + ".tmp", st.st_uid, st.st_gid)
+    os.chmod(path + ".tmp", st.st_mode & 0o7777)
+    os.replace(path + ".tmp", path)
+    print("changed")
+PY
+}
+
+token_hint() {
+    if is_loopback "$PUBLISH_HOST"; then
+        echo "Try it (this host needs no token; elsewhere send the one in $1):"
+    else
+        echo "Try it (SANDGATE_PUBLISH is not loopback: every request needs a token):"
+    fi
+}
+
 up() {
     prepare
+    if [ -n "$RAGFLOW_NETWORK" ] && ! docker network inspect "$RAGFLOW_NETWORK" >/dev/null 2>&1; then
+        die "SANDGATE_RAGFLOW_NETWORK=$RAGFLOW_NETWORK: no such network (start RAGFlow first; docker network ls | grep ragflow)"
+    fi
     say "starting the stack (project $PROJECT)"
+    # Create first: the public network's addresses exist only then.
+    compose up --no-start --remove-orphans
+    local changed
+    changed=$(bind_networks)
     compose up -d --remove-orphans
+    if [ "$changed" = changed ]; then
+        # A gateway that was already running reloads the tokens file.
+        compose kill -s HUP gateway >/dev/null 2>&1 || true
+    fi
     wait_ready
     local token_file="$STACK_DIR/config/client.token"
     cat <<EOT
 
 sandgate is up on http://$HOST:$PORT  (audit log: $STACK_DIR/audit/audit.log)
-Try it:
-  curl -s http://$HOST:$PORT/run \\
-    -H "Authorization: Bearer \$(cat $token_file)" \\
+$(token_hint "$token_file")
+  curl -s http://$HOST:$PORT/run \\$(is_loopback "$PUBLISH_HOST" || printf '\n    -H "Authorization: Bearer $(cat %s)" \\' "$token_file")
     -H 'Content-Type: application/json' \\
     -d '{"language": "python", "arguments": {"name": "world"},
          "code_b64": "'\$(printf 'def main(name):\\n    return {"hello": name}\\n' | base64 -w0)'"}'

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "check_modules.h"
 #include "check_report.h"
 #include "policy.h"
 #include "readfile.h"
@@ -33,10 +34,14 @@ struct options {
     enum check_format format;
     char **files;
     int nfiles;
+    int list_modules;                     /* --list-modules */
+    char *runtimes[CHECK_LISTINGS_MAX];   /* --runtime FILE */
+    int nruntimes;
 };
 
 static const char usage_text[] =
     "Usage: sandgate-check [OPTIONS] FILE... | -\n"
+    "       sandgate-check --list-modules [--policy P] [--runtime LISTING]... [--format F]\n"
     "\n"
     "Check Python or JavaScript sources against a sandgate policy, exactly as the\n"
     "gateway does before it runs a job: canonicalisation, parsing, policy rules.\n"
@@ -56,6 +61,12 @@ static const char usage_text[] =
     "                       json: [{file, language, verdict, policy{name,sha256},\n"
     "                              violations[], dropped}]\n"
     "                       sarif: SARIF 2.1.0 for code-scanning tools\n"
+    "  --list-modules       print what the policy lets a job import, per language,\n"
+    "                       instead of checking files (text or json)\n"
+    "  --runtime LISTING    with --list-modules: a sandbox image's runtime listing\n"
+    "                       (/opt/sandgate/runtime.json, as GET /v1/runtimes shows\n"
+    "                       it); adds which installed modules the policy lets a job\n"
+    "                       import and which it does not. Repeatable (up to 8).\n"
     "  -h, --help           show this help and exit\n"
     "  --version            show the version and exit\n"
     "\n"
@@ -66,6 +77,7 @@ static const char usage_text[] =
     "2 usage, I/O or policy error.\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int check_inputs(const struct options *o);
 
 static int usage_error(const char *fmt, ...)
 {
@@ -81,7 +93,7 @@ static int usage_error(const char *fmt, ...)
 /* Returns 0, 1 when --help/--version was handled, or -EINVAL. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { OPT_POLICY = 256, OPT_DIR, OPT_LANG, OPT_FORMAT, OPT_VERSION };
+    enum { OPT_POLICY = 256, OPT_DIR, OPT_LANG, OPT_FORMAT, OPT_VERSION, OPT_LIST, OPT_RUNTIME };
     static const struct option longopts[] = {
         {"policy", required_argument, NULL, OPT_POLICY},
         {"policies-dir", required_argument, NULL, OPT_DIR},
@@ -89,6 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"format", required_argument, NULL, OPT_FORMAT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"list-modules", no_argument, NULL, OPT_LIST},
+        {"runtime", required_argument, NULL, OPT_RUNTIME},
         {NULL, 0, NULL, 0},
     };
     *o = (struct options){.policy = "default", .lang = LANG_AUTO};
@@ -113,11 +127,28 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case 'h': fputs(usage_text, stdout); return 1;
         case OPT_VERSION: printf("sandgate-check %s\n", SG_CHECK_VERSION); return 1;
+        case OPT_LIST: o->list_modules = 1; break;
+        case OPT_RUNTIME:
+            if (o->nruntimes == CHECK_LISTINGS_MAX)
+                return usage_error("more than %d --runtime files", CHECK_LISTINGS_MAX);
+            o->runtimes[o->nruntimes++] = optarg;
+            break;
         default: return usage_error("invalid option '%s'", argv[optind - 1]);
         }
     }
     o->files = argv + optind;
     o->nfiles = argc - optind;
+    return check_inputs(o);
+}
+
+static int check_inputs(const struct options *o)
+{
+    if (o->nruntimes && !o->list_modules)
+        return usage_error("%s", "--runtime needs --list-modules");
+    if (o->list_modules)
+        return o->nfiles ? usage_error("%s", "--list-modules takes no input files")
+               : o->format == CHECK_FORMAT_SARIF
+                   ? usage_error("%s", "--list-modules writes text or json") : 0;
     if (o->nfiles == 0)
         return usage_error("%s", "no input files");
     if (o->nfiles > CHECK_FILES_MAX)
@@ -157,13 +188,19 @@ static int load_policy(const struct options *o, struct sg_policy **ret_single,
     struct sg_error err = {0};
     *ret_single = NULL;
     *ret_set = NULL;
+    const char *dir = o->policies_dir ? o->policies_dir : default_policies_dir();
     if (is_policy_path(o->policy)) {
-        if (sg_policy_load_file(o->policy, ret_single, &err) < 0)
+        /* a file that extends a parent finds it in the directory; a directory
+         * that does not load only matters to such a file */
+        struct sg_policy_set *parents = NULL;
+        sg_policy_set_load_dir(dir, &parents, NULL);
+        int r = sg_policy_load_file_with(o->policy, parents, ret_single, &err);
+        sg_policy_set_free(parents);
+        if (r < 0)
             goto fail;
         *ret_policy = *ret_single;
         return 0;
     }
-    const char *dir = o->policies_dir ? o->policies_dir : default_policies_dir();
     if (sg_policy_set_load_dir(dir, ret_set, &err) < 0)
         goto fail;
     *ret_policy = sg_policy_set_find(*ret_set, o->policy);
@@ -275,7 +312,10 @@ int main(int argc, char **argv)
     const struct sg_policy *policy = NULL;
     if (load_policy(&o, &single, &set, &policy) < 0)
         return EXIT_ERROR;
-    int status = run(&o, policy);
+    int status = o.list_modules
+                     ? (check_list_modules(stdout, o.format, policy, o.runtimes, o.nruntimes) < 0
+                            ? EXIT_ERROR : EXIT_ACCEPTED)
+                     : run(&o, policy);
     sg_policy_free(single);
     sg_policy_set_free(set);
     return status;

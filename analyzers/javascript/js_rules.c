@@ -25,6 +25,8 @@
 
 #define SHOWN "%.80s" /* names in messages are cut, the snippet has the rest */
 
+static void check_error_value(struct js_ctx *c, TSNode n);
+
 static TSNode field(const struct js_ctx *c, TSNode n, TSFieldId f)
 {
     (void)c;
@@ -126,6 +128,10 @@ static void check_identifier(struct js_ctx *c)
                       "only 'module.exports' may be used; 'module' itself reaches the module loader");
         return;
     }
+    if (js_name_is(&name, "Error")) {
+        check_error_value(c, n);
+        return;
+    }
     if (js_name_is(&name, "arguments") && js_in_module_scope(c)) {
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "'arguments' outside a function is the module wrapper's (its second "
@@ -151,6 +157,17 @@ static void check_this(struct js_ctx *c)
 
 /* ---- member access ------------------------------------------------------ */
 
+/* 1 when obj is `this` and may be the global object: its properties are
+ * then the globals, and a forbidden global must not be read as one. */
+static int is_global_this(const struct js_ctx *c, TSNode obj)
+{
+    while (js_is(obj, c->sy->parenthesized_expression) && ts_node_named_child_count(obj) == 1)
+        obj = ts_node_named_child(obj, 0);
+    return js_is(obj, c->sy->this_) && js_this_may_be_global(c);
+}
+
+static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *name);
+
 static void check_member(struct js_ctx *c)
 {
     struct js_str name;
@@ -158,7 +175,8 @@ static void check_member(struct js_ctx *c)
     TSNode p = js_tail(n);
     if (js_is(p, c->sy->property_identifier)) {
         js_node_name(c, p, &name);
-        check_property(c, p, &name);
+        if (!check_property(c, p, &name) && is_global_this(c, js_head(n)))
+            check_plain_name(c, p, &name);
     }
     js_check_chain(c, n);
 }
@@ -194,7 +212,8 @@ static int numeric_expr(const struct js_ctx *c, TSNode n, int budget)
  * they hold the runtime's internals under names we cannot see. */
 static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
 {
-    static const char *const globals[] = {"globalThis", "global", "process", "Reflect"};
+    static const char *const globals[] = {"globalThis", "global", "process", "Reflect", "Error",
+                                          "Object"};
     struct js_str name;
     while (js_is(obj, c->sy->parenthesized_expression) && ts_node_named_child_count(obj) == 1)
         obj = ts_node_named_child(obj, 0);
@@ -207,6 +226,17 @@ static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
         if (js_name_is(&name, globals[i]))
             return globals[i];
     return NULL;
+}
+
+/* Expressions whose value is an object: as a key, its toString (or the
+ * elements' strings) decides the name. */
+static int is_object_value(const struct js_ctx *c, TSNode n)
+{
+    const struct js_syms *sy = c->sy;
+    while (js_is(n, sy->parenthesized_expression) && ts_node_named_child_count(n) == 1)
+        n = ts_node_named_child(n, 0);
+    return js_is(n, sy->object) || js_is(n, sy->array) || js_is(n, sy->new_expression) ||
+           js_is(n, sy->function_expression) || js_is(n, sy->arrow_function) || js_is(n, sy->class_);
 }
 
 /* A property name computed by `key` (a subscript index or a computed key
@@ -228,7 +258,14 @@ static void check_computed_key(struct js_ctx *c, TSNode key, TSNode obj)
     if (k == JS_FOLD_DYNAMIC && !js_is(key, c->sy->identifier))
         js_consts_defer(c, key, JS_DEFER_KEY); /* may fold through constant names */
     if (k == JS_FOLD_STRING || k == JS_FOLD_OTHER) {
-        check_property(c, key, &v);
+        if (!check_property(c, key, &v) && !ts_node_is_null(obj) && is_global_this(c, obj))
+            check_plain_name(c, key, &v);
+        return;
+    }
+    if (k == JS_FOLD_DYNAMIC && is_object_value(c, key)) {
+        js_report(c, key, SG_RULE_REFLECTION_DYNAMIC,
+                  "an object or array as a property name is converted by its toString, "
+                  "which the check cannot follow");
         return;
     }
     if (k == JS_FOLD_NUMBER || k == JS_FOLD_NUMBER_INEXACT)
@@ -376,6 +413,87 @@ static void check_pair(struct js_ctx *c)
         check_property(c, key, &name);
 }
 
+/* ---- names as string values -------------------------------------------- */
+
+/* V8's stack-trace hooks: whoever sets Error.prepareStackTrace gets the
+ * call sites of every later stack (their functions, `this` values and the
+ * module wrapper with `require`). The names are rejected as string values
+ * anywhere, so no route that turns a string into a property (fromEntries,
+ * defineProperty, a toString key, a descriptor map) can install one. */
+static const char *const stack_hooks[] = {"prepareStackTrace", "captureStackTrace"};
+
+static int spells_stack_hook(const struct js_str *v)
+{
+    for (size_t i = 0; i < sizeof(stack_hooks) / sizeof(*stack_hooks); i++)
+        if (strstr(v->buf, stack_hooks[i]))
+            return 1;
+    return 0;
+}
+
+/* `key === "constructor"`, `case "__proto__":`: a plain literal compared
+ * with a key (the prototype-pollution guard) names nothing it reads. */
+static int is_comparison_operand(const struct js_ctx *c, TSNode n, TSNode parent)
+{
+    if (!js_is(n, c->sy->string))
+        return 0;
+    if (js_is(parent, c->sy->binary_expression)) {
+        const char *op = ts_node_type(field(c, parent, c->sy->f_operator));
+        return !strcmp(op, "===") || !strcmp(op, "!==") || !strcmp(op, "==") || !strcmp(op, "!=");
+    }
+    return !strcmp(ts_node_type(parent), "switch_case");
+}
+
+/* A string-valued expression (a literal, a template, a concatenation, a
+ * call that folds: join, fromCharCode, ...) that is a forbidden property
+ * name or holds a stack-trace hook name: it can only be meant as a key.
+ * Object-literal keys are definitions and are checked by check_pair. */
+static void check_string_value(struct js_ctx *c, TSNode n)
+{
+    const struct js_syms *sy = c->sy;
+    TSNode parent = js_up(c, 1);
+    struct js_str v;
+    if ((js_is(parent, sy->pair) || js_is(parent, sy->pair_pattern)) &&
+        ts_node_eq(field(c, parent, sy->f_key), n))
+        return;
+    if (js_is(n, sy->binary_expression) && js_is(parent, sy->binary_expression))
+        return; /* the outermost concatenation is folded, once */
+    if (js_is(parent, sy->subscript_expression) && ts_node_eq(field(c, parent, sy->f_index), n))
+        return; /* a subscript key: checked as one */
+    if (js_fold(sy, c->src, n, &v) != JS_FOLD_STRING || v.truncated)
+        return;
+    if (spells_stack_hook(&v))
+        js_report(c, n, SG_RULE_ATTRIBUTE_FORBIDDEN,
+                  "string '" SHOWN "' names V8's stack-trace hook (exposes stack frames and their "
+                  "functions)", v.buf);
+    else if (js_is_forbidden_attr(c, &v) && !is_comparison_operand(c, n, parent))
+        js_report(c, n, SG_RULE_ATTRIBUTE_FORBIDDEN,
+                  "string '" SHOWN "' spells a forbidden property name%s", v.buf, why_forbidden(&v));
+}
+
+/* `Error` receives the stack-trace hook as a property: it may be called,
+ * constructed, extended, tested with instanceof or have a named property
+ * read (checked as such), never be handed around as a value, where
+ * Object.assign, a parameter or an alias could set any property on it. */
+static void check_error_value(struct js_ctx *c, TSNode n)
+{
+    const struct js_syms *sy = c->sy;
+    TSNode parent = js_up(c, 1);
+    if ((js_is(parent, sy->call_expression) || js_is(parent, sy->member_expression) ||
+         js_is(parent, sy->subscript_expression)) &&
+        is_head_of(n, parent))
+        return;
+    if (js_is(parent, sy->new_expression) && ts_node_eq(field(c, parent, sy->f_constructor), n))
+        return;
+    if (js_is(parent, sy->class_heritage))
+        return;
+    if (js_is(parent, sy->binary_expression) && js_is(field(c, parent, sy->f_operator), sy->instanceof) &&
+        ts_node_eq(field(c, parent, sy->f_right), n))
+        return;
+    js_report(c, n, SG_RULE_NAME_FORBIDDEN,
+              "'Error' used as a value: it may only be called, constructed, extended, tested with "
+              "instanceof or have a property read (it holds V8's stack-trace hook)");
+}
+
 /* ---- dispatch ----------------------------------------------------------- */
 
 /* The second walk: uses of aliases and of names bound to forbidden
@@ -406,6 +524,9 @@ void js_rules_visit(struct js_ctx *c)
         visit_second(c);
         return;
     }
+    if (s == sy->string || s == sy->template_string || s == sy->binary_expression ||
+        s == sy->call_expression)
+        check_string_value(c, n);
     if (s == sy->identifier || s == sy->shorthand_property_identifier)
         check_identifier(c);
     else if (s == sy->member_expression)

@@ -27,6 +27,19 @@ static int is_function_like(const struct js_syms *sy, TSNode n)
            s == sy->method_definition;
 }
 
+/* 1 when key is the name/key of member (a method, a field, a pair): it
+ * starts where the member does, or right after `static`/`get`/`async`. */
+static int is_head_of_member(const struct js_ctx *c, TSNode key, TSNode member)
+{
+    (void)c;
+    TSNode k = ts_node_child_by_field_id(member, c->sy->f_name);
+    if (ts_node_is_null(k))
+        k = ts_node_child_by_field_id(member, c->sy->f_key);
+    if (ts_node_is_null(k))
+        k = ts_node_child_by_field_id(member, c->sy->f_property);
+    return !ts_node_is_null(k) && ts_node_eq(k, key);
+}
+
 /* A directive prologue with "use strict" (written without escapes, as the
  * spec requires) at the start of body (a statement block or the program). */
 static int has_use_strict(const struct js_ctx *c, TSNode body)
@@ -49,12 +62,33 @@ static int has_use_strict(const struct js_ctx *c, TSNode body)
     return 0;
 }
 
+/* 1 when ancestor level lv is the member (method, field, pair) whose
+ * computed key holds the node: that key is evaluated in the scope around
+ * the member, so the member (and the class body it sits in) are not where
+ * `this` and `arguments` come from. */
+static int key_owner(const struct js_ctx *c, size_t lv)
+{
+    return lv >= 2 && js_is(js_up(c, lv - 1), c->sy->computed_property_name) &&
+           is_head_of_member(c, js_up(c, lv - 1), js_up(c, lv));
+}
+
+/* Levels to skip above the member at lv whose key holds the node: the
+ * member, and the class body or object literal around it. */
+static size_t skip_key_owner(const struct js_ctx *c, size_t lv)
+{
+    return key_owner(c, lv) ? lv + 1 : lv;
+}
+
 int js_this_may_be_global(const struct js_ctx *c)
 {
     const struct js_syms *sy = c->sy;
     int in_function = 0;
     for (size_t lv = 1; lv <= c->depth; lv++) {
         TSNode a = js_up(c, lv);
+        if (key_owner(c, lv)) {
+            lv = skip_key_owner(c, lv);
+            continue;
+        }
         if (js_is(a, sy->class_body))
             return 0;
         if (is_function_like(sy, a)) {
@@ -69,8 +103,13 @@ int js_this_may_be_global(const struct js_ctx *c)
 
 int js_in_module_scope(const struct js_ctx *c)
 {
-    for (size_t lv = 1; lv <= c->depth; lv++)
+    for (size_t lv = 1; lv <= c->depth; lv++) {
+        if (key_owner(c, lv)) {
+            lv = skip_key_owner(c, lv);
+            continue;
+        }
         if (is_function_like(c->sy, js_up(c, lv)))
             return 0;
+    }
     return 1;
 }

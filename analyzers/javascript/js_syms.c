@@ -88,6 +88,11 @@ static void load_structure(const TSLanguage *l, struct js_syms *s)
     s->jsx_self_closing_element = sym(l, "jsx_self_closing_element", 1);
     s->jsx_opening_element = sym(l, "jsx_opening_element", 1);
     s->jsx_closing_element = sym(l, "jsx_closing_element", 1);
+    s->class_heritage = sym(l, "class_heritage", 1);
+    s->instanceof = sym(l, "instanceof", 0);
+    s->arrow_function = sym(l, "arrow_function", 1);
+    s->class_ = sym(l, "class", 1);
+    s->field_definition = sym(l, "field_definition", 1);
 }
 
 static void load_fields(const TSLanguage *l, struct js_syms *s)

@@ -32,6 +32,8 @@ struct js_syms {
     TSSymbol error, import_statement, export_statement, with_statement, comment, html_comment,
         hash_bang_line, regex, regex_pattern, string_fragment, escape_sequence, jsx_element,
         jsx_self_closing_element, jsx_opening_element, jsx_closing_element;
+    /* where a bare `Error` may stand, and keys that are objects */
+    TSSymbol class_heritage, instanceof, arrow_function, class_, field_definition;
     TSFieldId f_function, f_arguments, f_object, f_property, f_index, f_key, f_value, f_source,
         f_operator, f_left, f_right, f_constructor, f_argument, f_name, f_body;
 };

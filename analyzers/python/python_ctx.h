@@ -41,6 +41,9 @@
 /* Tree cursors kept for child iteration (each costs a malloc when new). */
 #define PY_CURSORS 64
 #define PY_NODES_HARD_MAX 10000000
+/* The job's methods that read private names through self, remembered by
+ * name; past this every method name counts as one (fail closed). */
+#define PY_SENSITIVE_MAX 256
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
 #define PY_KINDS(X)                                                                        \
@@ -130,6 +133,17 @@ struct py_binding {
     uint8_t definite; /* module scope: an unconditional top-level statement */
     uint8_t partial;  /* PB_IMPORT from `import a.b`: binds `a`, imports a.b */
     uint8_t busy;     /* being resolved (cycle guard) */
+    uint8_t own;      /* the job's own object (enum py_own) */
+    int32_t inner;    /* PY_OWN_CLASS: the scope of the class body */
+    TSNode def;       /* PY_OWN_CLASS: the class_definition node */
+};
+
+/* What a job-defined binding is (py_binding.own). */
+enum py_own {
+    PY_OWN_NONE = 0,
+    PY_OWN_VALUE,  /* a def name, a method's self/cls */
+    PY_OWN_CLASS,  /* a class name */
+    PY_OWN_METHOD  /* a method whose first parameter Python binds to the instance */
 };
 
 enum py_event_kind {
@@ -193,6 +207,12 @@ struct py_ctx {
     size_t steps_total;
     uint32_t steps; /* of the current top-level resolution */
     int err;        /* first internal failure (-ENOMEM) */
+    struct {
+        const char *name; /* arena */
+        uint32_t req;
+    } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
+    size_t n_sens;
+    uint8_t sens_ready, sens_all;
     uint8_t stopped;        /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };

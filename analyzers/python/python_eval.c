@@ -3,8 +3,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "python_fold.h"
+#include "python_own.h"
 #include "python_resolve.h"
 #include "python_rules.h"
 #include "python_scope.h"
@@ -74,7 +76,10 @@ static void eval_attr(struct py_ctx *c, const struct py_event *ev)
     struct py_cands k = {0};
     if (!name)
         return;
-    py_check_attr_name(c, an, name, "");
+    int own = (name[0] == '_' || c->lp->capability_attributes.count) &&
+              py_own_receiver(c, ts_node_child_by_field_id(ev->node, c->L->f.object), ev->scope);
+    py_check_attr_rules(c, an, name, "", own);
+    py_check_method_access(c, ev, name);
     py_resolve(c, ev->node, ev->scope, 0, &k);
     check_cands(c, ev->node, &k, PY_CK_ATTR | (ev->callee ? PY_CK_CALLEE : 0),
                 chain_root(c, ev->node), name);
@@ -177,6 +182,9 @@ static void check_getattr(struct py_ctx *c, const struct py_event *ev, const cha
         return;
     }
     py_check_attr_name(c, a, name.s, how);
+    if (py_is_sensitive_method(c, name.s))
+        py_report(c, a, SG_RULE_ATTRIBUTE_PRIVATE,
+                  "method '%s' of the job's taken by name: its self could be any object", name.s);
     if (strcmp(fname, "getattr"))
         return;
     /* the result is obj.NAME: apply the call and module rules to it */
@@ -223,6 +231,9 @@ static void check_attrgetter(struct py_ctx *c, const struct py_event *ev, int me
             if (dot)
                 *dot = '\0';
             py_check_attr_name(c, a, p, how);
+            if (!methodcaller && py_is_sensitive_method(c, p))
+                py_report(c, a, SG_RULE_ATTRIBUTE_PRIVATE,
+                          "method '%s' of the job's taken by name: its self could be any object", p);
         }
     }
 }
@@ -244,6 +255,27 @@ static void text_name(struct py_ctx *c, const char *s, size_t n, void *ud)
     py_check_attr_name(c, t->at, name, t->how);
 }
 
+/* Whether an unfolded template/expression is a string the call walks as
+ * names: always for eval/query (pandas evaluates it) and for vformat and
+ * str.format; for .format/.format_map when the receiver is an expression
+ * that may be a string: anything but pandas' `df.style`, whose format()
+ * takes formatters, not a template. */
+static int template_is_data(struct py_ctx *c, int fmt, int str_format, TSNode recv, TSNode arg0)
+{
+    if (!c->lp->deny_dynamic_attributes)
+        return 0;
+    if (!fmt || str_format)
+        return 1;
+    enum py_kind k = py_kind(c, recv);
+    (void)arg0;
+    if (k == PK_ATTRIBUTE) {
+        const char *last = py_name(c, ts_node_child_by_field_id(recv, c->L->f.attribute));
+        return !last || strcmp(last, "style") != 0;
+    }
+    return k == PK_IDENTIFIER || k == PK_STRING || k == PK_CONCAT_STRING || k == PK_BINARY_OP ||
+           k == PK_CALL || k == PK_SUBSCRIPT || k == PK_PAREN || k == PK_CONDITIONAL;
+}
+
 /* '{0.__class__}'.format(x): replacement fields read attributes; pandas'
  * eval/query strings name attributes too. */
 static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn, const char *method,
@@ -258,10 +290,16 @@ static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode f
                             : py_call_arg(c, ev->node, 0, "expr", &unknown);
     if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
         /* string.Formatter().format(TEMPLATE, ...) and vformat */
+        TSNode first = src;
         src = fmt && !str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown) : (TSNode){0};
         s.n = 0;
-        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s))
+        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
+            if (template_is_data(c, fmt, str_format, first, src))
+                py_report(c, ts_node_is_null(first) ? ev->node : first, SG_RULE_REFLECTION_DYNAMIC,
+                          "%s() with a %s that is not a constant string: its names cannot be checked",
+                          method, fmt ? "format template" : "expression");
             return;
+        }
     }
     struct text_check t = {.at = src, .how = fmt ? " in a format string" : " in an expression string"};
     if (fmt)
@@ -353,6 +391,88 @@ static void check_allow_pickle(struct py_ctx *c, const struct py_event *ev, cons
               fname);
 }
 
+/* update_wrapper(w, f, assigned, updated) / wraps(f, assigned, updated):
+ * the names are read from one object and set on another, so each must be
+ * a constant the attribute rules accept. Absent, the defaults apply. */
+static void check_name_list(struct py_ctx *c, const struct py_event *ev, uint32_t pos, const char *kw)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, pos, kw, &unknown);
+    if (ts_node_is_null(a) && !unknown)
+        return;
+    enum py_kind k = py_kind(c, a);
+    uint32_t n = ts_node_is_null(a) ? 0 : ts_node_named_child_count(a);
+    if ((k == PK_TUPLE || k == PK_LIST) && n <= ATTRGETTER_ARGS_MAX) {
+        for (uint32_t i = 0; i < n; i++) {
+            TSNode e = ts_node_named_child(a, i);
+            struct py_sbuf name = {0};
+            if (ts_node_is_extra(e))
+                continue;
+            if (!py_fold_str(c, e, ev->scope, 0, &name)) {
+                a = e;
+                goto dynamic;
+            }
+            py_check_attr_name(c, e, name.s, " via update_wrapper()");
+        }
+        return;
+    }
+dynamic:
+    if (c->lp->deny_dynamic_attributes)
+        py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
+                  "'%s' names attributes to copy: only a literal tuple of constant names is checked", kw);
+}
+
+/* Backends the plotting libraries import by name: a name outside this set
+ * (`module://x`, a pandas plotting backend) imports a module. */
+static int known_backend(const char *s)
+{
+    static const char *const names[] = {"matplotlib", "agg", "svg", "pdf", "ps", "cairo", "pgf",
+                                        "template"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+        if (!strcasecmp(s, names[i]))
+            return 1;
+    return 0;
+}
+
+static void check_backend(struct py_ctx *c, TSNode v, int32_t scope, TSNode at)
+{
+    struct py_sbuf name = {0};
+    if (!ts_node_is_null(v) && py_fold_str(c, v, scope, 0, &name) && known_backend(name.s))
+        return;
+    if (c->lp->deny_dynamic_imports)
+        py_report(c, ts_node_is_null(v) ? at : v, SG_RULE_IMPORT_DYNAMIC,
+                  "a plotting backend other than a constant built-in one imports a module by name");
+}
+
+/* Keyword arguments whose value decides code, on any callee: allow_pickle
+ * (numpy's loaders, however reached: a partial, an alias, a parameter)
+ * and backend (pandas' plot(backend=...) imports it). */
+static void check_keywords(struct py_ctx *c, const struct py_event *ev)
+{
+    int unknown;
+    TSNode a = py_call_arg(c, ev->node, UINT32_MAX, "allow_pickle", &unknown);
+    if (!ts_node_is_null(a)) {
+        uint32_t s = ts_node_start_byte(a), e = ts_node_end_byte(a);
+        if (e - s != 5 || memcmp(c->src + s, "False", 5) != 0)
+            py_report(c, a, SG_RULE_CALL_FORBIDDEN,
+                      "allow_pickle other than False unpickles (runs code from) the file");
+    }
+    a = py_call_arg(c, ev->node, UINT32_MAX, "backend", &unknown);
+    if (!ts_node_is_null(a))
+        check_backend(c, a, ev->scope, ev->node);
+}
+
+/* pandas.set_option(KEY, VALUE): a backend key takes a module name. */
+static void check_set_option(struct py_ctx *c, const struct py_event *ev)
+{
+    int unknown;
+    TSNode k = py_call_arg(c, ev->node, 0, "pat", &unknown);
+    struct py_sbuf key = {0};
+    if (!ts_node_is_null(k) && py_fold_str(c, k, ev->scope, 0, &key) && !strstr(key.s, "backend"))
+        return;
+    check_backend(c, py_call_arg(c, ev->node, 1, NULL, &unknown), ev->scope, ev->node);
+}
+
 static void eval_call(struct py_ctx *c, const struct py_event *ev)
 {
     const struct py_fields *f = &c->L->f;
@@ -375,12 +495,28 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
             check_allow_pickle(c, ev, fc->s, 2);
         else if (cand_is(fc, "numpy.lib.format.read_array"))
             check_allow_pickle(c, ev, fc->s, 1);
+        else if (cand_is(fc, "functools.update_wrapper") || cand_is(fc, "functools.wraps")) {
+            uint32_t pos = fc->s[10] == 'u' ? 2 : 1;
+            check_name_list(c, ev, pos, "assigned");
+            check_name_list(c, ev, pos + 1, "updated");
+        } else if (cand_is(fc, "matplotlib.use") || cand_is(fc, "matplotlib.pyplot.switch_backend")) {
+            int unknown;
+            check_backend(c, py_call_arg(c, ev->node, 0, "backend", &unknown), ev->scope, ev->node);
+        } else if (cand_is(fc, "pandas.set_option")) {
+            check_set_option(c, ev);
+        }
     }
+    check_keywords(c, ev);
     if (py_kind(c, fn) != PK_ATTRIBUTE || c->err)
         return;
     const char *m = py_name(c, ts_node_child_by_field_id(fn, f->attribute));
     if (!m)
         return;
+    /* numpy's load(file, mmap_mode, allow_pickle) on a receiver the
+     * analysis cannot name (a parameter, a re-export): the third
+     * positional argument decides unpickling */
+    if (!strcmp(m, "load"))
+        check_allow_pickle(c, ev, "load", 2);
     if (!strcmp(m, "format") || !strcmp(m, "format_map") || !strcmp(m, "vformat") ||
         !strcmp(m, "eval") || !strcmp(m, "query"))
         check_template(c, ev, fn, m, 0);

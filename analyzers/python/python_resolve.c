@@ -156,6 +156,17 @@ static int cands_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
             memcpy(buf + 9, u->name, n + 1);
             py_cands_add(c, u->out, PC_BUILTIN, buf, n + 9, 0);
         }
+        /* `from m import *` may have bound it to m.<name> */
+        for (int32_t i = py_bind_find(c, PY_MODULE_SCOPE, "*"); i >= 0; i = c->binds[i].next) {
+            const char *m = c->binds[i].import_val;
+            size_t ml = strlen(m);
+            if (ml + n + 2 > sizeof(buf))
+                continue;
+            memcpy(buf, m, ml);
+            buf[ml] = '.';
+            memcpy(buf + ml + 1, u->name, n + 1);
+            py_cands_add(c, u->out, PC_IMPORT, buf, ml + n + 1, 0);
+        }
         return 0;
     }
     switch (b->kind) {

@@ -119,7 +119,13 @@ void py_check_module(struct py_ctx *c, TSNode at, const char *mod)
         py_report(c, at, SG_RULE_IMPORT_DENIED, "import of '%s' reaches denied module '%s'", mod, hit);
 }
 
-int py_check_attr_name(struct py_ctx *c, TSNode at, const char *name, const char *how)
+int py_is_private(const struct sg_lang_policy *lp, const char *name)
+{
+    return lp->deny_private_attributes && name[0] == '_' && !py_is_dunder(name) &&
+           !sg_strset_has(&lp->allowed_privates, name);
+}
+
+int py_check_attr_rules(struct py_ctx *c, TSNode at, const char *name, const char *how, int own)
 {
     const struct sg_lang_policy *lp = c->lp;
     if (sg_strset_has(&lp->forbidden_attributes, name)) {
@@ -130,7 +136,51 @@ int py_check_attr_name(struct py_ctx *c, TSNode at, const char *name, const char
         py_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder attribute '%s'%s", name, how);
         return 1;
     }
+    if (own)
+        return 0;
+    if (py_is_private(lp, name)) {
+        py_report(c, at, SG_RULE_ATTRIBUTE_PRIVATE,
+                  "access to private attribute '%s'%s of an object the job did not define", name, how);
+        return 1;
+    }
+    if (sg_strset_has(&lp->capability_attributes, name)) {
+        py_report(c, at, SG_RULE_ATTRIBUTE_CAPABILITY,
+                  "access to capability attribute '%s'%s of an object the job did not define", name, how);
+        return 1;
+    }
     return 0;
+}
+
+int py_check_attr_name(struct py_ctx *c, TSNode at, const char *name, const char *how)
+{
+    return py_check_attr_rules(c, at, name, how, 0);
+}
+
+/* A path reached from an import (`from numpy import testing`, a star
+ * import's name, an alias of np.testing): every step after the module the
+ * job imported is an attribute of a package, never the job's own. */
+static void check_path_steps(struct py_ctx *c, TSNode at, const char *s)
+{
+    const struct sg_lang_policy *lp = c->lp;
+    char step[PY_NAME_MAX];
+    if (!lp->deny_private_attributes && lp->capability_attributes.count == 0)
+        return;
+    for (const char *p = strchr(s, '.'); p; p = strchr(p + 1, '.')) {
+        const char *e = strchr(p + 1, '.');
+        size_t n = e ? (size_t)(e - p - 1) : strlen(p + 1);
+        if (n == 0 || n >= sizeof(step))
+            continue;
+        memcpy(step, p + 1, n);
+        step[n] = '\0';
+        if (py_is_private(lp, step)) {
+            py_report(c, at, SG_RULE_ATTRIBUTE_PRIVATE, "'%s' reaches private name '%s' of a package", s, step);
+            return;
+        }
+        if (sg_strset_has(&lp->capability_attributes, step)) {
+            py_report(c, at, SG_RULE_ATTRIBUTE_CAPABILITY, "'%s' reaches capability name '%s'", s, step);
+            return;
+        }
+    }
 }
 
 /* The forbidden_calls entry s matches: s itself (a resolved root), or a
@@ -167,7 +217,8 @@ static void check_reflective_ref(struct py_ctx *c, TSNode at, const char *s, uns
 {
     static const char *const attr_fns[] = {"builtins.getattr", "builtins.setattr", "builtins.delattr",
                                            "builtins.hasattr", "operator.attrgetter",
-                                           "operator.methodcaller"};
+                                           "operator.methodcaller", "functools.update_wrapper",
+                                           "functools.wraps"};
     static const char *const import_fns[] = {"builtins.__import__", "importlib.import_module",
                                              "importlib.__import__"};
     if (flags & (PY_CK_CALLEE | PY_CK_IMPORT))
@@ -239,6 +290,9 @@ void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsi
                   fc, how);
     if (cand->kind == PC_IMPORT && (flags & PY_CK_ATTR))
         check_module_step(c, at, cand);
+    /* an attribute step checks its own name where it is taken */
+    if (cand->kind == PC_IMPORT && (!(flags & PY_CK_ATTR) || (flags & PY_CK_IMPORT)))
+        check_path_steps(c, at, s);
 }
 
 const char *py_via(const struct py_cand *cand, const char *root)

@@ -34,6 +34,14 @@ void py_check_module(struct py_ctx *c, TSNode at, const char *mod);
  * came from (" via getattr()", "" ...). Returns 1 when a violation was added. */
 int py_check_attr_name(struct py_ctx *c, TSNode at, const char *name, const char *how);
 
+/* The same, for an attribute of a known receiver: own is 1 when it is the
+ * job's own object (its classes and functions, a method's self/cls), which
+ * may use private and capability names freely. */
+int py_check_attr_rules(struct py_ctx *c, TSNode at, const char *name, const char *how, int own);
+
+/* 1 when name is private ("_x", not a dunder) and the policy denies it. */
+int py_is_private(const struct sg_lang_policy *lp, const char *name);
+
 /* Apply the name, call and module rules to one thing a reference may be.
  * via names the alias the reference went through (NULL: none). */
 void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsigned flags,

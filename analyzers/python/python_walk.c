@@ -49,7 +49,14 @@ struct py_frame {
     uint32_t top_end;
     uint16_t nidx; /* named children entered so far */
     uint8_t kind, mode, has_value, top, callee, seen_for, first_for;
+    uint8_t own;    /* the name bound here is the job's own object (enum py_own) */
+    TSNode owner;   /* CM_DEF of a class: the class_definition (its body is inner) */
+    int32_t owner_scope;
+    uint8_t method; /* a def whose first parameter is the instance (or class) */
 };
+
+/* py_frame.method */
+enum { METHOD_INSTANCE = 1, METHOD_CLASS = 2 };
 
 static int add_event(struct py_ctx *c, TSNode n, int32_t scope, enum py_event_kind kind, int callee)
 {
@@ -71,7 +78,9 @@ static int add_event(struct py_ctx *c, TSNode n, int32_t scope, enum py_event_ki
 static void bind_simple(struct py_ctx *c, const struct py_frame *F, TSNode ident, enum py_bind_kind kind)
 {
     struct py_binding b = {.name = py_name(c, ident), .scope = F->bind, .eval_scope = F->scope,
-                           .kind = (uint8_t)kind, .definite = F->top, .stmt_end = F->top_end};
+                           .kind = (uint8_t)kind, .definite = F->top, .stmt_end = F->top_end,
+                           .own = (uint8_t)(kind == PB_OPAQUE ? F->own : 0),
+                           .inner = F->owner_scope, .def = F->owner};
     if (kind == PB_OPAQUE && F->mode == CM_STORE && F->has_value) {
         b.kind = PB_ALIAS;
         b.value = F->value;
@@ -170,6 +179,13 @@ static void bind_from_stmt(struct py_ctx *c, const struct py_frame *F, TSNode n)
     TSTreeCursor *cur = py_cursor(c, n);
     for (int more = cur && ts_tree_cursor_goto_first_child(cur); more;
          more = ts_tree_cursor_goto_next_sibling(cur)) {
+        if (py_kind(c, ts_tree_cursor_current_node(cur)) == PK_WILDCARD_IMPORT && mod) {
+            /* recorded under "*": an unbound name may be any of mod's */
+            struct py_binding b = {.name = "*", .scope = PY_MODULE_SCOPE, .eval_scope = F->scope,
+                                   .kind = PB_IMPORT, .import_val = mod};
+            py_bind(c, &b);
+            continue;
+        }
         if (ts_tree_cursor_current_field_id(cur) != f->name)
             continue;
         TSNode k = ts_tree_cursor_current_node(cur), target = k, alias = k;
@@ -263,9 +279,16 @@ static void derive_scope_owner(const struct py_ctx *c, const struct py_frame *P,
         F->mode = CM_DEF;
         F->bind = P->scope;
         F->top = P->top;
+        F->own = P->kind == PK_CLASS_DEF ? PY_OWN_CLASS
+                 : P->kind == PK_LAMBDA  ? PY_OWN_NONE
+                 : P->method == METHOD_INSTANCE ? PY_OWN_METHOD
+                                         : PY_OWN_VALUE;
+        F->owner = P->node;
+        F->owner_scope = P->inner;
     } else if (fld == f->parameters) {
         F->mode = CM_PARAMS;
         F->bind = P->inner;
+        F->method = P->method;
     } else if (fld == f->body) {
         F->scope = F->bind = P->inner;
     }
@@ -311,6 +334,9 @@ static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSF
         return;
     case PK_PARAMETERS: case PK_LAMBDA_PARAMETERS:
         F->mode = k == PK_IDENTIFIER ? CM_PARAM : CM_PARAMS;
+        /* a method's first parameter is its own instance (or class) */
+        if (ts_node_is_named(F->node) && !ts_node_is_extra(F->node) && P->nidx++ == 0)
+            F->own = P->method && k == PK_IDENTIFIER ? PY_OWN_VALUE : PY_OWN_NONE;
         return;
     case PK_DEFAULT_PARAM: case PK_TYPED_DEFAULT_PARAM: case PK_TYPED_PARAM:
     case PK_DICT_SPLAT_PATTERN:
@@ -336,7 +362,8 @@ static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSF
         return;
     case PK_ASSIGNMENT:
         if (fld == f->left) {
-            F->mode = CM_STORE;
+            /* `exec: object` annotates, it binds nothing: exec stays the builtin */
+            F->mode = ts_node_is_null(ts_node_child_by_field_id(P->node, f->right)) ? CM_LOAD : CM_STORE;
             F->top = P->top;
             F->value = P->value;
             F->has_value = P->has_value;
@@ -430,6 +457,53 @@ static int stop_with(struct py_ctx *c, TSNode n, const char *rule, const char *m
     return r;
 }
 
+/* Decorators that keep a method's first parameter its own instance or
+ * class. Any other decorator may call the function with anything. */
+static int keeps_self(const char *s, size_t n)
+{
+    static const char *const names[] = {"property", "classmethod", "abstractmethod",
+                                        "abc.abstractmethod", "cached_property",
+                                        "functools.cached_property"};
+    static const char *const suffixes[] = {".setter", ".getter", ".deleter"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+        if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (n > sl && memcmp(s + n - sl, suffixes[i], sl) == 0 && !memchr(s, '.', n - sl) &&
+            !memchr(s, '(', n))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether def node fn is a method whose first parameter Python binds
+ * itself: METHOD_INSTANCE undecorated or decorated only by keeps_self()
+ * decorators, METHOD_CLASS with @classmethod (bound even when taken from
+ * the class), 0 otherwise. */
+static int plain_method(const struct py_ctx *c, TSNode fn)
+{
+    TSNode p = ts_node_parent(fn);
+    if (py_kind(c, p) != PK_DECORATED_DEF)
+        return METHOD_INSTANCE;
+    int kind = METHOD_INSTANCE;
+    uint32_t count = ts_node_named_child_count(p);
+    for (uint32_t i = 0; i < count; i++) {
+        TSNode d = ts_node_named_child(p, i);
+        if (ts_node_eq(d, fn) || ts_node_is_extra(d))
+            continue;
+        TSNode e = ts_node_named_child(d, 0);
+        if (ts_node_is_null(e))
+            return 0;
+        uint32_t a = ts_node_start_byte(e), b = ts_node_end_byte(e);
+        if (!keeps_self(c->src + a, b - a))
+            return 0;
+        if (b - a == 11 && memcmp(c->src + a, "classmethod", 11) == 0)
+            kind = METHOD_CLASS;
+    }
+    return kind;
+}
+
 /* What entering node F->node records. */
 static void on_node(struct py_ctx *c, struct py_frame *F)
 {
@@ -457,7 +531,11 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
         add_event(c, n, F->scope, PE_IMPORT, 0);
         bind_from_stmt(c, F, n);
         break;
-    case PK_FUNCTION_DEF: case PK_LAMBDA:
+    case PK_FUNCTION_DEF:
+        F->method = c->scopes[F->scope].kind == PS_CLASS ? (uint8_t)plain_method(c, n) : 0;
+        F->inner = py_scope_new(c, F->scope, PS_FUNCTION);
+        break;
+    case PK_LAMBDA:
         F->inner = py_scope_new(c, F->scope, PS_FUNCTION);
         break;
     case PK_CLASS_DEF:

@@ -14,8 +14,9 @@
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
  * done at start; then this blocks on fd 3. The parent wrote main.js before
  * sending the arguments. The report is {outcome: ok|exception|no_main,
- * present, value, message, max_rss_kb}; the parent answers the executor the
- * moment the line is complete, so the program's output must already be in
+ * present, value_json (the value as JSON text), message, max_rss_kb}; the
+ * parent answers the executor the moment the line is complete, so the
+ * program's output must already be in
  * the pipes by then: stdout and stderr are made blocking (every write is
  * complete when it returns). This process never sees the nonce, and the
  * parent trusts the report only for what the program could produce anyway.
@@ -30,7 +31,8 @@
  *   a top-level `function main` / `const main = ...` with no export at all.
  * ES module syntax (`export function main`) is a SyntaxError (exception).
  * After main (or its promise) settles the child reports and exits: timers the
- * program left pending do not run.
+ * program left pending do not run. A promise that is still pending when Node
+ * has nothing left to run can never settle: that is reported as an exception.
  */
 const fs = require('fs');
 const path = require('path');
@@ -53,6 +55,8 @@ const READ_CHUNK = 65536;
 // A lone surrogate, which JSON.stringify writes as an escape that other JSON
 // parsers (the executor's) reject; an even run of backslashes before it is text.
 const LONE_SURROGATE_RE = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+// Deepest result value, in containers (common/json_raw.h: SG_JSON_RESULT_DEPTH_MAX).
+const RESULT_MAX_DEPTH = 512;
 // The hidden parameter that receives a top-level `main`: random per process
 // (set at start), so no program can collide with it by accident.
 let HOOK = '';
@@ -110,6 +114,28 @@ function compileMain(rt) {
   return topLevel;
 }
 
+// How deeply JSON text nests ({} and [] one level each), read off the text
+// itself: what toJSON methods made of the value is what counts.
+function jsonDepth(text) {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return max;
+}
+
 function serialise(value) {
   let text;
   try {
@@ -122,6 +148,9 @@ function serialise(value) {
   }
   if (LONE_SURROGATE_RE.test(text)) {
     return { error: 'main() returned a string with a lone UTF-16 surrogate (not valid UTF-8)' };
+  }
+  if (jsonDepth(text) > RESULT_MAX_DEPTH) {
+    return { error: `main() returned a value nested deeper than ${RESULT_MAX_DEPTH} levels` };
   }
   return { text };
 }
@@ -151,8 +180,12 @@ function childRun(args, rt) {
       childReport(JSON.stringify({ outcome: 'exception', message: s.error }), 1);
       return;
     }
-    childReport(`{"outcome":"ok","present":true,"max_rss_kb":${rss},"value":${s.text}}`, 0);
+    // As text: the parent's JSON parser stops at 64-bit integers, JSON.stringify
+    // does not (1e20 is written 100000000000000000000).
+    childReport(JSON.stringify({ outcome: 'ok', present: true, max_rss_kb: rss, value_json: s.text }),
+      0);
   };
+  reportNeverSettled(() => reported, () => { reported = true; });
   let main;
   try {
     if (rt) installRuntime(rt);
@@ -170,6 +203,29 @@ function childRun(args, rt) {
     return;
   }
   Promise.resolve().then(() => main(args)).then(done, fail);
+}
+
+// Node exits when nothing is left to run (no timer, I/O, child process...),
+// even with main()'s promise still pending: nothing could ever settle it then.
+// Say so instead of ending as if main() had returned. While something is
+// left, the promise is waited for, up to the job's time limit.
+function reportNeverSettled(isReported, markReported) {
+  // What is open before the program runs (the stdio pipes) is listed as active
+  // but does not keep Node running; more than that does.
+  const baseline = realProcess.getActiveResourcesInfo().length;
+  realProcess.on('beforeExit', () => {
+    if (isReported()) return;
+    // The program's own beforeExit listeners may have started work that will
+    // settle it: judge once they have had their turn.
+    setImmediate(() => {
+      if (isReported() || realProcess.getActiveResourcesInfo().length > baseline) return;
+      markReported();
+      const message = 'main() returned a promise that never settled: nothing was left to run '
+        + 'that could settle it (no pending timer, I/O or callback)';
+      realProcess.stderr.write(`${message}\n`);
+      childReport(JSON.stringify({ outcome: 'exception', message }), 1);
+    });
+  });
 }
 
 // ------------------------------------------------------------ run-time policy

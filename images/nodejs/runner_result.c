@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "json_nesting.h"
+#include "json_raw.h"
 
 #define PROTOCOL_VERSION 1
 #define MESSAGE_MAX 1000
@@ -103,15 +105,37 @@ json_t *runner_text(const char *data, size_t len)
 
 static json_t *base_result(const char *outcome, int exit_code, int sig, const char *message)
 {
-    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:i, s:f, s:s?}", "outcome",
+    /* memory_used_kb null: unknown until a run measured it */
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:n, s:f, s:s?}", "outcome",
                      outcome, "exit_code", exit_code, "signal", sig, "stdout", "", "stderr", "",
-                     "result", "present", 0, "artifacts", "memory_used_kb", 0, "time_used_ms",
+                     "result", "present", 0, "artifacts", "memory_used_kb", "time_used_ms",
                      0.0, "message", message);
 }
 
 json_t *runner_result_failed(const char *outcome, const char *message)
 {
     return base_result(outcome, RUNNER_EXIT_RUNNER, 0, message);
+}
+
+/* The result object for the report's value_json (the program's value as
+ * JSON text): {"present", "value"}, or {"present", "value_json"} with the
+ * checked text when jansson cannot hold it (integers beyond 64 bits). NULL
+ * (and *ret_why set) when the text is not a value the line can carry. */
+static json_t *result_of(json_t *text, const char **ret_why)
+{
+    *ret_why = "no value_json string";
+    if (!json_is_string(text))
+        return NULL;
+    const char *s = json_string_value(text);
+    size_t n = json_string_length(text);
+    json_t *value = json_loadb(s, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    *ret_why = "value nested too deep or not JSON";
+    if (value && !sg_json_nesting_exceeds(value, SG_JSON_RESULT_DEPTH_MAX))
+        return json_pack("{s:b, s:o}", "present", 1, "value", value);
+    json_decref(value);
+    if (value || !sg_json_raw_ok(s, n, SG_JSON_RESULT_DEPTH_MAX))
+        return NULL;
+    return json_pack("{s:b, s:O}", "present", 1, "value_json", text);
 }
 
 /* A run-time denial report ({"outcome": "unauthorized", "denials": [{type,
@@ -149,34 +173,34 @@ static json_t *classify_report(const struct runner_watch *w)
     /* NUL is a character a returned string may hold (JSON.stringify writes \u0000). */
     json_t *rep = json_loadb(w->res.data, nl ? (size_t)(nl - w->res.data) : len, JSON_ALLOW_NUL, &je);
     const char *outcome = rep ? json_string_value(json_object_get(rep, "outcome")) : NULL;
-    json_t *res;
+    const char *why = rep ? "not a known outcome" : je.text;
+    json_t *res, *result = NULL;
+    int known, ok;
     if (outcome && strcmp(outcome, "unauthorized") == 0) {
         res = unauthorized_result(rep);
         goto out;
     }
-    if (!outcome || (strcmp(outcome, "ok") && strcmp(outcome, "exception") &&
-                     strcmp(outcome, "no_main"))) {
+    known = outcome && (!strcmp(outcome, "ok") || !strcmp(outcome, "exception") ||
+                        !strcmp(outcome, "no_main"));
+    ok = known && strcmp(outcome, "ok") == 0;
+    if (ok && json_is_true(json_object_get(rep, "present")) &&
+        !(result = result_of(json_object_get(rep, "value_json"), &why)))
+        known = 0;
+    if (!known) {
         char msg[MESSAGE_MAX];
-        if (!rep && strstr(je.text, "too big integer"))
-            snprintf(msg, sizeof(msg), "main() returned an integer outside the 64-bit range");
-        else
-            snprintf(msg, sizeof(msg), "unreadable report from the program: %s",
-                     rep ? "not a known outcome" : je.text);
+        snprintf(msg, sizeof(msg), "unreadable report from the program: %s", why);
         res = base_result("exception", 1, 0, msg);
         goto out;
     }
-    int ok = strcmp(outcome, "ok") == 0;
     const char *message = json_string_value(json_object_get(rep, "message"));
     res = base_result(outcome, ok ? 0 : 1, 0, message);
-    if (res && ok && json_is_true(json_object_get(rep, "present"))) {
-        json_t *value = json_object_get(rep, "value");
-        json_object_set_new(res, "result",
-                            json_pack("{s:b, s:O}", "present", 1, "value", value ? value : json_null()));
-    }
+    if (res && result)
+        json_object_set(res, "result", result);
     json_int_t rss = json_integer_value(json_object_get(rep, "max_rss_kb"));
     if (res && rss > 0)
         json_object_set_new(res, "memory_used_kb", json_integer(rss));
 out:
+    json_decref(result);
     json_decref(rep);
     return res;
 }
@@ -223,7 +247,9 @@ json_t *runner_result_from_watch(const struct runner_cfg *cfg, const struct runn
     json_object_set_new(res, "stderr", runner_text(w->err.data, w->err.len));
     json_object_set_new(res, "time_used_ms", json_real(round(w->elapsed_ms * 1000) / 1000));
     json_int_t rss = json_integer_value(json_object_get(res, "memory_used_kb"));
-    json_object_set_new(res, "memory_used_kb", json_integer(rss > w->max_rss_kb ? rss : w->max_rss_kb));
+    if (rss < w->max_rss_kb)
+        rss = w->max_rss_kb;
+    json_object_set_new(res, "memory_used_kb", rss > 0 ? json_integer(rss) : json_null());
     if (ran)
         runner_result_artifacts(cfg, res);
     return res;

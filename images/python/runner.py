@@ -37,6 +37,7 @@ program did afterwards.
 """
 import base64
 import json
+import math
 import os
 import re
 import select
@@ -68,6 +69,9 @@ NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
 EXIT_POLL_S = 0.1
+# Deepest result value, in containers (common/json_raw.h: SG_JSON_RESULT_DEPTH_MAX).
+RESULT_MAX_DEPTH = 512
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 MIME_TYPES = {
     "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
@@ -109,6 +113,36 @@ class BadJob(Exception):
 
 class RunnerError(Exception):
     """The sandbox itself is unusable (e.g. no writable workspace)."""
+
+
+def value_beyond_int64(value):
+    """Walks a result value (after json.dumps accepted it: no cycles) without
+    recursion. True when an integer in it lies outside the signed 64-bit range:
+    the value then travels as JSON text (result.value_json), because the
+    executor's and the gateway's JSON parser (jansson) stops at int64. Raises
+    ValueError for what JSON cannot carry: containers nested deeper than
+    RESULT_MAX_DEPTH, NaN/Infinity, integers beyond a double's range."""
+    big = False
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if depth >= RESULT_MAX_DEPTH:
+                raise ValueError(f"nested deeper than {RESULT_MAX_DEPTH} levels")
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+        elif isinstance(v, bool) or v is None or isinstance(v, str):
+            continue
+        elif isinstance(v, int):
+            if not INT64_MIN <= v <= INT64_MAX:
+                try:
+                    float(v)
+                except OverflowError:
+                    raise ValueError("an integer too large for a JSON number "
+                                     "(beyond 1.8e308)") from None
+                big = True
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{v!r} is not a JSON number")
+    return big
 
 
 def write_all(fd, data):
@@ -231,6 +265,13 @@ def child_run(res_fd, arguments):
     except (TypeError, ValueError, RecursionError, UnicodeEncodeError) as e:
         msg = (f"main() returned a value that is not JSON-serialisable "
                f"({type(value).__name__}): {e}"[:1000])
+        sys.stderr.write(msg + "\n")
+        child_report(res_fd, {"outcome": "exception", "message": msg})
+        return 1
+    try:
+        value_beyond_int64(value)
+    except ValueError as e:
+        msg = f"main() returned a value that JSON cannot carry: {e}"[:1000]
         sys.stderr.write(msg + "\n")
         child_report(res_fd, {"outcome": "exception", "message": msg})
         return 1
@@ -530,6 +571,44 @@ def decode_text(buf):
     return bytes(buf).decode("utf-8", "replace")
 
 
+class UnreadableReport(Exception):
+    """What the child left on the report pipe is not a report: the program
+    can write there (it holds the pipe), so this is its own failure."""
+
+
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_report(data):
+    """The child's report, validated and bounded: (outcome, message, result)
+    with result ready for the result line. Raises UnreadableReport."""
+    try:
+        report = json.loads(data, parse_constant=reject_constant)
+    except (ValueError, RecursionError) as e:
+        raise UnreadableReport(f"not JSON ({type(e).__name__})") from None
+    # runner_error: the child could not install the job's run-time policy
+    if not isinstance(report, dict) or \
+            report.get("outcome") not in ("ok", "exception", "no_main", "runner_error"):
+        raise UnreadableReport("not a known outcome")
+    message = report.get("message")
+    if message is not None and not isinstance(message, str):
+        raise UnreadableReport("message is not a string")
+    if message is not None:
+        message = message.encode("utf-8", "replace").decode("utf-8")[:1000]
+    result = {"present": False}
+    if report["outcome"] == "ok" and report.get("present") is True:
+        value = report.get("value")
+        try:
+            big = value_beyond_int64(value)
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+        except (ValueError, RecursionError, UnicodeEncodeError) as e:
+            raise UnreadableReport(f"bad value ({type(e).__name__}: {e})"[:200]) from None
+        result = {"present": True, "value_json": text} if big else {"present": True, "value": value}
+    return report["outcome"], message, result
+
+
 def classify(run, stopped):
     """Outcome fields from how the child ended and what it reported."""
     res = {"exit_code": 0, "signal": 0, "result": {"present": False}, "message": None}
@@ -546,21 +625,20 @@ def classify(run, stopped):
         res["exit_code"] = -res["signal"]
     else:
         res["exit_code"] = os.WEXITSTATUS(status)
-    try:
-        report = json.loads(bytes(run.bufs[run.res_fd])) if run.bufs[run.res_fd] else None
-    except ValueError:
-        report = None
-    if isinstance(report, dict) and report.get("outcome") == "runner_error":
-        res.update(outcome="runner_error", exit_code=EXIT_RUNNER, message=report.get("message"))
-        return res
-    if isinstance(report, dict) and report.get("outcome") in ("ok", "exception", "no_main"):
-        res["outcome"] = report["outcome"]
-        res["message"] = report.get("message")
-        if report["outcome"] == "ok" and report.get("present"):
-            res["result"] = {"present": True, "value": report.get("value")}
-        return res
+    unreadable = None
+    if run.bufs[run.res_fd]:
+        try:
+            res["outcome"], res["message"], res["result"] = parse_report(bytes(run.bufs[run.res_fd]))
+            if res["outcome"] == "runner_error":
+                res["exit_code"] = EXIT_RUNNER
+            return res
+        except UnreadableReport as e:
+            unreadable = str(e)
     if res["signal"]:
         res.update(outcome="killed", message=f"the program was killed by signal {res['signal']}")
+    elif unreadable:
+        res.update(outcome="exception", exit_code=res["exit_code"] or 1,
+                   message=f"unreadable report from the program: {unreadable}")
     elif res["exit_code"] == 0:
         res["outcome"] = "ok"
     else:
@@ -657,7 +735,7 @@ def report(fields, nonce):
     a newline so that a partial line written before it cannot swallow it."""
     line = {"sandgate_runner": PROTOCOL_VERSION, "nonce": nonce, "outcome": "ok", "exit_code": 0, "signal": 0,
             "stdout": "", "stderr": "", "result": {"present": False}, "artifacts": [],
-            "memory_used_kb": 0, "time_used_ms": 0.0, "message": None}
+            "memory_used_kb": None, "time_used_ms": 0.0, "message": None}
     line.update(fields)
     data = ("\n" + json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     write_all(1, data)
@@ -681,7 +759,7 @@ def parent_run_job(cfg, pid, fds, job):
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
     fields["time_used_ms"] = round(elapsed_ms, 3)
-    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else 0
+    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else None
     if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
         fields["artifacts"], skipped = collect_artifacts(cfg)
         if skipped:

@@ -48,6 +48,10 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.max_jobs is not None:
                 doc["max_jobs"] = fake.max_jobs
             return self._send(200 if ok else 503, doc)
+        if self.path == "/v1/runtime" and fake.runtime is not None:
+            with fake.lock:
+                fake.headers.append(dict(self.headers))
+            return self._send(200, fake.runtime)
         self._send(404, {"error": {"code": "not_found", "message": self.path}})
 
     def do_POST(self):
@@ -90,14 +94,15 @@ class FakeExecutor:
     """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
     ("ok", "busy", "error500", "garbage", "hangup", "ok_then_hangup"), delay
     (seconds before answering), healthy (what /healthz says), max_jobs (the
-    capacity /healthz advertises, None = not said). open_connections counts
-    the connections open to it now."""
+    capacity /healthz advertises, None = not said), runtime (the listing GET
+    /v1/runtime returns). open_connections counts the connections open to it now."""
 
     def __init__(self, name="python"):
         self.name = name
         self.mode = "ok"
         self.delay = 0
         self.healthy = True
+        self.runtime = None  # GET /v1/runtime answer (None: 404, as an image without one)
         self.jobs = []
         self.headers = []
         self.health_calls = 0

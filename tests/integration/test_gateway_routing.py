@@ -3,6 +3,7 @@ failover on connect errors without running a job twice, pool_busy retries,
 outages, failures after the job was sent (never retried), time budgets,
 slow-executor isolation, saturation, SIGHUP reload under load (policies and
 tokens, a bad file keeps the old set) and SIGTERM drain."""
+import base64
 import json
 import signal
 import threading
@@ -86,6 +87,23 @@ class TestRouting(RoutingCase):
         self.assertEqual(body["error"]["code"], "executor_busy")
         self.assertEqual(hdrs.get("retry-after"), "1")
         self.assertEqual((a.calls, b.calls), (2, 2), "one attempt each, no more")
+
+    def test_busy_pool_on_ragflow_run_is_ragflows_own_answer(self):
+        # RAGFlow's executor manager answers HTTP 200, program_runner_error,
+        # exit_code -10 when no container became free; /run keeps that shape.
+        a = self.fake()
+        a.mode = "busy"
+        self.start([a.url])
+        code = base64.b64encode(JS_OK.encode()).decode()
+        st, hdrs, body = self.gw.call("POST", "/run", {"code_b64": code, "language": "nodejs"})
+        self.assertEqual(st, 200, body)
+        self.assertEqual((body["status"], body["exit_code"], body["detail"], body["stderr"]),
+                         ("program_runner_error", -10, "no_available_container",
+                          "Container pool is busy"))
+        self.assertEqual(body["result"], {"present": False, "value": None, "type": "json"})
+        self.assertEqual(body["artifacts"], [])
+        self.gw.wait_for(lambda: any(x.get("outcome") == "executor_busy"
+                                     for x in self.gw.audit_lines()), what="audit")
 
     def test_outage_is_502_with_a_clear_message(self):
         self.start([dead_url(), dead_url()])

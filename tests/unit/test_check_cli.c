@@ -317,3 +317,77 @@ Test(check_cli, oversize_input_is_an_error, .init = setup, .fini = teardown)
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "larger than 16777216 bytes"), "%s", r.err);
 }
+
+#define LISTING "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":" \
+                "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"os\"],\"packages\":[{\"name\":" \
+                "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]},{\"name\":" \
+                "\"tabulate\",\"version\":\"0.8.9\",\"modules\":[\"tabulate\"]}]," \
+                "\"system_packages\":[]}"
+
+static int json_has(json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s))
+        return 1;
+    return 0;
+}
+
+Test(check_cli, list_modules_with_an_image_listing, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
+                                               NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "policy default (sha256 "), "%s", r.out);
+    cr_assert(strstr(r.out, "python: only these modules"), "%s", r.out);
+    cr_assert(strstr(r.out, " pathlib "), "%s", r.out);
+    const char *listing = tmpfile_with(0, "py.json", LISTING, strlen(LISTING));
+    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
+                                               "--runtime", listing, "--format", "json", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(doc, "%s", r.out);
+    json_t *py = json_object_get(json_object_get(doc, "languages"), "python");
+    cr_assert_str_eq(json_string_value(json_object_get(py, "mode")), "allow");
+    cr_assert(json_has(json_object_get(py, "modules"), "json"));
+    json_t *rt = json_array_get(json_object_get(py, "runtimes"), 0);
+    json_t *ok = json_object_get(rt, "importable");
+    cr_assert(json_has(ok, "json") && json_has(ok, "numpy"));
+    cr_assert(!json_has(ok, "os") && !json_has(ok, "tabulate"));
+    json_t *no = json_array_get(json_object_get(rt, "not_importable"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(no, "module")), "tabulate");
+    cr_assert_str_eq(json_string_value(json_object_get(no, "version")), "0.8.9");
+    json_decref(doc);
+}
+
+Test(check_cli, list_modules_refuses_misuse, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    const char *bad = tmpfile_with(0, "bad.json", "{\"language\": \"ruby\"}", 20);
+    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
+                                               "--runtime", bad, NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "not a runtime listing"), "%s", r.err);
+    run_check(&r, NULL, (const char *const[]){"--list-modules", "x.py", NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "takes no input files"), "%s", r.err);
+    run_check(&r, NULL, (const char *const[]){"--runtime", bad, "x.py", NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "needs --list-modules"), "%s", r.err);
+}
+
+Test(check_cli, a_policy_file_that_extends_finds_its_parent, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    static const char data[] = "{\"name\": \"data\", \"extends\": \"default\", \"python\": "
+                               "{\"imports\": {\"modules\": [\"tabulate\"]}}}";
+    const char *pol = tmpfile_with(0, "data.json", data, strlen(data));
+    const char *src = tmpfile_with(1, "job.py", "import tabulate\n", 16);
+    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--policy", pol,
+                                               src, NULL});
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", src, NULL});
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.out, "by policy 'default' (python.imports.modules)"), "%s", r.out);
+}

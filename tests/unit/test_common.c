@@ -545,3 +545,14 @@ Test(sg_cond, timed_wait_runs_on_the_monotonic_clock)
     cr_assert_geq(mono_ns() - t0, 50000000u, "the wait ended before its deadline");
     pthread_cond_destroy(&cond);
 }
+
+Test(sg_file_name, reserved_names)
+{
+    const char *reserved[] = {"main.py", "main.js", "artifacts"};
+    const char *free_[] = {"main.pyc", "Main.py", "main.py.csv", "artifacts.txt", "main", "js"};
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        cr_expect(sg_file_name_reserved(reserved[i], strlen(reserved[i])), "'%s'", reserved[i]);
+    for (size_t i = 0; i < sizeof(free_) / sizeof(free_[0]); i++)
+        cr_expect_not(sg_file_name_reserved(free_[i], strlen(free_[i])), "'%s'", free_[i]);
+    cr_expect(sg_file_name_reserved("main.pyX", 7), "the first len bytes are the name");
+}

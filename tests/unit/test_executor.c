@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "outcome.h"
 #include "exec_server.h"
+#include "json_raw.h"
 
 static const char *const env_names[] = {
     "SANDGATE_LANGUAGE", "SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY", "SANDBOX_ENABLE_SECCOMP",
@@ -471,8 +472,12 @@ Test(outcome, dead_sandbox_classification)
     struct docker_state bare_kill = {.oom_killed = false, .exit_code = 137};
     outcome_init(&o);
     outcome_from_dead(&bare_kill, NULL, &o);
-    cr_assert_str_eq(o.resource_limit_type, "memory", "runsc may report an OOM as a bare 137");
-    cr_assert_eq(o.exit_code, EXEC_CODE_MEMORY);
+    /* the program can SIGKILL the runner itself: memory only on the engine's word */
+    cr_assert_eq(o.status, EXEC_PROGRAM_ERROR);
+    cr_assert_null(o.resource_limit_type);
+    cr_assert_str_eq(o.runtime_error_type, "signalled");
+    cr_assert_eq(o.exit_code, -9);
+    cr_assert(strstr(o.detail, "SIGKILL") && strstr(o.detail, "no out-of-memory"), "%s", o.detail);
     struct docker_state pids = {.exit_code = 2};
     outcome_init(&o);
     outcome_from_dead(&pids, "", &o);
@@ -480,10 +485,14 @@ Test(outcome, dead_sandbox_classification)
     cr_assert_eq(o.exit_code, EXEC_CODE_PIDS);
     struct docker_state crash = {.exit_code = 134};
     outcome_init(&o);
-    outcome_from_dead(&crash, "Assertion failed", &o);
+    const char *tb = "Traceback (most recent call last):\n  File \"/opt/sandgate/runner.py\"";
+    outcome_from_dead(&crash, tb, &o);
     cr_assert_eq(o.status, EXEC_RUNNER_ERROR);
     cr_assert_eq(o.exit_code, EXEC_CODE_RUNNER);
-    cr_assert(strstr(o.detail, "exit 134") && strstr(o.detail, "Assertion failed"));
+    cr_assert(strstr(o.detail, "exit 134"), "%s", o.detail);
+    cr_assert_null(strstr(o.detail, "Traceback"), "runner internals stay out of detail: %s", o.detail);
+    cr_assert_null(strstr(o.detail, "/opt/"), "%s", o.detail);
+    cr_assert_str_eq(o.log_detail, tb, "the executor log gets them");
     outcome_init(&o);
     outcome_from_dead(NULL, NULL, &o);
     cr_assert_eq(o.status, EXEC_RUNNER_ERROR);
@@ -545,4 +554,64 @@ Test(metrics, counts_and_histograms)
     free(t);
     metrics_free(m);
     metrics_free(NULL);
+}
+
+Test(outcome, value_json_carries_integers_beyond_64_bits)
+{
+    const char *line = "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"result\":{\"present\":true,"
+                       "\"value_json\":\"[18446744073709551616, 1e20, {\\\"a\\\": -5}]\"}}";
+    struct exec_outcome o;
+    outcome_init(&o);
+    cr_assert_eq(outcome_from_runner(line, strlen(line), &o), 0);
+    cr_assert_eq(o.status, EXEC_SUCCESS);
+    json_t *j = exec_response_json("id", NULL, &o, 0, 0);
+    json_t *res = json_object_get(j, "result");
+    cr_assert(json_is_true(json_object_get(res, "present")));
+    cr_assert(json_is_null(json_object_get(res, "value")));
+    cr_assert_str_eq(json_string_value(json_object_get(res, "value_json")),
+                     "[18446744073709551616, 1e20, {\"a\": -5}]");
+    json_decref(j);
+    outcome_clear(&o);
+}
+
+Test(outcome, bad_value_json_is_a_malformed_line)
+{
+    char deep[2 * (SG_JSON_RESULT_DEPTH_MAX + 1) + 1];
+    memset(deep, '[', SG_JSON_RESULT_DEPTH_MAX + 1);
+    memset(deep + SG_JSON_RESULT_DEPTH_MAX + 1, ']', SG_JSON_RESULT_DEPTH_MAX + 1);
+    deep[sizeof(deep) - 1] = '\0';
+    const char *texts[] = {"NaN", "1e400", "[1,", "1 2", "", "-Infinity", "\"\\ud800\"x", deep};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        json_t *line = json_pack("{s:i,s:s,s:{s:b,s:s}}", "sandgate_runner", 1, "outcome", "ok",
+                                 "result", "present", 1, "value_json", texts[i]);
+        struct exec_outcome o;
+        outcome_init(&o);
+        cr_assert_eq(outcome_from_runner_json(line, &o), -EPROTO, "%.20s", texts[i]);
+        json_decref(line);
+    }
+    json_t *line = json_pack("{s:i,s:s,s:{s:b,s:i}}", "sandgate_runner", 1, "outcome", "ok",
+                             "result", "present", 1, "value_json", 5);
+    struct exec_outcome o;
+    outcome_init(&o);
+    cr_assert_eq(outcome_from_runner_json(line, &o), -EPROTO);
+    json_decref(line);
+    deep[0] = ' '; /* one level less: at the cap */
+    deep[sizeof(deep) - 2] = ' ';
+    cr_assert(sg_json_raw_ok(deep, strlen(deep), SG_JSON_RESULT_DEPTH_MAX));
+}
+
+Test(exec_api, names_the_runners_reserve_are_refused)
+{
+    const char *bodies[] = {"{\"code\":\"x\",\"files\":{\"main.py\":\"eA==\"}}",
+                            "{\"code\":\"x\",\"files\":{\"main.js\":\"eA==\"}}",
+                            "{\"code\":\"x\",\"files\":{\"artifacts\":\"eA==\"}}"};
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        struct exec_request r;
+        struct sg_error e = {0};
+        cr_assert_eq(req(bodies[i], &r, &e), -EINVAL, "%s", bodies[i]);
+        cr_assert(strstr(e.msg, "reserved"), "%s", e.msg);
+    }
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"x\",\"files\":{\"main.py.csv\":\"eA==\"}}", &r, NULL), 0);
+    exec_request_free(&r);
 }

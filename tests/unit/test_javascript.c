@@ -517,8 +517,9 @@ Test(javascript, messages_name_the_construct)
                  "require of module 'child_process' is not allowed");
     expect_first("x.constructor", A_FORBIDDEN, 1, 3,
                  "access to property 'constructor' is forbidden (reaches the Function constructor)");
-    expect_first("const O = Object; O.getPrototypeOf(x)", SG_RULE_CALL_FORBIDDEN, 1, 19,
-                 "use of 'Object.getPrototypeOf' is forbidden");
+    /* getPrototypeOf is a forbidden property on any object: reported at the name */
+    expect_first("const O = Object; O.getPrototypeOf(x)", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 21,
+                 "'getPrototypeOf'");
 }
 
 /* ---- limits --------------------------------------------------------------- */
@@ -674,4 +675,77 @@ Test(javascript, concurrent_checks_agree)
         cr_assert_eq(args[i].failures, 0);
     }
     sg_policy_free(p);
+}
+
+/* ---- issue 9: globals through this, key scopes, the stack-trace hook ---- */
+
+Test(javascript, sloppy_this_reads_globals)
+{
+    static const struct reject_case cases[] = {
+        {"function f() { return this.process; }", N_FORBIDDEN},
+        {"function f() { return this['fetch']; }", N_FORBIDDEN},
+        {"function f() { return (this).WebSocket; }", N_FORBIDDEN},
+        /* a class key is evaluated in the enclosing (sloppy) function */
+        {"function f() { class A { [this.process.pid]() {} } }", N_FORBIDDEN},
+        {"function f() { class A { [this.process] = 1; } }", N_FORBIDDEN},
+        /* at the top level a key's arguments are the module wrapper's */
+        {"class A { [arguments[1]]() {} }", N_FORBIDDEN},
+        {"const o = { [arguments[1]]() {} };", N_FORBIDDEN},
+    };
+    static const char *const ok[] = {
+        "class A { m() { return this.process; } }",
+        "'use strict'; function f() { return this.process; }",
+        "function f() { class A { m() { return arguments.length + this.x; } } }",
+        "const o = { n: 1, get() { return this.n; } };",
+    };
+    reject_all("default", cases, N(cases));
+    accept_all("default", ok, N(ok));
+}
+
+Test(javascript, stack_trace_hook_in_any_spelling)
+{
+    static const struct reject_case cases[] = {
+        {"const n = 'prepareStackTrace';", A_FORBIDDEN},
+        {"const n = `prepare${''}StackTrace`;", A_FORBIDDEN},
+        {"Object.fromEntries([['prepare' + 'StackTrace', f]]);", A_FORBIDDEN},
+        {"const k = ['capture', 'StackTrace'].join('');", A_FORBIDDEN},
+        {"Error.captureStackTrace(o);", A_FORBIDDEN},
+        {"Object.assign(Error, {});", N_FORBIDDEN},
+        {"const E = Error;", N_FORBIDDEN},
+        {"Error[k] = f;", SG_RULE_REFLECTION_DYNAMIC},
+        {"x[{ toString() { return 'a'; } }];", SG_RULE_REFLECTION_DYNAMIC},
+        {"x[['a']];", SG_RULE_REFLECTION_DYNAMIC},
+        {"const s = 'constr' + 'uctor';", A_FORBIDDEN},
+    };
+    static const char *const ok[] = {
+        "throw new Error('bad input');",
+        "class AppError extends Error {}",
+        "if (e instanceof Error) { console.log(Error.name, e.message); }",
+        "const r = Error('x');",
+        "if (key === '__proto__' || key === 'constructor') { skip(key); }",
+        "switch (k) { case 'constructor': break; }",
+        "console.log(e.stack);",
+    };
+    reject_all("default", cases, N(cases));
+    accept_all("default", ok, N(ok));
+}
+
+Test(javascript, reflective_getters_and_network)
+{
+    static const struct reject_case cases[] = {
+        {"const { getPrototypeOf: g } = Object;", A_FORBIDDEN},
+        {"Object.getOwnPropertyDescriptor(Object, 'getPrototypeOf').value(f);", A_FORBIDDEN},
+        {"class R extends Object { static p(x) { return super.getPrototypeOf(x); } }", A_FORBIDDEN},
+        {"const [k] = ['getOwnPropertyNames']; Object[k](x);", A_FORBIDDEN},
+        {"fetch('http://127.0.0.1/');", N_FORBIDDEN},
+        {"new WebSocket('ws://127.0.0.1/');", N_FORBIDDEN},
+        {"const X = XMLHttpRequest;", N_FORBIDDEN},
+    };
+    static const char *const ok[] = {
+        "const keys = Object.keys(o); const vals = Object.values(o);",
+        "const d = Object.getOwnPropertyDescriptor(o, 'name');",
+        "const m = new Map(Object.entries({ a: 1 }));",
+    };
+    reject_all("default", cases, N(cases));
+    accept_all("default", ok, N(ok));
 }

@@ -14,6 +14,7 @@
 
 #include "runner_job.h"
 #include "runner_result.h"
+#include "json_raw.h"
 #include "runner_watch.h"
 #include "sg_file_name.h"
 
@@ -258,8 +259,8 @@ static json_int_t num(json_t *r, const char *key)
 
 Test(node_runner, report_ok_with_value)
 {
-    json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,\"max_rss_kb\":99,\"value\":{\"a\":\"\\u0000\"}}\n",
-                         0, 0);
+    json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,\"max_rss_kb\":99,"
+                         "\"value_json\":\"{\\\"a\\\":\\\"\\\\u0000\\\"}\"}\n", 0, 0);
     cr_assert_str_eq(str(r, "outcome"), "ok");
     cr_assert_eq(num(r, "exit_code"), 0);
     cr_assert_str_eq(str(r, "stdout"), "hi\n");
@@ -287,16 +288,33 @@ Test(node_runner, report_exception_and_no_main)
 
 Test(node_runner, unusable_reports_are_the_programs_exception)
 {
-    const char *reports[] = {"garbage\n", "{\"outcome\":\"bad_job\"}\n", "[1]\n",
-                             "{\"outcome\":\"ok\",\"present\":true,\"value\":18446744073709552000}\n"};
+    /* the program holds fd 4: NaN, deep nesting, numbers beyond a double,
+     * a value not given as text */
+    const char *reports[] = {
+        "garbage\n", "{\"outcome\":\"bad_job\"}\n", "[1]\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value\":18446744073709552000}\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value\":NaN}\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"NaN\"}\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"1e400\"}\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"[1,\"}\n",
+        "{\"outcome\":\"ok\",\"present\":true,\"value_json\":5}\n",
+    };
     for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
         json_t *r = classify(reports[i], 0, 0);
         cr_assert_str_eq(str(r, "outcome"), "exception", "%s", reports[i]);
         cr_assert_eq(num(r, "exit_code"), 1);
+        cr_assert(strstr(str(r, "message"), "unreadable report"), "%s", str(r, "message"));
         json_decref(r);
     }
-    json_t *r = classify(reports[3], 0, 0);
-    cr_assert(strstr(str(r, "message"), "64-bit"), "%s", str(r, "message"));
+    char deep[64 + 4 * (SG_JSON_RESULT_DEPTH_MAX + 1)];
+    int n = snprintf(deep, sizeof(deep), "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"");
+    for (int i = 0; i <= SG_JSON_RESULT_DEPTH_MAX; i++)
+        deep[n++] = '[';
+    for (int i = 0; i <= SG_JSON_RESULT_DEPTH_MAX; i++)
+        deep[n++] = ']';
+    snprintf(deep + n, sizeof(deep) - (size_t)n, "\"}\n");
+    json_t *r = classify(deep, 0, 0);
+    cr_assert_str_eq(str(r, "outcome"), "exception");
     json_decref(r);
 }
 
@@ -376,4 +394,41 @@ Test(node_runner, artifacts_within_caps_in_name_order)
     json_decref(r);
     remove_tree(dir);
     free(dir);
+}
+
+Test(node_runner, unknown_memory_is_null)
+{
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, "", "");
+    w.stop = RUNNER_TIMEOUT;
+    w.max_rss_kb = 0;
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert(json_is_null(json_object_get(r, "memory_used_kb")));
+    json_decref(r);
+    r = runner_result_failed("bad_job", "no");
+    cr_assert(json_is_null(json_object_get(r, "memory_used_kb")));
+    json_decref(r);
+}
+
+Test(node_runner, integers_beyond_64_bits_travel_as_text)
+{
+    json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,"
+                         "\"value_json\":\"[100000000000000000000,9223372036854775808,1]\"}\n", 0, 0);
+    cr_assert_str_eq(str(r, "outcome"), "ok");
+    json_t *res = json_object_get(r, "result");
+    cr_assert(json_is_true(json_object_get(res, "present")));
+    cr_assert_null(json_object_get(res, "value"));
+    cr_assert_str_eq(json_string_value(json_object_get(res, "value_json")),
+                     "[100000000000000000000,9223372036854775808,1]");
+    json_decref(r);
+    r = classify("{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"[9223372036854775807]\"}\n",
+                 0, 0);
+    res = json_object_get(r, "result");
+    cr_assert_null(json_object_get(res, "value_json"), "64-bit values stay plain values");
+    cr_assert_eq(json_integer_value(json_array_get(json_object_get(res, "value"), 0)),
+                 9223372036854775807LL);
+    json_decref(r);
 }

@@ -63,6 +63,8 @@ Test(policy, minimal_policy_gets_defaults)
         cr_assert_eq(lp->forbidden_names.count, 0);
         cr_assert_eq(lp->deny_dunder_attributes, 1);
         cr_assert_eq(lp->allowed_dunders.count, 0);
+        cr_assert_eq(lp->deny_private_attributes, 0);
+        cr_assert_eq(lp->capability_attributes.count, 0);
         cr_assert_eq(lp->deny_dynamic_imports, 1);
         cr_assert_eq(lp->deny_dynamic_attributes, 1);
         cr_assert_eq(lp->max_source_bytes, 262144);
@@ -79,6 +81,8 @@ Test(policy, full_lang_section_is_read)
         " \"forbidden_names\": [\"eval\"], \"forbidden_calls\": [\"os.system\"],"
         " \"forbidden_attributes\": [\"gi_frame\"],"
         " \"dunder_attributes\": {\"deny\": false, \"allow\": [\"__name__\"]},"
+        " \"private_attributes\": {\"deny\": true, \"allow\": [\"_asdict\"]},"
+        " \"capability_attributes\": [\"system\"],"
         " \"deny_dynamic_imports\": false, \"deny_dynamic_attributes\": false,"
         " \"limits\": {\"max_source_bytes\": 1000, \"max_depth\": 10, \"max_nodes\": 20}}");
     struct sg_policy *p = NULL;
@@ -93,6 +97,9 @@ Test(policy, full_lang_section_is_read)
     cr_assert(sg_strset_has(&lp->forbidden_attributes, "gi_frame"));
     cr_assert_eq(lp->deny_dunder_attributes, 0);
     cr_assert(sg_strset_has(&lp->allowed_dunders, "__name__"));
+    cr_assert_eq(lp->deny_private_attributes, 1);
+    cr_assert(sg_strset_has(&lp->allowed_privates, "_asdict"));
+    cr_assert(sg_strset_has(&lp->capability_attributes, "system"));
     cr_assert_eq(lp->deny_dynamic_imports, 0);
     cr_assert_eq(lp->deny_dynamic_attributes, 0);
     cr_assert_eq(lp->max_source_bytes, 1000);
@@ -115,6 +122,12 @@ Test(policy, unknown_keys_name_their_path)
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []},"
                         " \"dunder_attributes\": {\"deny\": true, \"permit\": []}}",
                         "python.dunder_attributes.permit: unknown key");
+    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []},"
+                        " \"private_attributes\": {\"deny\": true, \"except\": []}}",
+                        "python.private_attributes.except: unknown key");
+    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []},"
+                        " \"capability_attributes\": [\"a.b\"]}",
+                        "python.capability_attributes");
 }
 
 Test(policy, wrong_types_are_errors)

@@ -236,9 +236,9 @@ Test(redteam_py, library_sinks_in_allowed_packages)
          SG_RULE_CALL_FORBIDDEN},
         {"import numpy as np\nnp.lib.format.read_array(open(\"x\", \"rb\"), True)\n",
          SG_RULE_CALL_FORBIDDEN},
-        {"import numpy as np\nnp.load(\"x.npy\")\nnp.load(\"y.npy\", allow_pickle=False)\n"
-         "np.testing.assert_allclose([1.0], [1.0])\n",
-         NULL},
+        {"import numpy as np\nnp.load(\"x.npy\")\nnp.load(\"y.npy\", allow_pickle=False)\n", NULL},
+        /* the testing package holds runstring/extbuild: denied as a whole */
+        {"import numpy as np\nnp.testing.assert_allclose([1.0], [1.0])\n", SG_RULE_ATTRIBUTE_CAPABILITY},
         {"import matplotlib.pyplot as plt\nplt.style.use(\"ggplot\")\nplt.plot([1, 2])\n"
          "plt.savefig(\"artifacts/p.png\")\n",
          NULL},

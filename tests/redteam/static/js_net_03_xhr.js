@@ -1,0 +1,3 @@
+// family: network — XMLHttpRequest through an alias
+const X = XMLHttpRequest;
+new X();

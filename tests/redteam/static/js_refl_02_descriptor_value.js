@@ -1,0 +1,3 @@
+// family: reflective-getter — taken from its descriptor's value
+const d = Object.getOwnPropertyDescriptor(Object, "getPrototypeOf");
+d.value(async function () {});

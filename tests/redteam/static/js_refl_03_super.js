@@ -1,0 +1,5 @@
+// family: reflective-getter — through super in a class extending Object
+class R extends Object {
+  static proto(x) { return super.getPrototypeOf(x); }
+}
+R.proto(() => 0);

@@ -1,0 +1,3 @@
+// family: reflective-getter — by constant subscript on an alias
+const M = Object;
+M["getOwnPropertyNames"](M);

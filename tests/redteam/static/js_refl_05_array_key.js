@@ -1,0 +1,3 @@
+// family: key folding — an array literal as the key
+const O2 = Object;
+O2[["getPrototypeOf"]](() => 0);

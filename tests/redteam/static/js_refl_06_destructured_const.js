@@ -1,0 +1,3 @@
+// family: key folding — a key destructured from a constant array
+const [kk] = ["getOwnPropertyDescriptors"];
+Object[kk](Math);

@@ -1,0 +1,3 @@
+// family: stack-trace-hook — the hook name as a string constant
+const name = "prepareStackTrace";
+Error[name] = (e, frames) => frames;

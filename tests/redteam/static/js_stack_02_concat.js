@@ -1,0 +1,2 @@
+// family: stack-trace-hook — spelled by concatenation
+Error["prepare" + "StackTrace"] = (e, s) => s;

@@ -1,0 +1,2 @@
+// family: stack-trace-hook — Object.assign with fromEntries
+Object.assign(Error, Object.fromEntries([["prepareStackTrace", (e, s) => s]]));

@@ -1,0 +1,3 @@
+# family: annotation-not-binding — with a string annotation
+breakpoint: "callable"
+breakpoint()

@@ -1,0 +1,3 @@
+# family: names-as-data — a backend name imports a module
+import matplotlib
+matplotlib.use("module://antigravity")

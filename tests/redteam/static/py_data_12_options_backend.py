@@ -1,0 +1,3 @@
+# family: names-as-data — the option object path to the backend
+import pandas as pd
+pd.options.plotting.backend = "antigravity"

@@ -1,0 +1,3 @@
+# family: capability-by-value — a module through next(iter(...))
+import pandas as pd
+next(iter([pd.io.common])).subprocess.run(["id"])
