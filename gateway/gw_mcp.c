@@ -25,8 +25,8 @@ int gw_mcp_version_supported(const char *v)
     return 0;
 }
 
-int gw_mcp_new(const struct gw_jobs *jobs, size_t max_sessions, uint64_t idle_ms,
-               struct gw_mcp **ret, struct sg_error *err)
+int gw_mcp_new(const struct gw_jobs *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
+               size_t max_sessions, uint64_t idle_ms, struct gw_mcp **ret, struct sg_error *err)
 {
     struct gw_mcp *m = calloc(1, sizeof(*m));
     if (!m || !(m->sessions = gw_mcp_sessions_new(max_sessions, idle_ms))) {
@@ -34,6 +34,8 @@ int gw_mcp_new(const struct gw_jobs *jobs, size_t max_sessions, uint64_t idle_ms
         return sg_error_set(err, -ENOMEM, "out of memory");
     }
     m->jobs = jobs;
+    m->runtimes = runtimes;
+    m->runtimes_ctx = runtimes_ctx;
     *ret = m;
     return 0;
 }
@@ -110,7 +112,12 @@ static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
     int code = 0;
     char text[256] = "";
     json_t *result = NULL;
-    struct gw_mcp_caller c = {.jobs = x->m->jobs, .rs = x->rs, .tenant = x->tenant, .req = x->req};
+    struct gw_mcp_caller c = {.jobs = x->m->jobs,
+                              .runtimes = x->m->runtimes,
+                              .runtimes_ctx = x->m->runtimes_ctx,
+                              .rs = x->rs,
+                              .tenant = x->tenant,
+                              .req = x->req};
     if (strcmp(msg->method, "initialize") == 0)
         result = initialize(x, msg->params, &code, text);
     else if (strcmp(msg->method, "ping") == 0)

@@ -17,6 +17,7 @@
 
 #include "gw_jobs.h"
 #include "gw_mcp_session.h"
+#include "gw_mcp_tools.h"
 #include "httpsrv.h"
 #include "sg_error.h"
 
@@ -27,12 +28,15 @@
 
 struct gw_mcp {
     const struct gw_jobs *jobs; /* borrowed from the server */
+    gw_mcp_runtimes_fn runtimes;
+    void *runtimes_ctx;
     struct gw_mcp_sessions *sessions;
 };
 
-/* jobs is borrowed and must outlive the endpoint. Free with gw_mcp_free(). */
-int gw_mcp_new(const struct gw_jobs *jobs, size_t max_sessions, uint64_t idle_ms,
-               struct gw_mcp **ret, struct sg_error *err);
+/* jobs and runtimes_ctx are borrowed and must outlive the endpoint;
+ * runtimes may be NULL. Free with gw_mcp_free(). */
+int gw_mcp_new(const struct gw_jobs *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
+               size_t max_sessions, uint64_t idle_ms, struct gw_mcp **ret, struct sg_error *err);
 
 /* NULL is a no-op. */
 void gw_mcp_free(struct gw_mcp *m);

@@ -140,7 +140,8 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c)
         "description", check, "inputSchema", code_schema(c, def, 0), "annotations", "readOnlyHint",
         1, "name", "list_runtimes", "description",
         "List the languages and, per policy, which modules code may import, which names are "
-        "forbidden and whether the network is on.",
+        "forbidden and whether the network is on; and the installed packages (with versions) "
+        "and which of them the policy lets code import.",
         "inputSchema", "type", "object", "properties", "policy", "type", "string", "enum",
         policy_enum(c, def), "additionalProperties", 0, "annotations", "readOnlyHint", 1);
     free(run);
@@ -186,6 +187,24 @@ static json_t *json_result(json_t *doc, int is_error)
     return r;
 }
 
+/* What the images have installed and which of it each of the caller's
+ * policies lets a job import: GET /v1/runtimes's "runtimes", or why not. */
+static json_t *installed(const struct gw_mcp_caller *c)
+{
+    if (!c->runtimes)
+        return json_pack("{s:b,s:s}", "available", 0, "error", "no runtime listing");
+    struct sg_http_response resp = {.status = 200};
+    c->runtimes(c->runtimes_ctx, c->req, &resp);
+    size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
+    json_t *o = resp.body ? json_loadb(resp.body, len, 0, NULL) : NULL;
+    free(resp.body);
+    json_t *r = resp.status == 200 ? json_object_get(o, "runtimes") : NULL;
+    r = r ? json_incref(r)
+          : json_pack("{s:b,s:s}", "available", 0, "error", "the runtime listing failed");
+    json_decref(o);
+    return r;
+}
+
 static int list_runtimes(const struct gw_mcp_caller *c, json_t *args, json_t **ret, char *msg)
 {
     const char *want = json_string_value(json_object_get(args, "policy"));
@@ -200,11 +219,9 @@ static int list_runtimes(const struct gw_mcp_caller *c, json_t *args, json_t **r
     json_t *langs = json_array();
     for (int l = 0; langs && l < SG_LANG_COUNT; l++)
         json_array_append_new(langs, runtime_lang(p, l));
-    *ret = json_result(json_pack("{s:{s:s,s:s},s:o,s:o,s:s}", "policy", "name", p->name, "sha256",
+    *ret = json_result(json_pack("{s:{s:s,s:s},s:o,s:o,s:o}", "policy", "name", p->name, "sha256",
                                  p->sha256, "languages", langs, "policies", policy_enum(c, def),
-                                 "installed_packages",
-                                 "not listed by this gateway; the modules above are what the "
-                                 "policy lets code import"),
+                                 "installed", installed(c)),
                        0);
     gw_jobs_tool_note(c->jobs, "list_runtimes", c->tenant, c->req,
                       &(struct sg_http_response){.status = 200}, "ok");

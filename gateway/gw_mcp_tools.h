@@ -10,8 +10,9 @@
  * for other artifacts. Policy rejections and failed runs are results with
  * isError true whose text names rule, line and column.
  *
- * The list_runtimes tool reports what the policies allow per language (the
- * gateway keeps no listing of installed packages).
+ * The list_runtimes tool reports what the policy allows per language and,
+ * from GET /v1/runtimes, what the images have installed and which of it the
+ * caller's policies let a job import.
  */
 #ifndef SG_GW_MCP_TOOLS_H
 #define SG_GW_MCP_TOOLS_H
@@ -25,9 +26,16 @@
 
 #define GW_MCP_MODULES_SHOWN 80 /* modules a description names; list_runtimes has all */
 
+/* GET /v1/runtimes for the request's caller (gw_info_runtimes), given by the
+ * server so this module needs no server: fills resp like the endpoint. */
+typedef void (*gw_mcp_runtimes_fn)(void *ctx, const struct sg_http_request *req,
+                                   struct sg_http_response *resp);
+
 /* Who calls, under which rules; all borrowed for one call. */
 struct gw_mcp_caller {
     const struct gw_jobs *jobs;
+    gw_mcp_runtimes_fn runtimes; /* NULL: no installed-package listing */
+    void *runtimes_ctx;
     const struct gw_ruleset *rs;
     const struct gw_tenant *tenant; /* NULL: auth off */
     const struct sg_http_request *req;

@@ -268,6 +268,13 @@ void gw_server_refused(void *ctx, const struct sg_http_request *req,
     refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
 }
 
+/* The MCP list_runtimes tool asks what GET /v1/runtimes would answer. */
+static void mcp_runtimes(void *ctx, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    gw_info_runtimes(ctx, req, resp);
+}
+
 /* The executor secret, read as the executors read it (sg_token.h). */
 static int read_executor_token(const char *path, char **ret, struct sg_error *err)
 {
@@ -313,7 +320,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     token = NULL;
     s->jobs = (struct gw_jobs){&s->cfg,       &s->rules,   s->router, s->audit,
                                s->metrics,    s->ratelimit, s->vcache};
-    if ((r = gw_mcp_new(&s->jobs, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS, &s->mcp, err)) < 0)
+    if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
+                        &s->mcp, err)) < 0)
         goto fail;
     *ret = s;
     return 0;

@@ -374,9 +374,21 @@ class McpCase(unittest.TestCase):
 
     def test_list_runtimes(self):
         sid = self.session()
+        self.py.runtime = {
+            "language": "python", "interpreter": {"name": "CPython", "version": "3.11.2"},
+            "stdlib_modules": ["json", "subprocess"],
+            "packages": [{"name": "numpy", "version": "1.24.2", "modules": ["numpy"]}]}
+        self.addCleanup(setattr, self.py, "runtime", None)
         res = self.tool(sid, "list_runtimes", {})
         self.assertFalse(res["isError"])
         doc = json.loads(text_of(res))
+        # what GET /v1/runtimes says: installed packages and what each policy lets import
+        inst = doc["installed"]
+        self.assertEqual(inst["python"]["packages"][0]["version"], "1.24.2")
+        self.assertEqual(sorted(inst["python"]["policies"]["default"]["importable"]),
+                         ["json", "numpy"])
+        self.assertEqual(set(inst["python"]["policies"]), {"default", "strict"})
+        self.assertFalse(inst["nodejs"]["available"], "the fake node executor has no listing")
         self.assertEqual(doc["policy"]["name"], "default")
         langs = {l["language"]: l for l in doc["languages"]}
         self.assertIn("pandas", langs["python"]["imports"]["modules"])
@@ -405,7 +417,11 @@ class McpInteropCase(unittest.TestCase):
         with open(os.path.join(INTEROP, "package-lock.json"), "rb") as f:
             lock = f.read()
         stamp = os.path.join(where, "installed.lock")
-        if not os.path.exists(stamp) or open(stamp, "rb").read() != lock:
+        installed = None
+        if os.path.exists(stamp):
+            with open(stamp, "rb") as f:
+                installed = f.read()
+        if installed != lock:
             r = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
                                cwd=where, capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, "npm ci failed: " + r.stderr[-2000:])
