@@ -400,6 +400,32 @@ class McpCase(unittest.TestCase):
                                      for a in self.gw.audit_lines()), what="list_runtimes audit")
 
 
+class McpTrustedNetworkCase(unittest.TestCase):
+    """A tenant bound to a trusted source network reaches /mcp without a
+    token, as it reaches the job endpoints; its calls are audited as its own."""
+
+    def test_trusted_network_needs_no_token(self):
+        py, js = FakeExecutor("python"), FakeExecutor("nodejs")
+        gw = Gateway({"executors": {"python": [py.url], "nodejs": [js.url]}},
+                     tokens={"tenants": {"lan": {"networks": ["127.0.0.0/8"]}}})
+        try:
+            st, hdrs, body = gw.call("POST", "/mcp", init_body(), ACCEPT)
+            self.assertEqual(st, 200, body)
+            h = dict(ACCEPT, **{"Mcp-Session-Id": hdrs["mcp-session-id"]})
+            st, _, body = gw.call("POST", "/mcp", {
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "run_code", "arguments": {
+                        "language": "python", "code": "def main():\n    return 1\n"}}}, h)
+            self.assertEqual(st, 200, body)
+            self.assertFalse(body["result"]["isError"], body)
+            gw.wait_for(lambda: any(a.get("tool") == "run_code" and a["tenant"] == "lan"
+                                    for a in gw.audit_lines()), what="the tenant's audit line")
+        finally:
+            self.assertEqual(gw.stop(), 0)
+            py.stop()
+            js.stop()
+
+
 INTEROP = os.path.join(sgtest.ROOT, "tests", "interop")
 
 
