@@ -84,7 +84,9 @@ all: $(BINS)
 clean:
 	rm -rf build/rel build/asan build/fuzz
 
--include $(shell find build/rel/obj build/asan/obj -name '*.d' 2>/dev/null)
+# Header dependencies of every flavour, the fuzz build (BUILD=build/fuzz) too:
+# without them an object built against an older struct layout is linked as is.
+-include $(shell find build/rel/obj build/asan/obj $(BUILD)/obj -name '*.d' 2>/dev/null | sort -u)
 
 # Debian packages the build, the tests and the stack need. `make deps` is
 # idempotent: it installs only what is missing, then fetches the grammars.
@@ -112,7 +114,7 @@ STYLE_SRCS = $(shell find $(STYLE_DIRS) -name '*.[ch]' -not -path '*/corpus/*' |
 # Lint the daemons', the CLI's and the runner's sources (headers through
 # them; .clang-tidy's HeaderFilterRegex) with the build's language flags and
 # every layer's include path: the per-layer paths are the compiler's check.
-LINT_SRCS = $(shell find common analyzers gateway executors images/nodejs -name '*.c' | sort)
+LINT_SRCS = $(shell find common analyzers gateway executors images/nodejs images/runtime -name '*.c' | sort)
 LINT_FLAGS = -std=c17 -D_GNU_SOURCE $(INC_ALL) -Iimages/nodejs \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LINT_JOBS ?= 2

@@ -200,6 +200,7 @@ static const char *const messages[C_COUNT] = {
     [C_COOKIE] = NULL, /* formatted with the name */
     [C_LSEP] = "U+2028/U+2029 line or paragraph separator in source",
     [C_BIDI] = "bidirectional control character in source (Trojan Source)",
+    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one message in two literals */
     [C_MIXED] = "tab after a space in indentation (the parser and Python can read different "
                 "blocks; indent with spaces only, or tabs only)",
 };

@@ -270,6 +270,7 @@ int sg_policy_set_load_dir(const char *dir, struct sg_policy_set **ret_set, stru
         return r;
     struct sg_policy_set *set = calloc(1, sizeof(*set));
     if (set)
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by its element */
         set->items = calloc(n, sizeof(*set->items));
     if (!set || !set->items)
         r = sg_error_set(err, -ENOMEM, "%s: out of memory", dir);

@@ -14,6 +14,8 @@
 #define SG_RULE_MIXED_INDENTATION "source.mixed-indentation"
 /* Parsing and structural limits */
 #define SG_RULE_SYNTAX_ERROR "parse.syntax-error"
+#define SG_RULE_CONTEXT_KEYWORD "parse.context-keyword"
+#define SG_RULE_ANNOTATION_MEMBER "parse.annotation-member"
 #define SG_RULE_SOURCE_BYTES "limit.source-bytes"
 #define SG_RULE_DEPTH "limit.depth"
 #define SG_RULE_NODES "limit.nodes"

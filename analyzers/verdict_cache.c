@@ -64,6 +64,7 @@ int sg_vcache_new(size_t max_entries, size_t max_bytes, struct sg_vcache **ret)
         s->max_entries = max_entries / c->nshards + (i < max_entries % c->nshards);
         s->max_bytes = max_bytes / c->nshards + (i < max_bytes % c->nshards);
         size_t nb = pow2_at_least(s->max_entries);
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by its element */
         s->buckets = calloc(nb, sizeof(*s->buckets));
         s->bucket_mask = nb - 1;
         pthread_mutex_init(&s->lock, NULL);

@@ -15,9 +15,9 @@
 #include "httpsrv.h"
 #include "violation.h"
 
-#define GW_UNSAFE_EXIT_CODE -999
+#define GW_UNSAFE_EXIT_CODE (-999)
 /* RAGFlow's executor manager: no container free within its wait. */
-#define GW_POOL_BUSY_EXIT_CODE -10
+#define GW_POOL_BUSY_EXIT_CODE (-10)
 /* Reals (milliseconds) with at most 10 significant digits, not 17. */
 #define GW_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 

@@ -29,15 +29,38 @@ test: deps
 	$(MAKE) -j$(NPROC) all
 	tests/run-suites.sh all
 
-# libFuzzer targets: clang, ASan+UBSan, run for FUZZ_SECONDS each.
+# libFuzzer targets: clang, ASan+UBSan. `make fuzz` runs each for FUZZ_SECONDS
+# and the differential fuzzers for DIFF_SECONDS; `make fuzz-smoke` is the CI
+# step (build everything, a few seconds each); `make fuzz-long` is for a night.
+# tests/README.md (Fuzzing) says what each does.
 FUZZ_BUILD := build/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_MAKE = $(MAKE) -j$(NPROC) CC=clang BUILD=$(FUZZ_BUILD) SANFLAGS="$(FUZZ_FLAGS)"
+DIFF_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_LONG_SECONDS ?= 3600
 fuzz: deps
-	$(MAKE) CC=clang BUILD=$(FUZZ_BUILD) SANFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+	$(FUZZ_MAKE) fuzz-bins
 	tests/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	tests/run-fuzz-diff.sh $(FUZZ_BUILD) $(DIFF_SECONDS)
+fuzz-smoke:
+	$(FUZZ_MAKE) fuzz-bins
+	tests/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+fuzz-diff:
+	$(FUZZ_MAKE) fuzz-bins
+	tests/run-fuzz-diff.sh $(FUZZ_BUILD) $(DIFF_SECONDS)
+fuzz-long:
+	$(FUZZ_MAKE) fuzz-bins
+	tests/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_LONG_SECONDS) fuzz_analyze_python fuzz_analyze_javascript
+	tests/run-fuzz-diff.sh $(FUZZ_BUILD) $(FUZZ_LONG_SECONDS)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(ALL_LIBS)
+DIFF_SRCS := $(wildcard tests/fuzz/diff/diff_*.c)
+DIFF_BINS := $(patsubst tests/fuzz/diff/%.c,$(BUILD)/fuzz/%,$(DIFF_SRCS))
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_analyze_common.h $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< -o $@ $(ALL_LDFLAGS) -fsanitize=fuzzer $(ALL_LIBS) $(LIBS)
-fuzz-bins: $(FUZZ_BINS)
-.PHONY: fuzz-bins
+$(BUILD)/fuzz/diff_%: tests/fuzz/diff/diff_%.c tests/fuzz/diff/diff_common.h $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< -o $@ $(ALL_LDFLAGS) -fsanitize=fuzzer $(ALL_LIBS) $(LIBS)
+fuzz-bins: $(FUZZ_BINS) $(DIFF_BINS)
+.PHONY: fuzz-bins fuzz-smoke fuzz-diff fuzz-long

@@ -23,6 +23,8 @@ static const struct {
     {SG_RULE_BIDI_CONTROL, "Bidirectional control character (Trojan Source)"},
     {SG_RULE_MIXED_INDENTATION, "Python indentation with a tab after a space"},
     {SG_RULE_SYNTAX_ERROR, "Source does not parse"},
+    {SG_RULE_CONTEXT_KEYWORD, "'await' or 'yield' where Node reads an identifier"},
+    {SG_RULE_ANNOTATION_MEMBER, "an attribute access the parser reads as part of a type annotation"},
     {SG_RULE_SOURCE_BYTES, "Source larger than the policy allows"},
     {SG_RULE_DEPTH, "Syntax tree deeper than the policy allows"},
     {SG_RULE_NODES, "Syntax tree larger than the policy allows"},

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "js_consts.h"
+#include "js_context.h"
 #include "js_fold.h"
 #include "js_modules.h"
 #include "js_names.h"
@@ -551,8 +552,17 @@ void js_rules_visit(struct js_ctx *c)
         js_record_binding(c, field(c, n, sy->f_left), field(c, n, sy->f_right));
     else if (s == sy->this_)
         check_this(c);
+    else if (s == sy->await_expression || s == sy->yield_expression)
+        js_check_context_keyword(c);
+    else if (s == sy->number)
+        js_check_number(c);
     else if (s == sy->with_statement)
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "the 'with' statement is forbidden (it turns an object's properties, such as "
                   "'constructor', into plain names)");
+    /* besides the above: a method is also a pair */
+    if (s == sy->function_declaration || s == sy->function_expression ||
+        s == sy->arrow_function || s == sy->method_definition || s == sy->generator_function ||
+        s == sy->generator_function_declaration)
+        js_check_async_line_break(c);
 }

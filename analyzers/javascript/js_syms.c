@@ -93,6 +93,12 @@ static void load_structure(const TSLanguage *l, struct js_syms *s)
     s->arrow_function = sym(l, "arrow_function", 1);
     s->class_ = sym(l, "class", 1);
     s->field_definition = sym(l, "field_definition", 1);
+    s->await_expression = sym(l, "await_expression", 1);
+    s->yield_expression = sym(l, "yield_expression", 1);
+    s->class_static_block = sym(l, "class_static_block", 1);
+    s->decorator = sym(l, "decorator", 1);
+    s->async_ = sym(l, "async", 0);
+    s->star = sym(l, "*", 0);
 }
 
 static void load_fields(const TSLanguage *l, struct js_syms *s)

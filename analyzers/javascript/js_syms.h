@@ -34,6 +34,8 @@ struct js_syms {
         jsx_self_closing_element, jsx_opening_element, jsx_closing_element;
     /* where a bare `Error` may stand, and keys that are objects */
     TSSymbol class_heritage, instanceof, arrow_function, class_, field_definition;
+    /* where `await` and `yield` are operators (js_context.c) */
+    TSSymbol await_expression, yield_expression, class_static_block, decorator, async_, star;
     TSFieldId f_function, f_arguments, f_object, f_property, f_index, f_key, f_value, f_source,
         f_operator, f_left, f_right, f_constructor, f_argument, f_name, f_body;
 };

@@ -81,7 +81,7 @@
     X(EXEC_STMT, "exec_statement") X(PRINT_STMT, "print_statement")                        \
     X(DECORATED_DEF, "decorated_definition") X(EXPRESSION_STMT, "expression_statement")    \
     X(EXCEPT_CLAUSE, "except_clause") X(EXCEPT_GROUP_CLAUSE, "except_group_clause")        \
-    X(WITH_ITEM, "with_item")
+    X(WITH_ITEM, "with_item") X(MEMBER_TYPE, "member_type")
 
 enum py_kind {
     PK_NONE = 0,

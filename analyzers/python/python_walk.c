@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "python_rules.h"
 #include "python_scope.h"
 #include "rules.h"
 
@@ -308,7 +309,10 @@ static int derive_param(const struct py_ctx *c, const struct py_frame *P, struct
     return 1;
 }
 
-/* The frame of child n of P (field fld, named-child index idx or -1). */
+/* The frame of child n of P (field fld, named-child index idx or -1).
+ * One dispatch over the parent's kind: split, the table of which child is in
+ * which mode would no longer read as one table. */
+// NOLINTNEXTLINE(readability-function-size)
 static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSFieldId fld, int idx)
 {
     const struct py_fields *f = &c->L->f;
@@ -504,7 +508,9 @@ static int plain_method(const struct py_ctx *c, TSNode fn)
     return kind;
 }
 
-/* What entering node F->node records. */
+/* What entering node F->node records. One switch over the node kinds the
+ * walk records, kept together so a kind's handling is found in one place. */
+// NOLINTNEXTLINE(readability-function-size)
 static void on_node(struct py_ctx *c, struct py_frame *F)
 {
     TSNode n = F->node;
@@ -516,6 +522,14 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
         break;
     case PK_ATTRIBUTE:
         add_event(c, n, F->scope, PE_ATTR, F->callee);
+        break;
+    case PK_MEMBER_TYPE:
+        /* The grammar reads `T.name` after a subscript in an annotation as a
+         * type, not an attribute, but CPython evaluates it as an attribute
+         * access: its name would escape every attribute rule. Fail closed. */
+        py_report(c, n, SG_RULE_ANNOTATION_MEMBER,
+                  "attribute access the parser reads as a type annotation; write the "
+                  "annotation as a plain name or dotted name");
         break;
     case PK_CALL:
         add_event(c, n, F->scope, PE_CALL, F->callee);
@@ -629,11 +643,25 @@ static int is_plain_string(const struct py_ctx *c, const struct py_frame *F)
 {
     if (F->kind != PK_STRING)
         return 0;
-    const char *s = c->src + ts_node_start_byte(F->node);
-    for (int i = 0; i < 3 && s[i] != '\'' && s[i] != '"'; i++)
-        if (s[i] == 'f' || s[i] == 'F')
+    /* the prefix, within the node: a string can end the source (`` ` ` ``) */
+    uint32_t b = ts_node_start_byte(F->node), e = ts_node_end_byte(F->node);
+    for (uint32_t i = b; i < e && i < b + 3 && c->src[i] != '\'' && c->src[i] != '"'; i++)
+        if (c->src[i] == 'f' || c->src[i] == 'F')
             return 0;
     return 1;
+}
+
+/* tree-sitter-python still reads Python 2's `x` (repr) as a string;
+ * CPython 3 rejects it. */
+static int is_backtick_string(const struct py_ctx *c, const struct py_frame *F)
+{
+    if (F->kind != PK_STRING)
+        return 0;
+    uint32_t b = ts_node_start_byte(F->node), e = ts_node_end_byte(F->node);
+    for (uint32_t i = b; i < e && i < b + 4 && c->src[i] != '\'' && c->src[i] != '"'; i++)
+        if (c->src[i] == '`')
+            return 1; /* after a prefix too: the scanner takes r`x` */
+    return 0;
 }
 
 /* Count `extra` skipped nodes at `depth`; 1 when a limit is passed. */
@@ -684,6 +712,10 @@ int py_walk(struct py_ctx *c, TSNode root)
             enter(c, &fr[depth - 1], &fr[depth], &cur);
             if (c->stopped || c->err)
                 break;
+            if (is_backtick_string(c, &fr[depth])) {
+                stop_with(c, n, SG_RULE_SYNTAX_ERROR, "invalid syntax: Python 2 backtick repr");
+                break;
+            }
             leaf = is_plain_string(c, &fr[depth]);
             if (leaf && over_limits_by(c, n, ts_node_child_count(n), depth + 2, max_depth, max_nodes))
                 break;

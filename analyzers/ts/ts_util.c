@@ -179,6 +179,17 @@ static void cache_forget(void)
         memset(c, 0, sizeof(*c));
 }
 
+void sg_ts_parsers_release(void)
+{
+    pthread_once(&cache_once, cache_key_init);
+    struct ts_parser_cache *c = cache_key_ok ? pthread_getspecific(cache_key) : NULL;
+    for (size_t i = 0; c && i < TS_PARSER_SLOTS; i++)
+        if (c->parser[i])
+            ts_parser_delete(c->parser[i]);
+    if (c)
+        memset(c, 0, sizeof(*c));
+}
+
 /* Returns 0 (then *ret_tree may still be NULL: tree-sitter's timeout or
  * the guard's cancellation), -ENOMEM before any parse, or the code of
  * sg_ts_alloc_run() with *ret_abandoned set. */

@@ -45,6 +45,14 @@
  * thread is gone (ts_alloc.h): call it with no tree of this thread alive. */
 int sg_ts_parse(const TSLanguage *lang, const char *src, size_t len, TSTree **ret_tree);
 
+/* Delete the calling thread's cached parsers (and with them the subtree
+ * and stack-node pools tree-sitter keeps between parses); the next
+ * sg_ts_parse() on this thread makes new ones. For a caller that needs an
+ * analysis to leave the heap as it found it: the fuzz targets, whose leak
+ * check counts mallocs against frees per input. Call it with no tree of
+ * this thread alive. */
+void sg_ts_parsers_release(void);
+
 /* sg_ts_parse() plus the fail-closed rule: a parse that times out or a
  * tree with ERROR/MISSING nodes adds one SG_RULE_SYNTAX_ERROR violation (at
  * the first error node; a parse over its memory budget one at 1:1), a

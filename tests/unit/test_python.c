@@ -595,8 +595,33 @@ Test(python, syntax_errors_fail_closed)
     expect_at(p, "print 'x'", SG_RULE_SYNTAX_ERROR, 1, 1, "Python 2 print statement");
     expect_at(p, "x = 1\nexec 'import os'", SG_RULE_SYNTAX_ERROR, 2, 1, "Python 2 exec statement");
     expect_count(p, "x = 1\nexec 'import os'", 1);
+    expect_at(p, "x = 1\ny = `x`", SG_RULE_SYNTAX_ERROR, 2, 5, "Python 2 backtick repr");
+    expect_at(p, "y = r`x`\n", SG_RULE_SYNTAX_ERROR, 1, 5, "Python 2 backtick repr");
     expect_accept(p, "");
     expect_accept(p, "# only a comment\n");
+    sg_policy_free(p);
+}
+
+/* fuzz_analyze_python found a heap over-read: a string node that ends the
+ * source had its prefix read three bytes on, past the end. The source here
+ * sits in a buffer of exactly its length (no NUL after it), so ASan sees
+ * any byte read beyond it. */
+Test(python, string_at_the_end_of_the_source_is_read_within_it)
+{
+    struct sg_policy *p = test_load_policy("default");
+    static const char *const srcs[] = {"   ``", "x = ''", "x = f''", "''", "b''"};
+    for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+        size_t n = strlen(srcs[i]);
+        char *exact = malloc(n);
+        cr_assert(exact);
+        memcpy(exact, srcs[i], n);
+        struct sg_analysis a;
+        struct sg_error err = {0};
+        cr_assert_eq(sg_analyze(p, SG_LANG_PYTHON, exact, n, &a, &err), 0, "%s", err.msg);
+        cr_expect_eq(a.accepted, strchr(srcs[i], '`') == NULL, "%s", srcs[i]);
+        sg_analysis_free(&a);
+        free(exact);
+    }
     sg_policy_free(p);
 }
 

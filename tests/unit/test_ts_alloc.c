@@ -80,6 +80,29 @@ Test(ts_alloc, analyses_leave_no_tree_sitter_memory_behind)
     sg_policy_free(p);
 }
 
+Test(ts_alloc, parsers_release_frees_every_block_and_parsing_goes_on)
+{
+    struct sg_policy *p = test_load_policy("default");
+    struct sg_analysis a;
+    analyze(p, SG_LANG_PYTHON, "def f(a):\n    return [x * 2 for x in a]\n", &a);
+    sg_analysis_free(&a);
+    analyze(p, SG_LANG_JAVASCRIPT, "const f = (a) => a.map((x) => x * 2);\n", &a);
+    sg_analysis_free(&a);
+    cr_assert_gt(sg_ts_alloc_live(), 0, "both cached parsers hold blocks");
+    sg_ts_parsers_release();
+    cr_expect_eq(sg_ts_alloc_live(), 0, "the parsers and their pools are gone");
+    sg_ts_parsers_release(); /* nothing cached: a no-op */
+    analyze(p, SG_LANG_PYTHON, "import os\n", &a);
+    cr_expect_str_eq(a.violations.items[0].rule, SG_RULE_IMPORT_NOT_ALLOWED);
+    sg_analysis_free(&a);
+    analyze(p, SG_LANG_JAVASCRIPT, "const x = JSON.stringify({});\n", &a);
+    cr_expect_eq(a.accepted, 1);
+    sg_analysis_free(&a);
+    sg_ts_parsers_release();
+    cr_expect_eq(sg_ts_alloc_live(), 0);
+    sg_policy_free(p);
+}
+
 struct blowup_run {
     const struct sg_policy *p;
     int bad; /* 1: the blow-up input, 0: ordinary code */

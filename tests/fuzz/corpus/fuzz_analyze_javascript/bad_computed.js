@@ -1,0 +1,2 @@
+const k = "con" + "structor";
+const f = [][k][k];

@@ -1,0 +1,3 @@
+const name = "fs";
+import(name);
+require(name);

@@ -1,0 +1,2 @@
+const F = Function;
+F("return process")();

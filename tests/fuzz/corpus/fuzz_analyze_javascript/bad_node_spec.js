@@ -1,0 +1,1 @@
+const cp = require("node:child_process");

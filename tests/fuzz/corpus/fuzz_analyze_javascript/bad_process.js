@@ -1,0 +1,2 @@
+process.binding("spawn_sync");
+globalThis.process;

@@ -1,0 +1,2 @@
+const o = {};
+o.__proto__.polluted = 1;

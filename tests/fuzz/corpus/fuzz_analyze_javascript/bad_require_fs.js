@@ -1,0 +1,2 @@
+const fs = require("fs");
+fs.readFileSync("/etc/passwd");

@@ -1,0 +1,3 @@
+function* g() {
+  const h = () => yield /x/g;
+}

@@ -1,0 +1,2 @@
+name = input()
+getattr(obj, name)

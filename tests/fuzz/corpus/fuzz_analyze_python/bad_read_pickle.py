@@ -1,0 +1,2 @@
+import pandas as pd
+pd.read_pickle("x")

@@ -1,0 +1,4 @@
+import json
+
+def main(data):
+    return json.dumps({"n": len(data), "k": sorted(data)})

@@ -1,0 +1,3 @@
+var x = 1;
+async /* a
+ */ function f() { return x; }
