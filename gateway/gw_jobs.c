@@ -21,6 +21,9 @@
 struct job {
     const struct gw_jobs *s;
     enum gw_endpoint ep;
+    enum gw_req_kind kind;
+    int native;       /* the answer has the /v1 fields (job_id, policy, timings...) */
+    const char *tool; /* MCP tool name, NULL for the HTTP endpoints */
     char id[17];
     const char *peer;
     struct gw_ruleset *rs;
@@ -92,10 +95,8 @@ static int parse_body(struct job *j, const struct sg_http_request *req,
         .max_timeout_ms = j->max_timeout_ms,
         .max_memory_mb = j->max_memory_mb,
     };
-    enum gw_req_kind kind = j->ep == GW_EP_RUN ? GW_REQ_RAGFLOW_RUN
-                            : j->ep == GW_EP_V1_RUN ? GW_REQ_RUN : GW_REQ_ANALYZE;
     struct gw_req_error e;
-    if (gw_request_parse(kind, req->body, req->body_len, &caps, &j->req, &e) < 0) {
+    if (gw_request_parse(j->kind, req->body, req->body_len, &caps, &j->req, &e) < 0) {
         sg_http_error(resp, e.status, e.code, "%s", e.message);
         return -EINVAL;
     }
@@ -307,7 +308,7 @@ static void execute(struct job *j, struct sg_http_response *resp)
     const char *st = json_string_value(json_object_get(o, "status"));
     snprintf(j->outcome_buf, sizeof(j->outcome_buf), "%s", st ? st : "unknown");
     j->outcome = j->outcome_buf;
-    if (j->ep == GW_EP_V1_RUN && o) {
+    if (j->native && o) {
         add_native(j, o);
         json_object_set(o, "limits", json_object_get(ans, "limits"));
         json_object_set(o, "clamped", json_object_get(ans, "clamped"));
@@ -345,8 +346,10 @@ static void audit(struct job *j, int status)
     if (rules && j->rt_rules)
         json_array_extend(rules, j->rt_rules);
     json_t *o = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:b,s:s?,s:i,s:s?,s:f,s:f,s:f}",
-        "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tenant",
+        "{s:s,s:s,s:s,s:s?,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:b,s:s?,s:i,s:s?,s:f,s:f,"
+        "s:f}",
+        "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tool", j->tool,
+        "tenant",
         j->tenant ? j->tenant->name : ANONYMOUS, "peer", j->peer, "language",
         j->parsed ? sg_lang_name(j->req.lang) : NULL, "code_bytes",
         (json_int_t)(j->parsed ? j->req.code_len : 0), "code_sha256", j->parsed ? j->sha : NULL,
@@ -370,14 +373,14 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
     if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 ||
         parse_body(j, req, resp) < 0 || select_policy(j, resp) < 0 || analyze(j, resp) < 0)
         return;
-    if (j->ep == GW_EP_V1_ANALYZE) {
+    if (j->kind == GW_REQ_ANALYZE) {
         j->outcome = j->an.accepted ? "accept" : "reject";
         return respond_analysis(j, resp);
     }
     if (!j->an.accepted) {
         j->outcome = "rejected";
         json_t *o = gw_result_rejected(&j->an.violations);
-        if (o && j->ep == GW_EP_V1_RUN)
+        if (o && j->native)
             add_native(j, o);
         return gw_respond_json(resp, 200, o);
     }
@@ -397,12 +400,14 @@ static void finish(struct job *j, struct sg_http_response *resp)
     gw_metrics_observe(j->s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j->t0) / 1000);
 }
 
-void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct sg_http_request *req,
-                    struct sg_http_response *resp)
+static void handle(struct job *jp, const struct sg_http_request *req,
+                   struct sg_http_response *resp)
 {
-    struct job j = {.s = s, .ep = ep, .peer = req->peer, .t0 = gw_now_ns()};
+    struct job j = *jp;
+    j.t0 = gw_now_ns();
+    j.peer = req->peer;
     gw_request_id(j.id);
-    j.rs = gw_ruleset_slot_get(s->rules);
+    j.rs = gw_ruleset_slot_get(j.s->rules);
     run_pipeline(&j, req, resp);
     finish(&j, resp);
     gw_exec_result_free(&j.ex);
@@ -411,6 +416,31 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
         sg_analysis_free(&j.an);
     gw_request_free(&j.req);
     gw_ruleset_unref(j.rs);
+}
+
+void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct sg_http_request *req,
+                    struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .ep = ep, .native = ep != GW_EP_RUN};
+    j.kind = ep == GW_EP_RUN ? GW_REQ_RAGFLOW_RUN : ep == GW_EP_V1_RUN ? GW_REQ_RUN : GW_REQ_ANALYZE;
+    handle(&j, req, resp);
+}
+
+void gw_jobs_tool(const struct gw_jobs *s, const char *tool, enum gw_req_kind kind,
+                  const struct sg_http_request *req, struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool};
+    handle(&j, req, resp);
+}
+
+void gw_jobs_tool_note(const struct gw_jobs *s, const char *tool, const struct gw_tenant *tenant,
+                       const struct sg_http_request *req, struct sg_http_response *resp,
+                       const char *outcome)
+{
+    struct job j = {.s = s, .ep = GW_EP_MCP, .tool = tool, .peer = req->peer,
+                    .t0 = gw_now_ns(), .tenant = tenant, .outcome = outcome};
+    gw_request_id(j.id);
+    finish(&j, resp);
 }
 
 void gw_jobs_refused(const struct gw_jobs *s, enum gw_endpoint ep, const struct gw_tenant *tenant,

@@ -13,6 +13,7 @@
 #include "gw_config.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
+#include "gw_request.h"
 #include "gw_router.h"
 #include "gw_ruleset.h"
 #include "gw_tenants.h"
@@ -33,6 +34,20 @@ struct gw_jobs {
 /* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE). */
 void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep,
                     const struct sg_http_request *req, struct sg_http_response *resp);
+
+/* One MCP tool call through the very pipeline of its HTTP twin (kind
+ * GW_REQ_RUN: POST /v1/run; GW_REQ_ANALYZE: POST /v1/analyze): req carries
+ * the caller's headers and, as its body, the /v1 body the tool's arguments
+ * make. The answer in resp is what that endpoint would have answered; the
+ * audit line says endpoint "mcp" and the tool name. */
+void gw_jobs_tool(const struct gw_jobs *g, const char *tool, enum gw_req_kind kind,
+                  const struct sg_http_request *req, struct sg_http_response *resp);
+
+/* The audit line, id and metric of a tool call that runs no job (resp holds
+ * its answer, outcome a short static word). tenant may be NULL. */
+void gw_jobs_tool_note(const struct gw_jobs *g, const char *tool, const struct gw_tenant *tenant,
+                       const struct sg_http_request *req, struct sg_http_response *resp,
+                       const char *outcome);
 
 /* A request answered before any pipeline ran (routing, authentication, the
  * HTTP layer's own refusals): add its X-Request-Id, write its audit line and

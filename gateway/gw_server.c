@@ -10,6 +10,7 @@
 
 #include "gw_info.h"
 #include "gw_jobs.h"
+#include "gw_mcp.h"
 #include "gw_respond.h"
 #include "log.h"
 #include "sg_token.h"
@@ -27,8 +28,15 @@ static const struct route routes[] = {
     {"/v1/analyze", "POST", GW_EP_V1_ANALYZE}, {"/healthz", "GET", GW_EP_HEALTHZ},
     {"/readyz", "GET", GW_EP_READYZ},      {"/metrics", "GET", GW_EP_METRICS},
     {"/v1/policies", "GET", GW_EP_POLICIES}, {"/v1/whoami", "GET", GW_EP_WHOAMI},
-    {"/v1/runtimes", "GET", GW_EP_RUNTIMES},
+    {"/v1/runtimes", "GET", GW_EP_RUNTIMES}, {"/mcp", "POST", GW_EP_MCP},
 };
+
+/* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
+static int method_ok(const struct route *rt, const char *method)
+{
+    return strcmp(method, rt->method) == 0 ||
+           (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
+}
 
 static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
 {
@@ -168,9 +176,10 @@ static int route(const struct sg_http_request *req, struct sg_http_response *res
         sg_http_error(resp, 404, "not_found", "no endpoint %.100s", req->url);
         return -ENOENT;
     }
-    if (strcmp(req->method, rt->method) != 0) {
-        sg_http_error(resp, 405, "method_not_allowed", "%s takes %s", rt->path, rt->method);
-        sg_http_add_header(resp, "Allow", rt->method);
+    if (!method_ok(rt, req->method)) {
+        const char *allow = rt->ep == GW_EP_MCP ? "POST, DELETE" : rt->method;
+        sg_http_error(resp, 405, "method_not_allowed", "%s takes %s", rt->path, allow);
+        sg_http_add_header(resp, "Allow", allow);
         return -ENOENT;
     }
     return 0;
@@ -197,6 +206,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_info_whoami(s, req, resp);
     case GW_EP_RUNTIMES:
         return gw_info_runtimes(s, req, resp);
+    case GW_EP_MCP:
+        return gw_mcp_handle(s->mcp, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -237,7 +248,8 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
         return SG_HTTP_ANSWER_NOW;
     }
-    if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE)
+    if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
+        rt->ep != GW_EP_MCP)
         return SG_HTTP_GO_ON;
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
@@ -254,6 +266,13 @@ void gw_server_refused(void *ctx, const struct sg_http_request *req,
     struct gw_server *s = ctx;
     const struct route *rt = find_route(req->url);
     refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
+}
+
+/* The MCP list_runtimes tool asks what GET /v1/runtimes would answer. */
+static void mcp_runtimes(void *ctx, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    gw_info_runtimes(ctx, req, resp);
 }
 
 /* The executor secret, read as the executors read it (sg_token.h). */
@@ -298,8 +317,12 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         goto fail;
     }
     free(token);
+    token = NULL;
     s->jobs = (struct gw_jobs){&s->cfg,       &s->rules,   s->router, s->audit,
                                s->metrics,    s->ratelimit, s->vcache};
+    if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
+                        &s->mcp, err)) < 0)
+        goto fail;
     *ret = s;
     return 0;
 fail:
@@ -369,6 +392,7 @@ void gw_server_free(struct gw_server *s)
     if (!s)
         return;
     sg_httpsrv_stop(s->http);
+    gw_mcp_free(s->mcp);
     gw_router_free(s->router);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);

@@ -1,8 +1,9 @@
 /* gw_server.h - the sandgate gateway: HTTP endpoints, lifecycle, reload, drain.
  *
  * Endpoints: POST /run (RAGFlow), POST /v1/run, POST /v1/analyze,
- * GET /healthz, GET /readyz, GET /metrics, GET /v1/policies. The job
- * endpoints live in gw_jobs.c; this module routes, authenticates the
+ * GET /healthz, GET /readyz, GET /metrics, GET /v1/policies, POST/DELETE
+ * /mcp. The job endpoints live in gw_jobs.c, MCP in gw_mcp.c; this module
+ * routes, authenticates the
  * informational ones, and owns the shared state below.
  */
 #ifndef SG_GW_SERVER_H
@@ -14,6 +15,7 @@
 #include "gw_audit.h"
 #include "gw_config.h"
 #include "gw_jobs.h"
+#include "gw_mcp.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_router.h"
@@ -31,6 +33,7 @@ struct gw_server {
     struct sg_vcache *vcache;    /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
     struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
+    struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;

@@ -1,0 +1,44 @@
+// An independent MCP client (the reference TypeScript SDK's Client and
+// StreamableHTTPClientTransport) against sandgate's /mcp. Run by
+// tests/integration/test_mcp.py from the directory it installed the SDK in:
+//   node mcp_client.mjs <url> <token>
+// Prints one JSON document with what the SDK saw; exits non-zero on an error.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const [url, token] = process.argv.slice(2);
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: `Bearer ${token}` } },
+});
+const client = new Client({ name: 'sandgate-interop', version: '1.0.0' });
+await client.connect(transport);
+const out = {
+  protocolVersion: transport.protocolVersion ?? null,
+  sessionId: transport.sessionId ?? null,
+  server: client.getServerVersion(),
+};
+await client.ping();
+out.tools = (await client.listTools()).tools.map((t) => ({
+  name: t.name, required: t.inputSchema.required ?? [],
+}));
+out.run = await client.callTool({
+  name: 'run_code',
+  arguments: { language: 'python', code: 'def main(n):\n    return n * 2\n', arguments: { n: 21 } },
+});
+out.rejected = await client.callTool({
+  name: 'run_code',
+  arguments: { language: 'python', code: 'import os\ndef main():\n    return os.getcwd()\n' },
+});
+out.check = await client.callTool({
+  name: 'check_code', arguments: { language: 'nodejs', code: 'eval("1")' },
+});
+out.runtimes = await client.callTool({ name: 'list_runtimes', arguments: {} });
+try {
+  await client.callTool({ name: 'no_such_tool', arguments: {} });
+  out.unknownTool = 'no error';
+} catch (e) {
+  out.unknownTool = { code: e.code ?? null, message: String(e.message) };
+}
+await transport.terminateSession();
+await client.close();
+process.stdout.write(JSON.stringify(out) + '\n');
