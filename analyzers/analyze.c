@@ -106,7 +106,8 @@ int sg_analyze(const struct sg_policy *policy, enum sg_lang lang, const char *sr
     if (!src)
         src = "";
     ret->stats.source_bytes = len;
-    const struct sg_lang_policy *lp = lang == SG_LANG_PYTHON ? &policy->python : &policy->javascript;
+    const struct sg_lang_policy *lp =
+        lang == SG_LANG_PYTHON ? &policy->python : &policy->javascript;
     int r = analyze_run(lp, lang, src, len, ret, err);
     if (r == 0 && name_the_policy(policy, lang, &ret->violations) < 0)
         r = sg_error_set(err, -ENOMEM, "out of memory");

@@ -45,7 +45,8 @@ static void find_e2_chars(const char *src, size_t len, struct finding *lsep, str
         size_t at = (size_t)(p - s);
         if (b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9) && lsep->at == NOT_FOUND)
             *lsep = (struct finding){at, at + 3};
-        if (((b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9)) &&
+        if (((b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) ||
+             (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9)) &&
             bidi->at == NOT_FOUND)
             *bidi = (struct finding){at, at + 3};
         if (lsep->at != NOT_FOUND && bidi->at != NOT_FOUND)
@@ -78,8 +79,8 @@ static int is_utf8_name(const char *s, size_t n)
 
 static int cookie_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
 }
 
 /* CPython's get_coding_spec on one line s[0..n): the line must be a
@@ -187,9 +188,12 @@ static void find_all(enum sg_lang lang, const char *src, size_t len, struct find
 }
 
 static const char *const rule_ids[C_COUNT] = {
-    [C_UTF8] = SG_RULE_INVALID_UTF8,         [C_NUL] = SG_RULE_NUL_BYTE,
-    [C_CR] = SG_RULE_LONE_CR,                [C_COOKIE] = SG_RULE_CODING_COOKIE,
-    [C_LSEP] = SG_RULE_LINE_SEPARATOR,       [C_BIDI] = SG_RULE_BIDI_CONTROL,
+    [C_UTF8] = SG_RULE_INVALID_UTF8,
+    [C_NUL] = SG_RULE_NUL_BYTE,
+    [C_CR] = SG_RULE_LONE_CR,
+    [C_COOKIE] = SG_RULE_CODING_COOKIE,
+    [C_LSEP] = SG_RULE_LINE_SEPARATOR,
+    [C_BIDI] = SG_RULE_BIDI_CONTROL,
     [C_MIXED] = SG_RULE_MIXED_INDENTATION,
 };
 
@@ -226,8 +230,8 @@ int sg_canon_check(enum sg_lang lang, const char *src, size_t len, struct sg_vio
                                      "coding declaration \"%.*s\": only utf-8 is accepted",
                                      (int)(f[next].end - f[next].at), src + f[next].at);
         else
-            r = sg_violations_add_at(out, rule_ids[next], src, len, f[next].at, f[next].end,
-                                     "%s", messages[next]);
+            r = sg_violations_add_at(out, rule_ids[next], src, len, f[next].at, f[next].end, "%s",
+                                     messages[next]);
         if (r < 0)
             return r;
     }

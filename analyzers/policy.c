@@ -63,7 +63,8 @@ static int check_keys(const struct loader *ld, json_t *obj, const char *path,
 {
     const char *key;
     json_t *val;
-    json_object_foreach(obj, key, val) {
+    json_object_foreach(obj, key, val)
+    {
         int known = 0;
         for (const char *const *k = keys; *k && !known; k++)
             known = strcmp(*k, key) == 0;
@@ -170,9 +171,12 @@ static int valid_js_module(const char *s)
 static int valid_item(const struct loader *ld, enum item_kind kind, const char *s)
 {
     switch (kind) {
-    case ITEM_IDENT: return valid_dotted(s, ld->js, 0);
-    case ITEM_DOTTED: return valid_dotted(s, ld->js, 1);
-    case ITEM_MODULE: return ld->js ? valid_js_module(s) : valid_dotted(s, 0, 1);
+    case ITEM_IDENT:
+        return valid_dotted(s, ld->js, 0);
+    case ITEM_DOTTED:
+        return valid_dotted(s, ld->js, 1);
+    case ITEM_MODULE:
+        return ld->js ? valid_js_module(s) : valid_dotted(s, 0, 1);
     }
     return 0;
 }
@@ -180,9 +184,12 @@ static int valid_item(const struct loader *ld, enum item_kind kind, const char *
 static const char *kind_name(const struct loader *ld, enum item_kind kind)
 {
     switch (kind) {
-    case ITEM_IDENT: return "an identifier";
-    case ITEM_DOTTED: return "a dotted name";
-    case ITEM_MODULE: return ld->js ? "a module specifier" : "a dotted module name";
+    case ITEM_IDENT:
+        return "an identifier";
+    case ITEM_DOTTED:
+        return "a dotted name";
+    case ITEM_MODULE:
+        return ld->js ? "a module specifier" : "a dotted module name";
     }
     return "?";
 }
@@ -193,7 +200,8 @@ static int copy_items(const struct loader *ld, json_t *arr, const char *p, enum 
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         if (!json_is_string(v))
             return lfail(ld, p, "entry %zu: expected a string", i);
         const char *s = json_string_value(v);
@@ -359,10 +367,11 @@ static int get_paths(const struct loader *ld, json_t *obj, const char *path, con
     if (!items)
         return sg_error_set(ld->err, -ENOMEM, "%s: out of memory", ld->origin);
     int r = 0;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         const char *s = json_string_value(v);
-        if (!s || json_string_length(v) > SG_RUNTIME_PATH_MAX || strlen(s) != json_string_length(v) ||
-            !valid_abs_path(s)) {
+        if (!s || json_string_length(v) > SG_RUNTIME_PATH_MAX ||
+            strlen(s) != json_string_length(v) || !valid_abs_path(s)) {
             r = lfail(ld, p, "entry %zu: expected a normalised absolute path of at most %d bytes",
                       i, SG_RUNTIME_PATH_MAX);
             break;
@@ -400,11 +409,11 @@ static int get_enum2(const struct loader *ld, json_t *obj, const char *path, con
 static int load_runtime(const struct loader *ld, json_t *lang, const char *path,
                         struct sg_lang_policy *lp)
 {
-    static const char *const py_keys[] = {"processes", "network", "imports", "files",
-                                          "read_paths", "native_code", "unpickle",
-                                          "reflection", NULL};
-    static const char *const js_keys[] = {"processes", "network", "imports",
-                                          "process_properties", NULL};
+    static const char *const py_keys[] = {"processes", "network",    "imports",
+                                          "files",     "read_paths", "native_code",
+                                          "unpickle",  "reflection", NULL};
+    static const char *const js_keys[] = {"processes", "network", "imports", "process_properties",
+                                          NULL};
     struct sg_runtime_policy *rt = &lp->runtime;
     char p[PATH_MAX_LEN];
     json_t *o;
@@ -432,10 +441,19 @@ static int load_runtime(const struct loader *ld, json_t *lang, const char *path,
 
 static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg_lang_policy *lp)
 {
-    static const char *const keys[] = {
-        "enabled", "imports", "forbidden_names", "forbidden_calls", "forbidden_attributes",
-        "dunder_attributes", "private_attributes", "capability_attributes",
-        "deny_dynamic_imports", "deny_dynamic_attributes", "limits", "runtime", NULL};
+    static const char *const keys[] = {"enabled",
+                                       "imports",
+                                       "forbidden_names",
+                                       "forbidden_calls",
+                                       "forbidden_attributes",
+                                       "dunder_attributes",
+                                       "private_attributes",
+                                       "capability_attributes",
+                                       "deny_dynamic_imports",
+                                       "deny_dynamic_attributes",
+                                       "limits",
+                                       "runtime",
+                                       NULL};
     json_t *lang;
     int r = get_object(ld, root, "", key, 1, &lang);
     if (r < 0)
@@ -444,17 +462,18 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
         return r;
     if ((r = get_bool(ld, lang, key, "enabled", 1, &lp->enabled)) < 0 ||
         (r = load_imports(ld, lang, key, lp)) < 0 ||
-        (r = get_strset(ld, lang, key, "forbidden_names", 0, ITEM_IDENT, &lp->forbidden_names)) < 0 ||
-        (r = get_strset(ld, lang, key, "forbidden_calls", 0, ITEM_DOTTED, &lp->forbidden_calls)) < 0 ||
+        (r = get_strset(ld, lang, key, "forbidden_names", 0, ITEM_IDENT, &lp->forbidden_names)) <
+            0 ||
+        (r = get_strset(ld, lang, key, "forbidden_calls", 0, ITEM_DOTTED, &lp->forbidden_calls)) <
+            0 ||
         (r = get_strset(ld, lang, key, "forbidden_attributes", 0, ITEM_IDENT,
                         &lp->forbidden_attributes)) < 0 ||
-        (r = load_dunders(ld, lang, key, lp)) < 0 ||
-        (r = load_privates(ld, lang, key, lp)) < 0 ||
+        (r = load_dunders(ld, lang, key, lp)) < 0 || (r = load_privates(ld, lang, key, lp)) < 0 ||
         (r = get_strset(ld, lang, key, "capability_attributes", 0, ITEM_IDENT,
                         &lp->capability_attributes)) < 0 ||
         (r = get_bool(ld, lang, key, "deny_dynamic_imports", 1, &lp->deny_dynamic_imports)) < 0 ||
-        (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1,
-                      &lp->deny_dynamic_attributes)) < 0)
+        (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1, &lp->deny_dynamic_attributes)) <
+            0)
         return r;
     if ((r = load_limits(ld, lang, key, lp)) < 0)
         return r;
@@ -476,7 +495,8 @@ static int load_header(const struct loader *ld, json_t *root, struct sg_policy *
     json_t *name = json_object_get(root, "name");
     if (!name)
         return lfail(ld, "name", "required key missing");
-    if (!json_is_string(name) || !valid_policy_name(json_string_value(name), json_string_length(name)))
+    if (!json_is_string(name) ||
+        !valid_policy_name(json_string_value(name), json_string_length(name)))
         return lfail(ld, "name", "expected a string of 1..%d characters [a-z0-9_-]",
                      SG_POLICY_NAME_MAX);
     json_t *desc = json_object_get(root, "description");
@@ -494,8 +514,8 @@ static int load_header(const struct loader *ld, json_t *root, struct sg_policy *
 
 static int load_root(struct loader *ld, json_t *root, struct sg_policy *pol)
 {
-    static const char *const keys[] = {"name", "description", "extends", "python",
-                                       "javascript", NULL};
+    static const char *const keys[] = {"name",   "description", "extends",
+                                       "python", "javascript",  NULL};
     if (!json_is_object(root))
         return lfail(ld, "", "expected a JSON object at the top level");
     int r = check_keys(ld, root, "", keys);
@@ -504,7 +524,8 @@ static int load_root(struct loader *ld, json_t *root, struct sg_policy *pol)
     /* policy_set.c merges a child with its parent and drops the key; here it
      * means the parent was not available */
     if (json_object_get(root, "extends"))
-        return lfail(ld, "extends", "the parent policy is resolved in a policies directory: "
+        return lfail(ld, "extends",
+                     "the parent policy is resolved in a policies directory: "
                      "put this file there (sandgate -t, sandgate-check --policies-dir)");
     ld->js = 0;
     if ((r = load_lang(ld, root, "python", &pol->python)) < 0)

@@ -19,9 +19,9 @@
 #define SG_POLICY_SET_MAX 64             /* policies in one directory */
 
 /* Caps on a policy's contents (validated on load). */
-#define SG_POLICY_LIST_MAX 1024          /* entries in one list */
-#define SG_POLICY_ITEM_MAX 128           /* bytes of one module/name entry */
-#define SG_POLICY_DESCRIPTION_MAX 1024   /* bytes of "description" */
+#define SG_POLICY_LIST_MAX 1024        /* entries in one list */
+#define SG_POLICY_ITEM_MAX 128         /* bytes of one module/name entry */
+#define SG_POLICY_DESCRIPTION_MAX 1024 /* bytes of "description" */
 /* "limits": defaults and accepted ranges. */
 #define SG_LIMIT_SOURCE_BYTES_DEFAULT 262144
 #define SG_LIMIT_SOURCE_BYTES_MIN 1
@@ -55,31 +55,31 @@ enum sg_import_mode { SG_IMPORTS_ALLOW = 0, SG_IMPORTS_DENY = 1 };
 #define SG_RUNTIME_PATH_MAX 256 /* bytes of one read_paths entry */
 enum sg_rt_files { SG_RT_FILES_SANDBOX = 0, SG_RT_FILES_ANY = 1 };
 struct sg_runtime_policy {
-    int processes;              /* the job may create processes (seccomp + hook) */
-    int network;                /* the job may open sockets other than AF_UNIX */
-    int enforce_imports;        /* the imports section holds at run time too */
-    enum sg_rt_files files;     /* Python: sandbox = write workspace and /tmp only */
+    int processes;               /* the job may create processes (seccomp + hook) */
+    int network;                 /* the job may open sockets other than AF_UNIX */
+    int enforce_imports;         /* the imports section holds at run time too */
+    enum sg_rt_files files;      /* Python: sandbox = write workspace and /tmp only */
     struct sg_strset read_paths; /* Python: more absolute prefixes readable in sandbox mode */
-    int native_code;            /* Python: ctypes and friends */
-    int unpickle;               /* Python: pickle.find_class, marshal from the job */
-    int reflection;             /* Python: frames, code objects, exec/compile from the job */
+    int native_code;             /* Python: ctypes and friends */
+    int unpickle;                /* Python: pickle.find_class, marshal from the job */
+    int reflection;              /* Python: frames, code objects, exec/compile from the job */
     struct sg_strset process_properties; /* JavaScript: what the job's `process` shows */
 };
 
 struct sg_lang_policy {
-    int enabled;                       /* 0: every submission is rejected (language.disabled) */
+    int enabled; /* 0: every submission is rejected (language.disabled) */
     enum sg_import_mode import_mode;
-    struct sg_strset modules;          /* allow-list or deny-list; "os" covers "os.path" */
-    struct sg_strset forbidden_names;  /* builtins/globals forbidden wherever referenced */
-    struct sg_strset forbidden_calls;  /* resolved dotted names, e.g. "os.system" */
+    struct sg_strset modules;              /* allow-list or deny-list; "os" covers "os.path" */
+    struct sg_strset forbidden_names;      /* builtins/globals forbidden wherever referenced */
+    struct sg_strset forbidden_calls;      /* resolved dotted names, e.g. "os.system" */
     struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */
-    int deny_dunder_attributes;        /* x.__foo__ is a violation unless in allowed_dunders */
+    int deny_dunder_attributes;            /* x.__foo__ is a violation unless in allowed_dunders */
     struct sg_strset allowed_dunders;
     int deny_private_attributes;       /* x._foo is a violation unless x is the job's own object */
     struct sg_strset allowed_privates; /* _foo names allowed on any object (namedtuple's _asdict) */
     struct sg_strset capability_attributes; /* names denied on any receiver not the job's own */
-    int deny_dynamic_imports;          /* import by a name that is not a constant */
-    int deny_dynamic_attributes;       /* getattr(x, name)/obj[expr] whose name is not constant */
+    int deny_dynamic_imports;               /* import by a name that is not a constant */
+    int deny_dynamic_attributes; /* getattr(x, name)/obj[expr] whose name is not constant */
     size_t max_source_bytes;
     size_t max_depth;
     size_t max_nodes;
@@ -92,7 +92,7 @@ struct sg_policy {
     char sha256[65];   /* hex digest of the file's bytes */
     struct sg_lang_policy python;
     struct sg_lang_policy javascript;
-    json_t *doc;       /* owned reference: the validated document (parents merged in) */
+    json_t *doc; /* owned reference: the validated document (parents merged in) */
 };
 
 /* 1 when a job may import module under lp (the language enabled, and the

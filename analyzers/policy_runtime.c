@@ -36,8 +36,8 @@ json_t *sg_policy_runtime_json(const struct sg_lang_policy *lp, int js)
     if (js) {
         r = json_object_set_new(o, "process_properties", strset_json(&rt->process_properties));
     } else {
-        r = json_object_set_new(o, "files", json_string(rt->files == SG_RT_FILES_ANY ? "any"
-                                                                                    : "sandbox"));
+        r = json_object_set_new(o, "files",
+                                json_string(rt->files == SG_RT_FILES_ANY ? "any" : "sandbox"));
         r |= json_object_set_new(o, "read_paths", strset_json(&rt->read_paths));
         r |= json_object_set_new(o, "native_code", json_boolean(rt->native_code));
         r |= json_object_set_new(o, "unpickle", json_boolean(rt->unpickle));

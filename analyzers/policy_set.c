@@ -87,7 +87,8 @@ static int merge_into(json_t *dst, json_t *src, unsigned depth)
     json_t *v;
     if (depth > 8)
         return -ELOOP;
-    json_object_foreach(src, k, v) {
+    json_object_foreach(src, k, v)
+    {
         json_t *cur = json_object_get(dst, k);
         if (json_is_object(cur) && json_is_object(v)) {
             if (merge_into(cur, v, depth + 1) < 0)
@@ -97,7 +98,8 @@ static int merge_into(json_t *dst, json_t *src, unsigned depth)
         if (json_is_array(cur) && json_is_array(v)) {
             size_t i, j;
             json_t *a, *b;
-            json_array_foreach(v, i, a) {
+            json_array_foreach(v, i, a)
+            {
                 int seen = 0;
                 json_array_foreach(cur, j, b) seen = seen || json_equal(a, b);
                 if (!seen && json_array_append(cur, a) < 0)
@@ -124,8 +126,7 @@ static int load_child(struct pfile *f, const struct sg_policy *parent, struct sg
     json_t *merged = json_deep_copy(parent->doc);
     if (!merged || merge_into(merged, f->doc, 0) < 0) {
         json_decref(merged);
-        return sg_error_set(err, -ENOMEM, "%s: cannot merge with \"%s\"", f->path,
-                            parent->name);
+        return sg_error_set(err, -ENOMEM, "%s: cannot merge with \"%s\"", f->path, parent->name);
     }
     json_object_del(merged, "extends");
     if (!json_object_get(f->doc, "description"))
@@ -135,9 +136,10 @@ static int load_child(struct pfile *f, const struct sg_policy *parent, struct sg
         const char *lang = l ? "javascript" : "python";
         const char *was = import_mode(parent->doc, lang), *now = import_mode(merged, lang);
         if (was && now && strcmp(was, now) != 0)
-            r = sg_error_set(err, -EINVAL, "%s: %s.imports.mode: cannot change \"%s\" of "
-                             "policy \"%s\" in a policy that extends it", f->path, lang, was,
-                             parent->name);
+            r = sg_error_set(err, -EINVAL,
+                             "%s: %s.imports.mode: cannot change \"%s\" of "
+                             "policy \"%s\" in a policy that extends it",
+                             f->path, lang, was, parent->name);
     }
     char sha[65], *id = NULL;
     if (r == 0 && asprintf(&id, "%.*s\nextends %s\n", (int)f->len, f->buf, parent->sha256) < 0)
@@ -161,39 +163,35 @@ static long find_named(struct pfile *fs, size_t n, const char *name)
 }
 
 /* Load fs[i] after the chain of policies it extends. */
-static int load_rec(struct pfile *fs, size_t n, size_t i, const char *dir,
-                    struct sg_error *err)
+static int load_rec(struct pfile *fs, size_t n, size_t i, const char *dir, struct sg_error *err)
 {
     struct pfile *f = &fs[i];
     if (f->state == 2)
         return 0;
     if (f->state == 1)
-        return sg_error_set(err, -ELOOP, "%s: extends: a cycle leads back to this policy",
-                            f->path);
+        return sg_error_set(err, -ELOOP, "%s: extends: a cycle leads back to this policy", f->path);
     json_t *ext = f->doc ? json_object_get(f->doc, "extends") : NULL;
     if (!ext) {
         f->state = 2;
         return sg_policy_load_buf(f->buf, f->len, f->path, &f->pol, err);
     }
     if (!json_is_string(ext))
-        return sg_error_set(err, -EINVAL, "%s: extends: expected the name of a policy",
-                            f->path);
+        return sg_error_set(err, -EINVAL, "%s: extends: expected the name of a policy", f->path);
     long j = find_named(fs, n, json_string_value(ext));
     if (j < 0)
-        return sg_error_set(err, -ENOENT, "%s: extends: no policy named \"%.64s\" in %s",
-                            f->path, json_string_value(ext), dir);
+        return sg_error_set(err, -ENOENT, "%s: extends: no policy named \"%.64s\" in %s", f->path,
+                            json_string_value(ext), dir);
     f->state = 1;
     int r = load_rec(fs, n, (size_t)j, dir, err);
     f->state = 2;
     f->level = fs[j].level + 1;
     if (r == 0 && f->level > SG_POLICY_EXTENDS_MAX)
-        return sg_error_set(err, -ELOOP, "%s: extends: more than %d levels of parents",
-                            f->path, SG_POLICY_EXTENDS_MAX);
+        return sg_error_set(err, -ELOOP, "%s: extends: more than %d levels of parents", f->path,
+                            SG_POLICY_EXTENDS_MAX);
     return r < 0 ? r : load_child(f, fs[j].pol, err);
 }
 
-static int read_all(const char *dir, char **names, size_t n, struct pfile *fs,
-                    struct sg_error *err)
+static int read_all(const char *dir, char **names, size_t n, struct pfile *fs, struct sg_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         if (snprintf(fs[i].path, sizeof(fs[i].path), "%s/%s", dir, names[i]) >=
@@ -223,8 +221,10 @@ static int load_all(const char *dir, char **names, size_t n, struct sg_policy_se
             set->items[set->count++] = fs[i].pol;
             for (size_t j = 0; j + 1 < set->count; j++)
                 if (r == 0 && strcmp(set->items[j]->name, fs[i].pol->name) == 0)
-                    r = sg_error_set(err, -EEXIST, "%s: policy name \"%s\" is already used "
-                                     "in %s", fs[i].path, fs[i].pol->name, dir);
+                    r = sg_error_set(err, -EEXIST,
+                                     "%s: policy name \"%s\" is already used "
+                                     "in %s",
+                                     fs[i].path, fs[i].pol->name, dir);
         } else {
             sg_policy_free(fs[i].pol);
         }
@@ -246,11 +246,13 @@ int sg_policy_load_file_with(const char *path, const struct sg_policy_set *set,
         return r;
     f.doc = json_loadb(f.buf, f.len, JSON_REJECT_DUPLICATES, NULL);
     json_t *ext = json_is_object(f.doc) ? json_object_get(f.doc, "extends") : NULL;
-    const struct sg_policy *parent = json_is_string(ext)
-                                         ? sg_policy_set_find(set, json_string_value(ext)) : NULL;
+    const struct sg_policy *parent =
+        json_is_string(ext) ? sg_policy_set_find(set, json_string_value(ext)) : NULL;
     if (json_is_string(ext) && set && !parent)
-        r = sg_error_set(err, -ENOENT, "%s: extends: no policy named \"%.64s\" in the "
-                         "policies directory", path, json_string_value(ext));
+        r = sg_error_set(err, -ENOENT,
+                         "%s: extends: no policy named \"%.64s\" in the "
+                         "policies directory",
+                         path, json_string_value(ext));
     else
         r = parent ? load_child(&f, parent, err)
                    : sg_policy_load_buf(f.buf, f.len, path, &f.pol, err);

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SG_VIOLATIONS_MAX 64      /* further violations are counted, not stored */
-#define SG_SNIPPET_MAX 120        /* bytes of source kept per violation */
+#define SG_VIOLATIONS_MAX 64 /* further violations are counted, not stored */
+#define SG_SNIPPET_MAX 120   /* bytes of source kept per violation */
 #define SG_VIOLATION_MSG_MAX 256
 
 struct sg_violation {
@@ -20,14 +20,14 @@ struct sg_violation {
     const char *severity; /* static string, SG_SEVERITY_ERROR */
     char *message;        /* owned */
     uint32_t line, column, end_line, end_column;
-    char *snippet;        /* owned; valid UTF-8, at most SG_SNIPPET_MAX bytes */
+    char *snippet; /* owned; valid UTF-8, at most SG_SNIPPET_MAX bytes */
 };
 
 struct sg_violations {
     struct sg_violation *items; /* owned */
     size_t count;               /* stored items */
     size_t cap;
-    size_t dropped;             /* violations found past SG_VIOLATIONS_MAX */
+    size_t dropped; /* violations found past SG_VIOLATIONS_MAX */
 };
 
 /* A position in the source, as the analyzers know it. */
@@ -42,8 +42,8 @@ void sg_span_from_bytes(const char *src, size_t len, size_t start_byte, size_t e
 
 /* Append a violation; the snippet is the first line of src at span, made
  * safe by sg_text_sanitize() and clipped to SG_SNIPPET_MAX bytes on a
- * character boundary; the message is sanitised the same way. Returns 0 or -ENOMEM. Past SG_VIOLATIONS_MAX it only
- * increments `dropped`. */
+ * character boundary; the message is sanitised the same way. Returns 0 or -ENOMEM. Past
+ * SG_VIOLATIONS_MAX it only increments `dropped`. */
 int sg_violations_add(struct sg_violations *vs, const char *rule, const struct sg_span *span,
                       const char *src, size_t src_len, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

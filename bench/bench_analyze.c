@@ -46,8 +46,8 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, double p)
 }
 
 /* One timed analysis; *ret_t gets {total, parse, eval} in microseconds. */
-static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const char *src,
-                        size_t len, uint64_t ret_t[3], struct sg_analysis *keep)
+static int analyze_once(const struct sg_policy *pol, enum sg_lang lang, const char *src, size_t len,
+                        uint64_t ret_t[3], struct sg_analysis *keep)
 {
     struct sg_analysis a;
     struct sg_error err = {0};
@@ -107,8 +107,8 @@ static int bench(const struct sg_policy *pol, enum sg_lang lang, const char *src
 }
 
 /* The bare parse, after one guarded analysis accepted the same bytes. */
-static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const char *src,
-                       size_t len, size_t runs)
+static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const char *src, size_t len,
+                       size_t runs)
 {
     struct sg_analysis a;
     struct sg_error err = {0};
@@ -120,8 +120,9 @@ static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const cha
     sg_analysis_free(&a);
     TSParser *p = ts_parser_new();
     uint64_t *t = calloc(runs, sizeof(uint64_t));
-    if (!p || !t || !ts_parser_set_language(p, lang == SG_LANG_PYTHON ? tree_sitter_python()
-                                                                      : tree_sitter_javascript())) {
+    if (!p || !t ||
+        !ts_parser_set_language(p, lang == SG_LANG_PYTHON ? tree_sitter_python()
+                                                          : tree_sitter_javascript())) {
         free(t);
         if (p)
             ts_parser_delete(p);
@@ -135,8 +136,8 @@ static int bench_parse(const struct sg_policy *pol, enum sg_lang lang, const cha
     }
     qsort(t, runs, sizeof(uint64_t), cmp_u64);
     uint64_t med = percentile(t, runs, 0.5);
-    printf("bytes=%zu runs=%zu median_us=%llu p50_us=%llu p99_us=%llu min_us=%llu mbps=%.1f\n",
-           len, runs, (unsigned long long)med, (unsigned long long)med,
+    printf("bytes=%zu runs=%zu median_us=%llu p50_us=%llu p99_us=%llu min_us=%llu mbps=%.1f\n", len,
+           runs, (unsigned long long)med, (unsigned long long)med,
            (unsigned long long)percentile(t, runs, 0.99), (unsigned long long)t[0],
            med ? (double)len / (double)med : 0.0);
     free(t);

@@ -66,11 +66,12 @@ static void stub_handler(void *ctx, const struct sg_http_request *req,
 
 static int run_stub(int port)
 {
-    struct sg_httpsrv_config c = {.port = (uint16_t)port, .max_body = BODY_MAX,
-                                  .max_connections = 256, .timeout_s = 60};
+    struct sg_httpsrv_config c = {
+        .port = (uint16_t)port, .max_body = BODY_MAX, .max_connections = 256, .timeout_s = 60};
     struct sg_httpsrv *srv;
     struct sg_error err = {0};
-    if (sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = stub_handler}, NULL, &srv, &err) < 0) {
+    if (sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = stub_handler}, NULL, &srv, &err) <
+        0) {
         fprintf(stderr, "stub: %s\n", err.msg);
         return 1;
     }
@@ -128,13 +129,18 @@ static int run_latency(const char *direct, const char *gateway, size_t n, const 
     char *code_b64 = NULL, direct_body[1024], gw_body[1024], exec_url[512], run_url[512];
     size_t blen;
     sg_b64_encode((const unsigned char *)code, strlen(code), &code_b64, &blen);
-    snprintf(direct_body, sizeof(direct_body), "{\"job_id\":\"bench\",\"language\":\"%s\","
-             "\"code\":\"%s\",\"arguments\":{}}", lang, strcmp(lang, "python") == 0
-             ? "def main():\\n    print('hello')\\n    return 'hello'\\n"
-             : "function main() {\\n  console.log('hello');\\n  return 'hello';\\n}\\n"
-               "module.exports = { main };\\n");
-    snprintf(gw_body, sizeof(gw_body), "{\"code_b64\":\"%s\",\"language\":\"%s\","
-             "\"arguments\":{}}", code_b64, lang);
+    snprintf(direct_body, sizeof(direct_body),
+             "{\"job_id\":\"bench\",\"language\":\"%s\","
+             "\"code\":\"%s\",\"arguments\":{}}",
+             lang,
+             strcmp(lang, "python") == 0
+                 ? "def main():\\n    print('hello')\\n    return 'hello'\\n"
+                 : "function main() {\\n  console.log('hello');\\n  return 'hello';\\n}\\n"
+                   "module.exports = { main };\\n");
+    snprintf(gw_body, sizeof(gw_body),
+             "{\"code_b64\":\"%s\",\"language\":\"%s\","
+             "\"arguments\":{}}",
+             code_b64, lang);
     free(code_b64);
     snprintf(exec_url, sizeof(exec_url), "%s/v1/exec", direct);
     snprintf(run_url, sizeof(run_url), "%s/run", gateway);
@@ -186,7 +192,8 @@ static void *load_main(void *arg)
     char *mark = body && l->unique ? strstr(body, UNIQUE_MARKER) : NULL;
     /* process id and thread in the top bits: unique across runs as well */
     unsigned long long seq = ((unsigned long long)getpid() & 0xfffffu) << 44 |
-                             ((unsigned long long)atomic_fetch_add(&l->next_thread, 1) & 0xffu) << 36;
+                             ((unsigned long long)atomic_fetch_add(&l->next_thread, 1) & 0xffu)
+                                 << 36;
     CURL *c = client(l->url, body, h);
     while (body && now_s() < l->until) {
         if (mark) { /* same length: curl sends strlen(body) bytes */

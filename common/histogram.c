@@ -31,8 +31,7 @@ int sg_histogram_render(const struct sg_histogram *h, const char *name, const ch
             r = sg_buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", name,
                               (double)h->bounds_us[b] / 1e6, (unsigned long long)cum);
         else
-            r = sg_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
-                              (unsigned long long)cum);
+            r = sg_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
     }
     if (r == 0)
         r = sg_buf_printf(out, "%s_sum %.6f\n%s_count %llu\n", name,

@@ -19,9 +19,9 @@
 #include "httpsrv_pool.h"
 
 #define DEFAULT_RECEIVE_TIMEOUT_S 30u
-#define DEFAULT_CONN_SLACK 64u     /* connections beyond the workers by default */
-#define MHD_LIMIT_SLACK 64u        /* MHD's own hard limit sits above ours */
-#define EVENT_THREADS 2u           /* epoll threads: I/O, header checks and GETs only */
+#define DEFAULT_CONN_SLACK 64u /* connections beyond the workers by default */
+#define MHD_LIMIT_SLACK 64u    /* MHD's own hard limit sits above ours */
+#define EVENT_THREADS 2u       /* epoll threads: I/O, header checks and GETs only */
 #define RETRY_AFTER_S "1"
 /* A request refused on its headers with a body at most this large has the
  * body read and dropped before the answer: closing with unread bytes makes
@@ -54,8 +54,8 @@ struct conn_state {
     struct sg_buf body;
     size_t held; /* bytes counted in srv->body_total */
     int too_large, overloaded;
-    int small_body; /* the framing is sound and the body at most DISCARD_MAX */
-    int decided;    /* the answer is decided (queued, or waiting for a drained body) */
+    int small_body;              /* the framing is sound and the body at most DISCARD_MAX */
+    int decided;                 /* the answer is decided (queued, or waiting for a drained body) */
     unsigned long long declared; /* Content-Length, 0 when none */
     enum st_phase phase;
     char peer[INET6_ADDRSTRLEN + 1];
@@ -68,8 +68,7 @@ void sg_http_add_header(struct sg_http_response *resp, const char *name, const c
     if (resp->header_count >= SG_HTTP_MAX_EXTRA_HEADERS)
         return;
     resp->header_names[resp->header_count] = name;
-    snprintf(resp->header_values[resp->header_count], sizeof(resp->header_values[0]), "%s",
-             value);
+    snprintf(resp->header_values[resp->header_count], sizeof(resp->header_values[0]), "%s", value);
     resp->header_count++;
 }
 
@@ -165,8 +164,7 @@ static enum MHD_Result answer_early(struct conn_state *st)
 }
 
 /* An answer httpsrv makes itself: JSON error, then the owner's hook. */
-static enum MHD_Result refuse(struct conn_state *st, int status, const char *code,
-                              const char *msg)
+static enum MHD_Result refuse(struct conn_state *st, int status, const char *code, const char *msg)
 {
     sg_http_error(&st->resp, status, code, "%s", msg);
     if (status == 503)
@@ -379,8 +377,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         atomic_fetch_add(&srv->conns.open, 1);
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = ci && srv->conns_ok ? sg_conn_reg_add(&srv->conns, ci->connect_fd)
-                                              : NULL;
+        *socket_context = ci && srv->conns_ok ? sg_conn_reg_add(&srv->conns, ci->connect_fd) : NULL;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&srv->conns.open, 1);
         sg_conn_reg_remove(&srv->conns, *socket_context);
@@ -468,16 +465,16 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
      * refusals are JSON (MHD's own are HTML pages).
      * epoll threads own the sockets; MHD_USE_ITC (implied by suspend/resume)
      * also lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-    srv->daemon = MHD_start_daemon(
-        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
-        MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-        MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    srv->daemon =
+        MHD_start_daemon(flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
+                         MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
+                         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
+                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
+                         MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                         srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
     if (!srv->daemon) {
         srv_free(srv);
         return sg_error_set(err, -EADDRINUSE, "cannot listen on %s port %u", addr,

@@ -40,7 +40,7 @@ struct sg_http_request {
     const char *url;    /* path only, no query string */
     const char *body;   /* NUL-terminated; body_len excludes the NUL ("" in head) */
     size_t body_len;
-    const char *peer;   /* textual peer address, e.g. "127.0.0.1" */
+    const char *peer; /* textual peer address, e.g. "127.0.0.1" */
     struct MHD_Connection *conn;
 };
 
@@ -51,7 +51,7 @@ struct sg_http_response {
     char *body;               /* owned by the server after return; free()d */
     size_t body_len;          /* 0 means strlen(body) */
     const char *content_type; /* static string; default application/json */
-    const char *header_names[SG_HTTP_MAX_EXTRA_HEADERS];  /* static strings */
+    const char *header_names[SG_HTTP_MAX_EXTRA_HEADERS]; /* static strings */
     char header_values[SG_HTTP_MAX_EXTRA_HEADERS][128];
     int header_count;
     const char *error_code; /* static; set by sg_http_error(), NULL otherwise */
@@ -124,7 +124,7 @@ const char *sg_http_query(const struct sg_http_request *req, const char *name);
 void sg_http_add_header(struct sg_http_response *resp, const char *name, const char *value);
 
 /* Set a JSON error body {"error":{"code","message"}} with the given status. */
-void sg_http_error(struct sg_http_response *resp, int status, const char *code,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void sg_http_error(struct sg_http_response *resp, int status, const char *code, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -18,8 +18,7 @@ double attach_now_ms(void)
     return (double)sg_time_mono_ns() / 1e6;
 }
 
-int attach_parse(struct attach_parser *p, const void *data, size_t len, attach_sink sink,
-                 void *ctx)
+int attach_parse(struct attach_parser *p, const void *data, size_t len, attach_sink sink, void *ctx)
 {
     const unsigned char *d = data;
     while (len > 0) {

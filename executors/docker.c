@@ -123,16 +123,16 @@ static int call_expect(struct docker_client *dc, const char *method, const char 
                        struct sg_buf *ret_body, struct sg_error *err)
 {
     long status = 0;
-    int r = docker_call(dc, method, path, body, timeout_ms, DOCKER_REPLY_MAX, &status, ret_body,
-                        err);
+    int r =
+        docker_call(dc, method, path, body, timeout_ms, DOCKER_REPLY_MAX, &status, ret_body, err);
     if (r < 0)
         return r;
     if (status == ok1 || status == ok2)
         return 0;
     char msg[256];
     docker_parse_message(ret_body->data, ret_body->len, msg, sizeof(msg));
-    return sg_error_set(err, status == 404 ? -ENOENT : -EIO, "docker %s %s: HTTP %ld: %s",
-                        method, path, status, msg[0] ? msg : "(no message)");
+    return sg_error_set(err, status == 404 ? -ENOENT : -EIO, "docker %s %s: HTTP %ld: %s", method,
+                        path, status, msg[0] ? msg : "(no message)");
 }
 
 int docker_ping(struct docker_client *dc, long timeout_ms, struct sg_error *err)
@@ -195,9 +195,8 @@ int docker_create(struct docker_client *dc, const char *body, char ret_id[DOCKER
 }
 
 /* A call on /containers/{id}{suffix}. */
-static int id_call(struct docker_client *dc, const char *method, const char *id,
-                   const char *suffix, long timeout_ms, long ok1, long ok2, struct sg_buf *b,
-                   struct sg_error *err)
+static int id_call(struct docker_client *dc, const char *method, const char *id, const char *suffix,
+                   long timeout_ms, long ok1, long ok2, struct sg_buf *b, struct sg_error *err)
 {
     if (!docker_id_valid(id))
         return sg_error_set(err, -EINVAL, "invalid container id");
@@ -210,19 +209,16 @@ int docker_start(struct docker_client *dc, const char *id, struct sg_error *err)
 {
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
-    int r = id_call(dc, "POST", id, "/start", DOCKER_CALL_TIMEOUT_MS, 204, 304, &b,
-                    err);
+    int r = id_call(dc, "POST", id, "/start", DOCKER_CALL_TIMEOUT_MS, 204, 304, &b, err);
     sg_buf_free(&b);
     return r;
 }
 
-int docker_remove(struct docker_client *dc, const char *id, long timeout_ms,
-                  struct sg_error *err)
+int docker_remove(struct docker_client *dc, const char *id, long timeout_ms, struct sg_error *err)
 {
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
-    int r = id_call(dc, "DELETE", id, "?force=1&v=1", timeout_ms, 204, 204, &b,
-                    err);
+    int r = id_call(dc, "DELETE", id, "?force=1&v=1", timeout_ms, 204, 204, &b, err);
     sg_buf_free(&b);
     return r == -ENOENT ? 0 : r;
 }
@@ -232,8 +228,7 @@ int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *
 {
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
-    int r = id_call(dc, "POST", id, "/wait?condition=not-running", timeout_ms, 200,
-                    200, &b, err);
+    int r = id_call(dc, "POST", id, "/wait?condition=not-running", timeout_ms, 200, 200, &b, err);
     if (r == 0 && docker_parse_wait(b.data, b.len, ret_exit) < 0)
         r = sg_error_set(err, -EPROTO, "malformed wait reply from dockerd");
     sg_buf_free(&b);
@@ -245,8 +240,7 @@ int docker_inspect(struct docker_client *dc, const char *id, struct docker_state
 {
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
-    int r = id_call(dc, "GET", id, "/json", DOCKER_CALL_TIMEOUT_MS, 200, 200, &b,
-                    err);
+    int r = id_call(dc, "GET", id, "/json", DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
     if (r == 0 && docker_parse_inspect(b.data, b.len, ret) < 0)
         r = sg_error_set(err, -EPROTO, "malformed inspect reply from dockerd");
     sg_buf_free(&b);
@@ -258,8 +252,8 @@ int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long 
 {
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
-    int r = id_call(dc, "GET", id, "/stats?stream=false&one-shot=true", DOCKER_CALL_TIMEOUT_MS,
-                    200, 200, &b, err);
+    int r = id_call(dc, "GET", id, "/stats?stream=false&one-shot=true", DOCKER_CALL_TIMEOUT_MS, 200,
+                    200, &b, err);
     if (r == 0 && docker_parse_stats_memory(b.data, b.len, ret_bytes) < 0)
         r = sg_error_set(err, -EPROTO, "malformed stats reply from dockerd");
     sg_buf_free(&b);
@@ -267,8 +261,7 @@ int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long 
 }
 
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
-                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
-                         struct sg_error *err)
+                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n, struct sg_error *err)
 {
     if (!path_safe(key) || !path_safe(value))
         return sg_error_set(err, -EINVAL, "label has unexpected characters");
@@ -389,7 +382,8 @@ int docker_parse_list(const char *body, size_t len, char (**ret_ids)[DOCKER_ID_L
         r = -ENOMEM;
         goto out;
     }
-    json_array_foreach(j, i, c) {
+    json_array_foreach(j, i, c)
+    {
         const char *id = json_string_value(json_object_get(c, "Id"));
         if (!id || !docker_id_valid(id))
             goto out;

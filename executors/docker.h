@@ -63,8 +63,7 @@ int docker_create(struct docker_client *dc, const char *body, char ret_id[DOCKER
                   struct sg_error *err);
 int docker_start(struct docker_client *dc, const char *id, struct sg_error *err);
 /* Force-remove (kills first); a container already gone is success. */
-int docker_remove(struct docker_client *dc, const char *id, long timeout_ms,
-                  struct sg_error *err);
+int docker_remove(struct docker_client *dc, const char *id, long timeout_ms, struct sg_error *err);
 /* Wait until the container is not running (bounded by timeout_ms). */
 int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *ret_exit,
                 struct sg_error *err);
@@ -76,8 +75,7 @@ int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long 
 /* Ids of all containers (any state) with label key=value. *ret_ids is an
  * array of *ret_n ids; caller frees with free(). */
 int docker_list_by_label(struct docker_client *dc, const char *key, const char *value,
-                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n,
-                         struct sg_error *err);
+                         char (**ret_ids)[DOCKER_ID_LEN + 1], size_t *ret_n, struct sg_error *err);
 
 /* Pure parsers of engine replies (untrusted input). Each returns 0 or -EPROTO. */
 int docker_parse_create(const char *body, size_t len, char ret_id[DOCKER_ID_LEN + 1]);

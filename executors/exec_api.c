@@ -46,11 +46,14 @@ static int parse_imports(json_t *root, struct exec_request *r, struct sg_error *
         return sg_error_set(err, -E2BIG, "more than %d imports", EXEC_IMPORTS_MAX);
     size_t i;
     json_t *v;
-    json_array_foreach(a, i, v) {
-        if (!json_is_string(v) || !exec_import_name_valid(json_string_value(v),
-                                                         json_string_length(v)))
-            return sg_error_set(err, -EINVAL, "imports[%zu] must be a module name of 1..%d "
-                                "bytes [A-Za-z0-9_.@/:-]", i, EXEC_IMPORT_NAME_MAX);
+    json_array_foreach(a, i, v)
+    {
+        if (!json_is_string(v) ||
+            !exec_import_name_valid(json_string_value(v), json_string_length(v)))
+            return sg_error_set(err, -EINVAL,
+                                "imports[%zu] must be a module name of 1..%d "
+                                "bytes [A-Za-z0-9_.@/:-]",
+                                i, EXEC_IMPORT_NAME_MAX);
         r->imports[r->n_imports++] = json_string_value(v);
     }
     return 0;
@@ -91,22 +94,25 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
     size_t total = 0;
     const char *name;
     json_t *v;
-    json_object_foreach(f, name, v) {
+    json_object_foreach(f, name, v)
+    {
         if (!sg_file_name_ok(name, strlen(name)))
-            return sg_error_set(err, -EINVAL, "file name '%.64s' is not allowed (" SG_FILE_NAME_RULE ")", name);
+            return sg_error_set(err, -EINVAL,
+                                "file name '%.64s' is not allowed (" SG_FILE_NAME_RULE ")", name);
         if (sg_file_name_reserved(name, strlen(name)))
-            return sg_error_set(err, -EINVAL, "file name '%s' is reserved (the runners write "
-                                "main.py, main.js and artifacts themselves)", name);
+            return sg_error_set(err, -EINVAL,
+                                "file name '%s' is reserved (the runners write "
+                                "main.py, main.js and artifacts themselves)",
+                                name);
         if (!json_is_string(v))
             return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
         unsigned char *raw = NULL;
         size_t rawlen = 0;
         char *canon = NULL;
         struct sg_error e;
-        if (sg_b64_decode(json_string_value(v), json_string_length(v),
-                          EXEC_FILES_BYTES_MAX - total, &raw, &rawlen, &e) < 0)
-            return sg_error_set(err, e.code == -E2BIG ? -E2BIG : -EINVAL,
-                                "file '%.64s': %s", name,
+        if (sg_b64_decode(json_string_value(v), json_string_length(v), EXEC_FILES_BYTES_MAX - total,
+                          &raw, &rawlen, &e) < 0)
+            return sg_error_set(err, e.code == -E2BIG ? -E2BIG : -EINVAL, "file '%.64s': %s", name,
                                 e.code == -E2BIG ? "files exceed their total size cap" : e.msg);
         total += rawlen;
         int rr = sg_b64_encode(raw, rawlen, &canon, NULL);
@@ -127,9 +133,10 @@ static int rt_list(json_t *v, const char *key, struct sg_error *err)
     size_t i;
     json_t *e;
     if (!json_is_array(v) || json_array_size(v) > EXEC_RT_LIST_MAX)
-        return sg_error_set(err, -EINVAL, "runtime.%s must be an array of at most %d strings",
-                            key, EXEC_RT_LIST_MAX);
-    json_array_foreach(v, i, e) {
+        return sg_error_set(err, -EINVAL, "runtime.%s must be an array of at most %d strings", key,
+                            EXEC_RT_LIST_MAX);
+    json_array_foreach(v, i, e)
+    {
         const char *s = json_string_value(e);
         size_t n = json_string_length(e);
         if (!s || n == 0 || n > EXEC_RT_ITEM_MAX)
@@ -149,8 +156,9 @@ static int rt_imports(json_t *v, struct sg_error *err)
     const char *mode = json_string_value(json_object_get(v, "mode"));
     if (!json_is_object(v) || json_object_size(v) != 2 || !mode ||
         (strcmp(mode, "allow") && strcmp(mode, "deny")))
-        return sg_error_set(err, -EINVAL, "runtime.imports must be null or {\"mode\": "
-                                          "\"allow\"|\"deny\", \"modules\": [...]}");
+        return sg_error_set(err, -EINVAL,
+                            "runtime.imports must be null or {\"mode\": "
+                            "\"allow\"|\"deny\", \"modules\": [...]}");
     json_t *m = json_object_get(v, "modules");
     return m ? rt_list(m, "imports.modules", err)
              : sg_error_set(err, -EINVAL, "runtime.imports.modules is required");
@@ -161,10 +169,9 @@ static int rt_imports(json_t *v, struct sg_error *err)
 static int parse_runtime(json_t *root, const struct exec_config *cfg, struct exec_request *r,
                          struct sg_error *err)
 {
-    static const char *const py[] = {"processes", "network", "imports", "files", "read_paths",
+    static const char *const py[] = {"processes",   "network",  "imports",    "files", "read_paths",
                                      "native_code", "unpickle", "reflection", NULL};
-    static const char *const js[] = {"processes", "network", "imports", "process_properties",
-                                     NULL};
+    static const char *const js[] = {"processes", "network", "imports", "process_properties", NULL};
     json_t *rt = json_object_get(root, "runtime");
     if (!rt || json_is_null(rt))
         return 0;
@@ -182,17 +189,19 @@ static int parse_runtime(json_t *root, const struct exec_config *cfg, struct exe
             rr = rt_list(v, k, err);
         else if (!strcmp(k, "imports"))
             rr = rt_imports(v, err);
-        else if (!strcmp(k, "files") ? !json_is_string(v) ||
-                                           (strcmp(json_string_value(v), "sandbox") &&
-                                            strcmp(json_string_value(v), "any"))
-                                     : !json_is_boolean(v))
+        else if (!strcmp(k, "files")
+                     ? !json_is_string(v) || (strcmp(json_string_value(v), "sandbox") &&
+                                              strcmp(json_string_value(v), "any"))
+                     : !json_is_boolean(v))
             rr = sg_error_set(err, -EINVAL, "runtime.%s has the wrong type or value", k);
         if (rr < 0)
             return rr;
     }
     if (json_object_size(rt) != n)
-        return sg_error_set(err, -EINVAL, "runtime has keys this executor's language does not "
-                                          "know (expected exactly: %s...)", keys[0]);
+        return sg_error_set(err, -EINVAL,
+                            "runtime has keys this executor's language does not "
+                            "know (expected exactly: %s...)",
+                            keys[0]);
     r->runtime = rt;
     return 0;
 }
@@ -225,8 +234,9 @@ static int check_seccomp_request(json_t *v, const struct exec_config *cfg, struc
     if (!json_is_boolean(v))
         return sg_error_set(err, -EINVAL, "limits.enable_seccomp must be a boolean");
     if (json_is_true(v) && cfg->seccomp_off)
-        return sg_error_set(err, -EINVAL, "limits.enable_seccomp: this executor runs without a "
-                                          "seccomp profile (started with --seccomp none)");
+        return sg_error_set(err, -EINVAL,
+                            "limits.enable_seccomp: this executor runs without a "
+                            "seccomp profile (started with --seccomp none)");
     return 0;
 }
 
@@ -243,7 +253,8 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
         return sg_error_set(err, -EINVAL, "limits must be an object");
     const char *k;
     json_t *v;
-    json_object_foreach(lim, k, v) {
+    json_object_foreach(lim, k, v)
+    {
         if (strcmp(k, "timeout_ms") != 0 && strcmp(k, "memory_mb") != 0 &&
             strcmp(k, "max_output_bytes") != 0 && strcmp(k, "enable_seccomp") != 0)
             return sg_error_set(err, -EINVAL, "unknown limit '%.32s'", k);
@@ -315,7 +326,8 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
     }
     if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_arguments(ret->root, ret, err)) < 0 ||
-        (r = parse_files(ret->root, ret, err)) < 0 || (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
+        (r = parse_files(ret->root, ret, err)) < 0 ||
+        (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_runtime(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_imports(ret->root, ret, err)) < 0)
         goto fail;
@@ -340,9 +352,8 @@ void exec_request_free(struct exec_request *req)
 char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len)
 {
     json_t *job = json_pack("{s:s,s:s%,s:O,s:O,s:{s:I,s:I}}", "nonce", nonce, "code", req->code,
-                            req->code_len,
-                            "arguments", req->arguments, "files", req->files, "limits",
-                            "timeout_ms", (json_int_t)req->limits.timeout_ms,
+                            req->code_len, "arguments", req->arguments, "files", req->files,
+                            "limits", "timeout_ms", (json_int_t)req->limits.timeout_ms,
                             "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
     if (!job)
         return NULL;
@@ -372,8 +383,7 @@ static json_t *nullable_str(const char *s, const char *none)
 static json_t *result_json(const struct exec_outcome *o)
 {
     json_t *res = json_pack("{s:b,s:O?,s:s}", "present", o->result != NULL, "value",
-                            o->result ? json_object_get(o->result, "value") : NULL, "type",
-                            "json");
+                            o->result ? json_object_get(o->result, "value") : NULL, "type", "json");
     /* beyond 64-bit integers: the checked text instead (value stays null) */
     json_t *raw = o->result ? json_object_get(o->result, "value_json") : NULL;
     if (res && raw)
@@ -394,8 +404,9 @@ static void add_request_fields(json_t *j, const struct exec_request *req)
         json_array_append_new(cl, json_string(req->clamped[i]));
     json_object_set_new(j, "clamped", cl);
     if (req->pool) {
-        json_object_set_new(j, "pool", json_pack("{s:s,s:b}", "flavour", req->pool, "fallback",
-                                                 req->pool_fallback));
+        json_object_set_new(
+            j, "pool",
+            json_pack("{s:s,s:b}", "flavour", req->pool, "fallback", req->pool_fallback));
         json_object_set_new(json_object_get(j, "timings"), "pool", json_string(req->pool));
     }
 }
@@ -405,15 +416,14 @@ json_t *exec_response_json(const char *job_id, const struct exec_request *req,
 {
     double t = o->time_used_ms >= 0 ? o->time_used_ms : run_ms;
     json_t *j = json_pack(
-        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:o,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id",
-        job_id, "status", outcome_status_name(o->status), "stdout", o->out, "stderr", o->err,
-        "exit_code", o->exit_code, "detail", nullable_str(o->detail, NULL), "time_used_ms", t,
-        "memory_used_kb", o->memory_used_kb >= 0 ? json_integer(o->memory_used_kb) : json_null(),
+        "{s:s,s:s,s:O?,s:O?,s:i,s:o,s:f,s:o,s:o,s:o,s:o,s:o,s:O?,s:{s:f,s:f}}", "job_id", job_id,
+        "status", outcome_status_name(o->status), "stdout", o->out, "stderr", o->err, "exit_code",
+        o->exit_code, "detail", nullable_str(o->detail, NULL), "time_used_ms", t, "memory_used_kb",
+        o->memory_used_kb >= 0 ? json_integer(o->memory_used_kb) : json_null(),
         "resource_limit_type", nullable_str(o->resource_limit_type, NULL),
         "unauthorized_access_type", nullable_str(o->unauthorized_access_type, NULL),
-        "runtime_error_type",
-        nullable_str(o->runtime_error_type, NULL), "result", result_json(o), "artifacts",
-        o->artifacts, "timings", "wait_ms", wait_ms, "run_ms", run_ms);
+        "runtime_error_type", nullable_str(o->runtime_error_type, NULL), "result", result_json(o),
+        "artifacts", o->artifacts, "timings", "wait_ms", wait_ms, "run_ms", run_ms);
     if (!j)
         return NULL;
     if (!o->out)

@@ -62,7 +62,6 @@ void exec_request_free(struct exec_request *req);
 /* True when id matches [A-Za-z0-9._-]{1,64}. */
 int exec_job_id_valid(const char *id);
 
-
 /* An import name the executor accepts: 1..EXEC_IMPORT_NAME_MAX bytes of
  * [A-Za-z0-9_.@/:-] (Python dotted names, Node specifiers). */
 int exec_import_name_valid(const char *name, size_t len);

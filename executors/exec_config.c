@@ -12,17 +12,30 @@
  * RAGFlow's SANDBOX_TIMEOUT (seconds); OPT_SIZE_MB is MiB when bare, except
  * from RAGFlow's SANDBOX_MAX_MEMORY (bytes, as Docker reads it). */
 enum opt_kind {
-    OPT_LANG, OPT_STR, OPT_UINT, OPT_SIZE_T, OPT_DURATION, OPT_TIMEOUT, OPT_SIZE_MB, OPT_CPUS,
-    OPT_LISTEN, OPT_LOGLEVEL, OPT_INSECURE, OPT_SECCOMP_ENABLE, OPT_SECCOMP, OPT_FLAVOUR,
-    OPT_BOOL, OPT_HELP,
+    OPT_LANG,
+    OPT_STR,
+    OPT_UINT,
+    OPT_SIZE_T,
+    OPT_DURATION,
+    OPT_TIMEOUT,
+    OPT_SIZE_MB,
+    OPT_CPUS,
+    OPT_LISTEN,
+    OPT_LOGLEVEL,
+    OPT_INSECURE,
+    OPT_SECCOMP_ENABLE,
+    OPT_SECCOMP,
+    OPT_FLAVOUR,
+    OPT_BOOL,
+    OPT_HELP,
 };
 
 struct opt {
     const char *flag; /* long option name without "--" */
     const char *env;  /* environment variable, NULL if none */
     enum opt_kind kind;
-    size_t off;       /* field offset in struct exec_config */
-    size_t size;      /* field size (strings) */
+    size_t off;  /* field offset in struct exec_config */
+    size_t size; /* field size (strings) */
     unsigned long min, max;
 };
 
@@ -80,7 +93,8 @@ static const char usage_text[] =
     "\n"
     "  --language L          python | nodejs (required)            env SANDGATE_LANGUAGE\n"
     "  --image REF           sandbox image (sandgate/sandbox-L:latest)\n"
-    "                        env SANDGATE_IMAGE, SANDBOX_BASE_PYTHON_IMAGE, SANDBOX_BASE_NODEJS_IMAGE\n"
+    "                        env SANDGATE_IMAGE, SANDBOX_BASE_PYTHON_IMAGE, "
+    "SANDBOX_BASE_NODEJS_IMAGE\n"
     "  --listen ADDR:PORT    HTTP listen address (127.0.0.1:9401 python, :9402 nodejs)\n"
     "                        env SANDGATE_LISTEN\n"
     "  --pool-size N         warm containers kept ready (2, 1..64)\n"
@@ -267,7 +281,7 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
 static void set_defaults(struct exec_config *c)
 {
     memset(c, 0, sizeof(*c));
-    c->language = (enum sg_lang)-1;
+    c->language = (enum sg_lang) - 1;
     c->pool_size = 2;
     c->pool_wait_ms = 3000;
     c->create_parallel = 2;
@@ -313,9 +327,8 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
 {
     struct option lo[N_OPTS + 1];
     for (size_t i = 0; i < N_OPTS; i++)
-        lo[i] = (struct option){opts[i].flag, opts[i].kind == OPT_HELP ? no_argument
-                                                                        : required_argument,
-                                NULL, (int)i};
+        lo[i] = (struct option){
+            opts[i].flag, opts[i].kind == OPT_HELP ? no_argument : required_argument, NULL, (int)i};
     lo[N_OPTS] = (struct option){0};
     optind = 0; /* glibc: 0 re-initialises getopt fully (the tests parse many times) */
     opterr = 0;
@@ -332,8 +345,8 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
             return 1;
         struct sg_error perr = {0};
         if (apply(&opts[ch], optarg, false, c, &perr) < 0)
-            return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid: %s", opts[ch].flag,
-                                optarg, why(&perr));
+            return sg_error_set(err, -EINVAL, "--%s '%.64s' is invalid: %s", opts[ch].flag, optarg,
+                                why(&perr));
     }
     if (optind < argc)
         return sg_error_set(err, -EINVAL, "unexpected argument '%.64s'", argv[optind]);
@@ -345,8 +358,8 @@ static bool name_ok(const char *s)
     if (!*s)
         return false;
     for (; *s; s++)
-        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
-              ('0' <= *s && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') || ('0' <= *s && *s <= '9') ||
+              *s == '.' || *s == '_' || *s == '-'))
             return false;
     return true;
 }

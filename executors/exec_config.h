@@ -42,11 +42,11 @@ struct exec_config {
     char image[EXEC_NAME_MAX];
     char listen_addr[64];
     uint16_t listen_port;
-    unsigned pool_size;            /* the plain flavour's size unless it names one */
-    struct flavour_set flavours;   /* warm pools by pre-imported modules (flavour.h) */
-    bool flavours_from_flags;      /* a --flavour replaced the environment's list */
-    unsigned pool_memory_mb;       /* budget of all warm sandboxes; 0: none */
-    bool pool_adaptive;            /* sizes follow the recent mix of jobs */
+    unsigned pool_size;          /* the plain flavour's size unless it names one */
+    struct flavour_set flavours; /* warm pools by pre-imported modules (flavour.h) */
+    bool flavours_from_flags;    /* a --flavour replaced the environment's list */
+    unsigned pool_memory_mb;     /* budget of all warm sandboxes; 0: none */
+    bool pool_adaptive;          /* sizes follow the recent mix of jobs */
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];
@@ -54,14 +54,14 @@ struct exec_config {
     unsigned memory_mb;    /* container memory (and memory+swap) limit */
     int64_t nano_cpus;     /* CPU quota, 1e9 = one core */
     unsigned pids_limit;
-    unsigned timeout_ms;     /* default wall-clock limit of a job */
-    unsigned max_timeout_ms; /* requests above this are clamped */
-    size_t max_output_bytes; /* default and maximum for stdout/stderr each */
-    unsigned tmpfs_mb;       /* size of /tmp and of /workspace each */
-    unsigned nofile;         /* RLIMIT_NOFILE inside the sandbox */
-    unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
-    size_t max_body;         /* /v1/exec request body cap */
-    unsigned max_jobs;       /* jobs at once; the next is refused (503), /healthz says it */
+    unsigned timeout_ms;         /* default wall-clock limit of a job */
+    unsigned max_timeout_ms;     /* requests above this are clamped */
+    size_t max_output_bytes;     /* default and maximum for stdout/stderr each */
+    unsigned tmpfs_mb;           /* size of /tmp and of /workspace each */
+    unsigned nofile;             /* RLIMIT_NOFILE inside the sandbox */
+    unsigned fsize_mb;           /* RLIMIT_FSIZE inside the sandbox */
+    size_t max_body;             /* /v1/exec request body cap */
+    unsigned max_jobs;           /* jobs at once; the next is refused (503), /healthz says it */
     char seccomp_path[PATH_MAX]; /* the profile; empty only when seccomp_off */
     bool seccomp_off;            /* --seccomp none: no filter at all (unconfined) */
     char token_file[PATH_MAX];   /* empty: no token required */
@@ -84,6 +84,5 @@ int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_
 
 /* The --help text (static string). */
 const char *exec_config_usage(void);
-
 
 #endif

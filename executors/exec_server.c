@@ -79,8 +79,7 @@ static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
     sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
 }
 
-static void run_job(struct exec_server *s, struct exec_request *req,
-                    struct sg_http_response *resp)
+static void run_job(struct exec_server *s, struct exec_request *req, struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
     struct sandbox sb;
@@ -91,7 +90,7 @@ static void run_job(struct exec_server *s, struct exec_request *req,
                              &flavour, &fallback, &e);
     double wait_ms = attach_now_ms() - t0;
     if (r < 0) {
-        const char *code = r == -EBUSY        ? "pool_busy"
+        const char *code = r == -EBUSY       ? "pool_busy"
                            : r == -EHOSTDOWN ? "docker_unreachable"
                                              : "shutting_down";
         refuse_job(s, resp, req, code, e.msg, wait_ms);
@@ -101,13 +100,14 @@ static void run_job(struct exec_server *s, struct exec_request *req,
     req->pool_fallback = fallback;
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
-    char *line = sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
+    char *line =
+        sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
     struct exec_outcome o;
     outcome_init(&o);
     double run_ms = 0;
     if (line)
-        job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms,
-                req->limits.max_output_bytes, &o, &run_ms);
+        job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms, req->limits.max_output_bytes,
+                &o, &run_ms);
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
@@ -118,8 +118,8 @@ static void run_job(struct exec_server *s, struct exec_request *req,
            "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "
            "wait_ms=%.1f run_ms=%.1f",
            req->job_id, outcome_status_name(o.status), o.exit_code,
-           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback,
-           wait_ms, run_ms);
+           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback, wait_ms,
+           run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
 }
@@ -165,11 +165,11 @@ static json_t *flavours_json(const struct pool_set_stats *st)
         const struct pool_set_flavour *o = &st->f[f];
         json_array_append_new(
             a, json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:f,s:I,s:I,s:I}", "name", o->name,
-                         "preimport", o->preimport, "size", o->size, "target", o->ps.target,
-                         "idle", o->ps.idle, "busy", o->ps.busy, "creating", o->ps.creating,
-                         "memory_mb", o->mem_mb, "memory_measured", o->measured, "create_ms",
-                         o->ps.create_ms, "hits", (json_int_t)o->hits, "fallbacks",
-                         (json_int_t)o->fallbacks, "arrivals", (json_int_t)o->arrivals));
+                         "preimport", o->preimport, "size", o->size, "target", o->ps.target, "idle",
+                         o->ps.idle, "busy", o->ps.busy, "creating", o->ps.creating, "memory_mb",
+                         o->mem_mb, "memory_measured", o->measured, "create_ms", o->ps.create_ms,
+                         "hits", (json_int_t)o->hits, "fallbacks", (json_int_t)o->fallbacks,
+                         "arrivals", (json_int_t)o->arrivals));
     }
     return a;
 }
@@ -185,15 +185,13 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
     }
     gauges(s, st, &ps, &g);
     bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
-    json_t *j = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?,s:I}", "status",
-                          ok ? "ok" : "degraded", "language",
-                          sg_lang_name(s->cfg->language), "pool", "target", ps.target,
-                          "idle", ps.idle, "busy", ps.busy, "creating", ps.creating,
-                          "tearing_down", ps.tearing_down, "docker",
-                          ps.docker_up ? "reachable" : "unreachable", "runtime", s->cfg->runtime,
-                          "insecure_runtime", s->cfg->insecure_runtime, "last_error",
-                          ok || !ps.last_error[0] ? NULL : ps.last_error, "max_jobs",
-                          (json_int_t)s->cfg->max_jobs); /* the gateway sends no more */
+    json_t *j = json_pack(
+        "{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?,s:I}", "status", ok ? "ok" : "degraded",
+        "language", sg_lang_name(s->cfg->language), "pool", "target", ps.target, "idle", ps.idle,
+        "busy", ps.busy, "creating", ps.creating, "tearing_down", ps.tearing_down, "docker",
+        ps.docker_up ? "reachable" : "unreachable", "runtime", s->cfg->runtime, "insecure_runtime",
+        s->cfg->insecure_runtime, "last_error", ok || !ps.last_error[0] ? NULL : ps.last_error,
+        "max_jobs", (json_int_t)s->cfg->max_jobs); /* the gateway sends no more */
     if (j) {
         json_object_set_new(j, "flavours", flavours_json(st));
         json_object_set_new(json_object_get(j, "pool"), "memory_budget_mb",
@@ -235,7 +233,8 @@ static void handle_runtime(struct exec_server *s, const struct sg_http_request *
     if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token))
         return sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
     if (!s->runtime_json)
-        return sg_http_error(resp, 404, "runtime_unknown", "the sandbox image has no "
+        return sg_http_error(resp, 404, "runtime_unknown",
+                             "the sandbox image has no "
                              "runtime listing (images built by sandgate have one)");
     free(resp->body);
     resp->body = strdup(s->runtime_json);
@@ -245,8 +244,7 @@ static void handle_runtime(struct exec_server *s, const struct sg_http_request *
     resp->status = 200;
 }
 
-void exec_server_handle(void *ctx, const struct sg_http_request *req,
-                        struct sg_http_response *resp)
+void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct exec_server *s = ctx;
     const char *m = req->method;

@@ -18,7 +18,7 @@ struct exec_server {
     struct pool_set *pools;        /* borrowed: one warm pool per flavour */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
-    char token[SG_TOKEN_MAX];    /* empty: no token required */
+    char token[SG_TOKEN_MAX];      /* empty: no token required */
     const char *runtime_json;      /* borrowed; GET /v1/runtime, NULL = unknown */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */

@@ -6,8 +6,8 @@
 
 static bool name_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 static bool module_char(char c)
@@ -19,19 +19,21 @@ static bool module_char(char c)
 static int add_module(struct flavour *f, const char *s, size_t len, struct sg_error *err)
 {
     if (len == 0 || len > FLAVOUR_MODULE_MAX)
-        return sg_error_set(err, -EINVAL, "flavour '%s': module names are 1..%u bytes",
-                            f->name, FLAVOUR_MODULE_MAX);
+        return sg_error_set(err, -EINVAL, "flavour '%s': module names are 1..%u bytes", f->name,
+                            FLAVOUR_MODULE_MAX);
     for (size_t i = 0; i < len; i++)
         if (!module_char(s[i]))
-            return sg_error_set(err, -EINVAL, "flavour '%s': module '%.*s' has a character "
-                                "outside [A-Za-z0-9_.@/-]", f->name, (int)len, s);
+            return sg_error_set(err, -EINVAL,
+                                "flavour '%s': module '%.*s' has a character "
+                                "outside [A-Za-z0-9_.@/-]",
+                                f->name, (int)len, s);
     if (f->n_modules >= FLAVOUR_MODULES_MAX)
         return sg_error_set(err, -EINVAL, "flavour '%s': more than %u modules", f->name,
                             FLAVOUR_MODULES_MAX);
     for (unsigned i = 0; i < f->n_modules; i++)
         if (strlen(f->modules[i]) == len && memcmp(f->modules[i], s, len) == 0)
-            return sg_error_set(err, -EINVAL, "flavour '%s': module '%.*s' listed twice",
-                                f->name, (int)len, s);
+            return sg_error_set(err, -EINVAL, "flavour '%s': module '%.*s' listed twice", f->name,
+                                (int)len, s);
     memcpy(f->modules[f->n_modules], s, len);
     f->modules[f->n_modules++][len] = '\0';
     return 0;
@@ -69,8 +71,10 @@ int flavour_parse(const char *spec, struct flavour *ret, struct sg_error *err)
                             FLAVOUR_NAME_MAX);
     for (size_t i = 0; i < nl; i++)
         if (!name_char(spec[i]))
-            return sg_error_set(err, -EINVAL, "flavour name '%.*s' has a character outside "
-                                "[A-Za-z0-9_-]", (int)nl, spec);
+            return sg_error_set(err, -EINVAL,
+                                "flavour name '%.*s' has a character outside "
+                                "[A-Za-z0-9_-]",
+                                (int)nl, spec);
     memcpy(ret->name, spec, nl);
     const char *p = spec + nl;
     if (*p == '=') {
@@ -163,8 +167,10 @@ int flavour_set_finish(struct flavour_set *s, unsigned plain_size, struct sg_err
             if (strcmp(s->f[k].name, f->name) == 0)
                 return sg_error_set(err, -EINVAL, "flavour '%s' is defined twice", f->name);
             if (same_modules(&s->f[k], f))
-                return sg_error_set(err, -EINVAL, "flavours '%s' and '%s' pre-import the same "
-                                    "modules", s->f[k].name, f->name);
+                return sg_error_set(err, -EINVAL,
+                                    "flavours '%s' and '%s' pre-import the same "
+                                    "modules",
+                                    s->f[k].name, f->name);
         }
     }
     /* insertion sort, stable: cost order is module count, then the order given */
@@ -327,8 +333,8 @@ unsigned flavour_want(unsigned size, unsigned arrivals, unsigned window_ms, unsi
 {
     if (size == 0)
         return 0;
-    unsigned long long need = window_ms
-        ? ((unsigned long long)arrivals * refill_ms + window_ms - 1) / window_ms : 1;
+    unsigned long long need =
+        window_ms ? ((unsigned long long)arrivals * refill_ms + window_ms - 1) / window_ms : 1;
     if (need < 1)
         need = 1;
     return need > size ? size : (unsigned)need;

@@ -21,11 +21,11 @@
 #include "sg_error.h"
 
 #define FLAVOUR_MAX 8u
-#define FLAVOUR_NAME_MAX 31u     /* bytes of a flavour name */
-#define FLAVOUR_MODULES_MAX 16u  /* modules one flavour pre-imports */
-#define FLAVOUR_MODULE_MAX 63u   /* bytes of one module name */
-#define FLAVOUR_SPEC_MAX 2048u   /* one --flavour value or the whole env list */
-#define FLAVOUR_SIZE_MAX 64u     /* = EXEC_POOL_SIZE_MAX */
+#define FLAVOUR_NAME_MAX 31u    /* bytes of a flavour name */
+#define FLAVOUR_MODULES_MAX 16u /* modules one flavour pre-imports */
+#define FLAVOUR_MODULE_MAX 63u  /* bytes of one module name */
+#define FLAVOUR_SPEC_MAX 2048u  /* one --flavour value or the whole env list */
+#define FLAVOUR_SIZE_MAX 64u    /* = EXEC_POOL_SIZE_MAX */
 /* Memory assumed for a flavour's sandbox until one was measured: runsc and
  * an idle interpreter, plus a share per pre-imported module. */
 #define FLAVOUR_MEM_BASE_MB 20u
@@ -35,8 +35,8 @@ struct flavour {
     char name[FLAVOUR_NAME_MAX + 1];
     char modules[FLAVOUR_MODULES_MAX][FLAVOUR_MODULE_MAX + 1];
     unsigned n_modules;
-    unsigned size;  /* most warm sandboxes kept (the budget may keep fewer) */
-    bool size_set;  /* size came from the spec, not from a default */
+    unsigned size; /* most warm sandboxes kept (the budget may keep fewer) */
+    bool size_set; /* size came from the spec, not from a default */
 };
 
 /* Flavours in cost order after flavour_set_finish(): fewer modules first. */

@@ -139,8 +139,7 @@ static void read_until_result(int fd, int64_t deadline, struct job_io *io)
     }
 }
 
-void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
-                  struct job_io *io)
+void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms, struct job_io *io)
 {
     double start = attach_now_ms();
     int64_t deadline = (int64_t)start + deadline_ms;
@@ -174,9 +173,9 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
     outcome_from_dead(&st, io->diag.data, o);
 }
 
-void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce,
-             const char *job_line, size_t len, unsigned timeout_ms, size_t max_output,
-             struct exec_outcome *o, double *ret_run_ms)
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
+             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
+             double *ret_run_ms)
 {
     struct job_io io;
     job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX), nonce);

@@ -16,9 +16,9 @@
 /* The runner enforces the time limit itself and reports it; the executor's
  * own deadline is this much later and kills the sandbox. */
 #define JOB_GRACE_MS 1500u
-#define JOB_DIAG_MAX (16u * 1024u)  /* runner diagnostics kept from stderr */
+#define JOB_DIAG_MAX (16u * 1024u) /* runner diagnostics kept from stderr */
 #define JOB_RESULT_SLACK (256u * 1024u)
-#define JOB_DEAD_WAIT_MS 5000L      /* how long to wait for a dead sandbox's state */
+#define JOB_DEAD_WAIT_MS 5000L /* how long to wait for a dead sandbox's state */
 /* Artifact bytes a result may carry: the runners' default total (20 MiB). */
 #define JOB_ARTIFACTS_MAX (20u * 1024u * 1024u)
 #define JOB_NONCE_LEN 32
@@ -34,10 +34,10 @@ enum job_end {
 struct job_io {
     enum job_end end;
     char nonce[JOB_NONCE_LEN + 1]; /* the job's nonce: only a line echoing it is a result */
-    struct sg_buf line;  /* the stdout line being read */
-    size_t stdout_total; /* all stdout bytes so far, capped like the line */
-    json_t *result;      /* the parsed result line (when end == RESULT), owned */
-    struct sg_buf diag; /* runner stderr, truncated at JOB_DIAG_MAX */
+    struct sg_buf line;            /* the stdout line being read */
+    size_t stdout_total;           /* all stdout bytes so far, capped like the line */
+    json_t *result;                /* the parsed result line (when end == RESULT), owned */
+    struct sg_buf diag;            /* runner stderr, truncated at JOB_DIAG_MAX */
     int io_errno;
     double run_ms; /* from the first job byte sent to the end */
 };
@@ -65,11 +65,10 @@ size_t job_result_cap(size_t max_output, size_t max_artifacts);
  * object goes to *ret (caller decrefs) when it is. */
 int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret);
 
-
 /* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
  * sb stays owned by the caller (who tears it down afterwards). */
-void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce,
-             const char *job_line, size_t len, unsigned timeout_ms, size_t max_output,
-             struct exec_outcome *o, double *ret_run_ms);
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
+             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
+             double *ret_run_ms);
 
 #endif

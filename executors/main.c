@@ -52,15 +52,15 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
             "$(pidof dockerd)' (or run 'images/host-setup.sh --fix')",
             cfg->runtime);
     if (docker_image_exists(dc, cfg->image, err) < 0)
-        return sg_error_set(err, -ENOENT, "sandbox image %s is not available (%s); build it "
-                                          "with 'make images'",
+        return sg_error_set(err, -ENOENT,
+                            "sandbox image %s is not available (%s); build it "
+                            "with 'make images'",
                             cfg->image, err->msg);
     return 0;
 }
 
 /* The image's runtime listing, or NULL (logged): jobs run either way. */
-static const char *load_runtime(struct docker_client *dc, const struct exec_config *cfg,
-                                char **ret)
+static const char *load_runtime(struct docker_client *dc, const struct exec_config *cfg, char **ret)
 {
     struct sg_error e = {0};
     if (runtime_info_read(dc, cfg, ret, &e) < 0) {
@@ -72,8 +72,8 @@ static const char *load_runtime(struct docker_client *dc, const struct exec_conf
 }
 
 /* Load the profile and prove it is enforced. *ret_json stays NULL without one. */
-static int setup_seccomp(struct docker_client *dc, const struct exec_config *cfg,
-                         char **ret_json, struct sg_error *err)
+static int setup_seccomp(struct docker_client *dc, const struct exec_config *cfg, char **ret_json,
+                         struct sg_error *err)
 {
     *ret_json = NULL;
     if (!cfg->seccomp_path[0]) {
@@ -111,9 +111,15 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     struct sg_httpsrv *http = NULL;
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
-    struct pool_set_config pc = {dc, body, cfg->instance, &cfg->flavours, cfg->create_parallel,
-                                 cfg->pool_memory_mb, cfg->pool_adaptive,
-                                 cfg->language == SG_LANG_PYTHON, m};
+    struct pool_set_config pc = {dc,
+                                 body,
+                                 cfg->instance,
+                                 &cfg->flavours,
+                                 cfg->create_parallel,
+                                 cfg->pool_memory_mb,
+                                 cfg->pool_adaptive,
+                                 cfg->language == SG_LANG_PYTHON,
+                                 m};
     /* max_jobs workers and no queue: the next job is refused at once (503), and
      * health checks (GETs, answered on the event threads) always get through. */
     struct sg_httpsrv_config hc = {.bind_addr = cfg->listen_addr,

@@ -17,10 +17,10 @@ static const char *reject_reasons[] = {"bad_request", "unauthorized", "pool_busy
 
 /* Histogram bounds in seconds. */
 /* Bucket bounds in microseconds (rendered in seconds). */
-static const uint64_t job_bounds_us[] = {5000,    10000,   15000,   25000,    50000,
-                                         100000,  250000,  500000,  1000000,  2500000,
+static const uint64_t job_bounds_us[] = {5000,    10000,    15000,    25000,   50000,
+                                         100000,  250000,   500000,   1000000, 2500000,
                                          5000000, 10000000, 30000000, 60000000};
-static const uint64_t create_bounds_us[] = {100000,  200000,  300000,  500000,  750000,
+static const uint64_t create_bounds_us[] = {100000,  200000,  300000,  500000,   750000,
                                             1000000, 2000000, 5000000, 10000000, 30000000};
 #define N_JOB_B (sizeof(job_bounds_us) / sizeof(job_bounds_us[0]))
 #define N_CREATE_B (sizeof(create_bounds_us) / sizeof(create_bounds_us[0]))

@@ -9,7 +9,7 @@
 #include "json_raw.h"
 
 static const char *status_names[EXEC_STATUS_COUNT] = {
-    "success",      "program_error", "resource_limit_exceeded", "unauthorized_access",
+    "success",       "program_error",        "resource_limit_exceeded", "unauthorized_access",
     "runtime_error", "program_runner_error",
 };
 
@@ -85,9 +85,9 @@ static int result_ok(json_t *res)
     if (!json_is_object(res) || !json_is_boolean(json_object_get(res, "present")))
         return 0;
     json_t *raw = json_object_get(res, "value_json");
-    return !raw || (json_is_string(raw) && sg_json_raw_ok(json_string_value(raw),
-                                                          json_string_length(raw),
-                                                          SG_JSON_RESULT_DEPTH_MAX));
+    return !raw ||
+           (json_is_string(raw) && sg_json_raw_ok(json_string_value(raw), json_string_length(raw),
+                                                  SG_JSON_RESULT_DEPTH_MAX));
 }
 
 /* Structural checks of the fields the response will carry. */
@@ -98,12 +98,11 @@ static int take_fields(json_t *j, struct exec_outcome *o, int *ret_exit, int *re
     json_t *mem = json_object_get(j, "memory_used_kb"), *t = json_object_get(j, "time_used_ms");
     if (json_integer_value(json_object_get(j, "sandgate_runner")) != 1 ||
         (out && !json_is_string(out)) || (err && !json_is_string(err)) ||
-        (art && !json_is_array(art) && !json_is_null(art)) ||
-        !result_ok(res) ||
+        (art && !json_is_array(art) && !json_is_null(art)) || !result_ok(res) ||
         (mem && !json_is_null(mem) && (!json_is_integer(mem) || json_integer_value(mem) < 0)) ||
         (t && !json_is_null(t) && (!json_is_number(t) || json_number_value(t) < 0)) ||
-        int_in(json_object_get(j, "exit_code"), -OUTCOME_EXIT_MAX, OUTCOME_EXIT_MAX,
-               ret_exit) < 0 ||
+        int_in(json_object_get(j, "exit_code"), -OUTCOME_EXIT_MAX, OUTCOME_EXIT_MAX, ret_exit) <
+            0 ||
         int_in(json_object_get(j, "signal"), 0, OUTCOME_SIGNAL_MAX, ret_sig) < 0)
         return -EPROTO;
     o->out = json_incref(out);
@@ -155,7 +154,7 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
     return 0;
 }
 
-static const char *const denial_types[] = {"process",  "network", "import", "native_code",
+static const char *const denial_types[] = {"process",  "network", "import",    "native_code",
                                            "unpickle", "file",    "reflection"};
 
 const char *outcome_denial_type(const char *type)
@@ -189,7 +188,8 @@ static int take_denials(json_t *j, struct exec_outcome *o)
     if (!json_is_array(d) || json_array_size(d) == 0)
         return -EPROTO;
     o->denials = json_array();
-    json_array_foreach(d, i, e) {
+    json_array_foreach(d, i, e)
+    {
         const char *type = outcome_denial_type(json_string_value(json_object_get(e, "type")));
         const char *target = json_string_value(json_object_get(e, "target"));
         if (!type)
@@ -275,11 +275,15 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
      * the program, which runs as the same uid). */
     char d[OUTCOME_DETAIL_MAX];
     if (state->exit_code == OUTCOME_SANDBOX_KILLED_EXIT) {
-        snprintf(d, sizeof(d), "the sandbox was killed without a result (exit %d): process "
-                 "limit reached", state->exit_code);
+        snprintf(d, sizeof(d),
+                 "the sandbox was killed without a result (exit %d): process "
+                 "limit reached",
+                 state->exit_code);
         outcome_limit(o, "pids", EXEC_CODE_PIDS, d);
         return;
     }
-    outcome_runner_error(o, "the runner ended without a result (exit %d); its diagnostics are "
-                         "in the executor log", state->exit_code);
+    outcome_runner_error(o,
+                         "the runner ended without a result (exit %d); its diagnostics are "
+                         "in the executor log",
+                         state->exit_code);
 }

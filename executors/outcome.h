@@ -43,7 +43,7 @@ struct exec_outcome {
     const char *runtime_error_type;  /* static: nonzero_exit | signalled, or NULL */
     /* static: process | network | import | native_code | unpickle | file | reflection */
     const char *unauthorized_access_type;
-    json_t *denials; /* [{rule, type, target}] the runner recorded, or NULL */
+    json_t *denials;                 /* [{rule, type, target}] the runner recorded, or NULL */
     char detail[OUTCOME_DETAIL_MAX]; /* empty means null */
     json_t *out, *err;               /* strings (owned references) or NULL for "" */
     json_t *result;                  /* {"present", "value"} or {"present", "value_json"}

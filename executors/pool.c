@@ -24,10 +24,10 @@ struct pool {
     struct docker_client *dc;
     char *body;
     char instance[64];
-    char label[128];         /* EXEC_LABEL_POOL value; empty: all of instance */
+    char label[128]; /* EXEC_LABEL_POOL value; empty: all of instance */
     char name[32];
     struct metrics *metrics;
-    unsigned mem_mb;         /* last measurement of one warm sandbox */
+    unsigned mem_mb; /* last measurement of one warm sandbox */
     double mem_at, create_ms;
     unsigned long creates;
     bool wait_ready, warned_ready;
@@ -114,16 +114,14 @@ static void *teardown_main(void *arg)
         pthread_mutex_lock(&p->mu);
         p->tq_active--;
         if (r < 0 && ++t->attempts < POOL_TEARDOWN_ATTEMPTS && !p->tq_stopping) {
-            sg_log(SG_LOG_WARN, "teardown_retry", "container=%.12s error=\"%s\"", t->sb.id,
-                   e.msg);
+            sg_log(SG_LOG_WARN, "teardown_retry", "container=%.12s error=\"%s\"", t->sb.id, e.msg);
             struct timespec ts;
             abs_deadline(attach_now_ms() + 500.0 * t->attempts, &ts);
             pthread_cond_timedwait(&p->tq_cond, &p->mu, &ts);
             enqueue_teardown(p, &t->sb);
         } else if (r < 0) {
             p->need_sweep = true; /* the next sweep (or start) removes it */
-            sg_log(SG_LOG_WARN, "teardown_failed", "container=%.12s error=\"%s\"", t->sb.id,
-                   e.msg);
+            sg_log(SG_LOG_WARN, "teardown_failed", "container=%.12s error=\"%s\"", t->sb.id, e.msg);
         }
         free(t);
     }
@@ -184,9 +182,10 @@ static void launch_one(struct pool *p)
     pthread_mutex_lock(&p->mu);
     if (!ready && !p->warned_ready && !p->stopping) {
         p->warned_ready = true; /* an image whose runner sends no ready line */
-        sg_log(SG_LOG_WARN, "sandbox_not_ready", "flavour=%s container=%.12s waited_ms=%d "
-               "msg=\"no ready line from the runner; serving it anyway\"", p->name, sb.id,
-               POOL_READY_TIMEOUT_MS);
+        sg_log(SG_LOG_WARN, "sandbox_not_ready",
+               "flavour=%s container=%.12s waited_ms=%d "
+               "msg=\"no ready line from the runner; serving it anyway\"",
+               p->name, sb.id, POOL_READY_TIMEOUT_MS);
     }
     p->creating--;
     if (r == 0) {
@@ -209,8 +208,8 @@ static void launch_one(struct pool *p)
         bool down = r == -EHOSTDOWN || r == -ETIMEDOUT;
         set_docker_state(p, !down, false, e.msg);
         if (p->fail_streak == 1 || p->fail_streak % 20 == 0)
-            sg_log(SG_LOG_ERROR, "sandbox_launch_failed", "streak=%u error=\"%s\"",
-                   p->fail_streak, e.msg);
+            sg_log(SG_LOG_ERROR, "sandbox_launch_failed", "streak=%u error=\"%s\"", p->fail_streak,
+                   e.msg);
     }
     pthread_mutex_unlock(&p->mu);
 }
@@ -437,9 +436,9 @@ int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct s
             pthread_cond_timedwait(&p->avail, &p->mu, &ts) == ETIMEDOUT) {
             if (p->n_idle > 0)
                 continue;
-            r = sg_error_set(err, -EBUSY, "pool_busy: no sandbox became free within %u ms%s%s",
-                             wait_ms, p->launch_ok ? "" : "; last launch failed: ",
-                             p->launch_ok ? "" : p->last_error);
+            r = sg_error_set(
+                err, -EBUSY, "pool_busy: no sandbox became free within %u ms%s%s", wait_ms,
+                p->launch_ok ? "" : "; last launch failed: ", p->launch_ok ? "" : p->last_error);
             break;
         }
     }
@@ -532,8 +531,7 @@ void pool_free(struct pool *p)
     free(p);
 }
 
-int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n,
-              struct sg_error *err)
+int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n, struct sg_error *err)
 {
     char(*ids)[DOCKER_ID_LEN + 1] = NULL;
     size_t n = 0;

@@ -52,12 +52,12 @@ struct pool_config {
 
 struct pool_stats {
     unsigned target, idle, busy, creating, tearing_down;
-    unsigned mem_mb;     /* last measured memory of one warm sandbox; 0: not yet */
-    double create_ms;    /* moving average of create+attach+start (+ until the runner's
-                            ready line when the pool waits for it): the refill time */
+    unsigned mem_mb;       /* last measured memory of one warm sandbox; 0: not yet */
+    double create_ms;      /* moving average of create+attach+start (+ until the runner's
+                              ready line when the pool waits for it): the refill time */
     unsigned long creates; /* successful launches */
-    bool docker_up;      /* last contact with dockerd worked */
-    bool launch_ok;      /* last launch worked */
+    bool docker_up;        /* last contact with dockerd worked */
+    bool launch_ok;        /* last launch worked */
     char last_error[256];
 };
 

@@ -62,9 +62,9 @@ static void plan(struct pool_set *s, const struct pool_stats *ps, unsigned *ret)
         const struct flavour *fl = &s->fs.f[f];
         mem[f] = ps && ps[f].mem_mb ? ps[f].mem_mb : flavour_mem_estimate(fl);
         unsigned refill = ps && ps[f].creates ? (unsigned)ps[f].create_ms : POOLS_REFILL_GUESS_MS;
-        s->want[f] = s->adaptive ? flavour_want(fl->size, window_sum(s, f),
-                                                POOLS_WINDOW_S * 1000u, refill)
-                                 : fl->size;
+        s->want[f] = s->adaptive
+                         ? flavour_want(fl->size, window_sum(s, f), POOLS_WINDOW_S * 1000u, refill)
+                         : fl->size;
     }
     flavour_targets(&s->fs, s->want, mem, s->budget_mb, ret);
 }
@@ -113,8 +113,14 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
         return r;
     /* A heavy flavour's launch is followed by seconds of importing inside the
      * sandbox: one at a time, so they do not starve the plain pool's refill. */
-    struct pool_config pc = {cfg->dc, body, cfg->instance, label, fl->name, s->target[f],
-                             fl->n_modules ? 1 : cfg->parallel, cfg->metrics,
+    struct pool_config pc = {cfg->dc,
+                             body,
+                             cfg->instance,
+                             label,
+                             fl->name,
+                             s->target[f],
+                             fl->n_modules ? 1 : cfg->parallel,
+                             cfg->metrics,
                              fl->n_modules > 0 && cfg->runner_ready};
     r = pool_new(&pc, &s->pools[f], err);
     free(body);
@@ -184,9 +190,10 @@ static int take(struct pool_set *s, const struct flavour_choice *c, unsigned wai
         }
         double left = deadline - attach_now_ms();
         if (left <= 0)
-            return sg_error_set(err, -EBUSY, "pool_busy: no sandbox of flavour %s or a lighter "
-                                "one became free within %u ms", s->fs.f[c->order[0]].name,
-                                wait_ms);
+            return sg_error_set(err, -EBUSY,
+                                "pool_busy: no sandbox of flavour %s or a lighter "
+                                "one became free within %u ms",
+                                s->fs.f[c->order[0]].name, wait_ms);
         unsigned slice = left < POOLS_SLICE_MS ? (unsigned)left + 1 : POOLS_SLICE_MS;
         int r = pool_acquire(s->pools[w], slice, ret, err);
         if (r != -EBUSY) {
@@ -277,13 +284,22 @@ void pool_set_get_stats(struct pool_set *s, struct pool_set_stats *ret)
 static void gauge(struct sg_buf *b, const struct pool_set_stats *st, const char *name,
                   const char *type, const char *help, int field)
 {
-    sg_buf_printf(b, "# HELP sandgate_executor_flavour_%s %s\n# TYPE sandgate_executor_flavour_%s %s\n",
-                  name, help, name, type);
+    sg_buf_printf(
+        b, "# HELP sandgate_executor_flavour_%s %s\n# TYPE sandgate_executor_flavour_%s %s\n", name,
+        help, name, type);
     for (unsigned f = 0; f < st->n; f++) {
         const struct pool_set_flavour *o = &st->f[f];
-        double v[] = {o->size, o->ps.target, o->ps.idle, o->ps.busy, o->ps.creating,
-                      (double)o->mem_mb * 1048576.0, o->ps.create_ms / 1000.0,
-                      (double)o->hits, (double)o->fallbacks, (double)o->arrivals, o->measured};
+        double v[] = {o->size,
+                      o->ps.target,
+                      o->ps.idle,
+                      o->ps.busy,
+                      o->ps.creating,
+                      (double)o->mem_mb * 1048576.0,
+                      o->ps.create_ms / 1000.0,
+                      (double)o->hits,
+                      (double)o->fallbacks,
+                      (double)o->arrivals,
+                      o->measured};
         sg_buf_printf(b, "sandgate_executor_flavour_%s{flavour=\"%s\"} %.15g\n", name, o->name,
                       v[field]);
     }

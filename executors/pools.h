@@ -26,23 +26,23 @@
 #include "sandbox.h"
 #include "sg_error.h"
 
-#define POOLS_SLICE_MS 25u        /* re-check the lighter pools this often while waiting */
-#define POOLS_SIZING_MS 1000u     /* sizing period */
-#define POOLS_WINDOW_S 60u        /* arrivals remembered for adaptive sizing */
+#define POOLS_SLICE_MS 25u          /* re-check the lighter pools this often while waiting */
+#define POOLS_SIZING_MS 1000u       /* sizing period */
+#define POOLS_WINDOW_S 60u          /* arrivals remembered for adaptive sizing */
 #define POOLS_REFILL_GUESS_MS 2000u /* refill time assumed before a launch was measured */
 
 struct pool_set;
 
 struct pool_set_config {
-    struct docker_client *dc;            /* borrowed; outlives the set */
-    const char *base_body;               /* copied: sandbox_create_body() */
-    const char *instance;                /* copied */
-    const struct flavour_set *flavours;  /* copied; finished (flavour_set_finish) */
-    unsigned parallel;                   /* launches at once by a flavour without modules */
-    unsigned budget_mb;                  /* 0: no memory budget */
+    struct docker_client *dc;           /* borrowed; outlives the set */
+    const char *base_body;              /* copied: sandbox_create_body() */
+    const char *instance;               /* copied */
+    const struct flavour_set *flavours; /* copied; finished (flavour_set_finish) */
+    unsigned parallel;                  /* launches at once by a flavour without modules */
+    unsigned budget_mb;                 /* 0: no memory budget */
     bool adaptive;
-    bool runner_ready;                   /* the runner reports pre-import done (Python) */
-    struct metrics *metrics;             /* borrowed, may be NULL */
+    bool runner_ready;       /* the runner reports pre-import done (Python) */
+    struct metrics *metrics; /* borrowed, may be NULL */
 };
 
 struct pool_set_flavour {
@@ -58,8 +58,8 @@ struct pool_set_flavour {
 struct pool_set_stats {
     unsigned n;
     struct pool_set_flavour f[FLAVOUR_MAX];
-    unsigned budget_mb;  /* 0: none */
-    unsigned planned_mb; /* sum of target * memory */
+    unsigned budget_mb;      /* 0: none */
+    unsigned planned_mb;     /* sum of target * memory */
     struct pool_stats total; /* sums; docker_up/launch_ok/last_error of any pool */
 };
 

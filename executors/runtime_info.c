@@ -60,7 +60,8 @@ static int check_list(json_t *doc, const char *key, int want_version, struct sg_
         return sg_error_set(err, -EPROTO, "runtime listing: %s: expected an array", key);
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         int ok = want_version ? json_is_string(json_object_get(v, "name")) &&
                                     json_is_string(json_object_get(v, "version"))
                               : json_is_string(v);
@@ -77,11 +78,10 @@ int runtime_info_from_tar(const char *tar, size_t len, const char *language, cha
     size_t n = 0;
     int r = tar_first_file(tar, len, &data, &n);
     if (r < 0)
-        return sg_error_set(err, r, "runtime listing: %s", r == -ENOENT
-                            ? "no file in the archive" : "malformed tar stream");
+        return sg_error_set(err, r, "runtime listing: %s",
+                            r == -ENOENT ? "no file in the archive" : "malformed tar stream");
     if (n > RUNTIME_INFO_MAX)
-        return sg_error_set(err, -E2BIG, "runtime listing larger than %u bytes",
-                            RUNTIME_INFO_MAX);
+        return sg_error_set(err, -E2BIG, "runtime listing larger than %u bytes", RUNTIME_INFO_MAX);
     json_error_t jerr;
     json_t *doc = json_loadb(data, n, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(doc)) {
@@ -91,8 +91,8 @@ int runtime_info_from_tar(const char *tar, size_t len, const char *language, cha
     const char *lang = json_string_value(json_object_get(doc, "language"));
     json_t *interp = json_object_get(doc, "interpreter");
     if (!lang || strcmp(lang, language) != 0)
-        r = sg_error_set(err, -EPROTO, "runtime listing is for '%s', not %s",
-                         lang ? lang : "?", language);
+        r = sg_error_set(err, -EPROTO, "runtime listing is for '%s', not %s", lang ? lang : "?",
+                         language);
     else if (!json_is_string(json_object_get(interp, "version")))
         r = sg_error_set(err, -EPROTO, "runtime listing: no interpreter.version");
     else if ((r = check_list(doc, "stdlib_modules", 0, err)) == 0 &&
@@ -122,8 +122,8 @@ int runtime_info_read(struct docker_client *dc, const struct exec_config *cfg, c
     struct sg_buf b;
     sg_buf_init(&b, RUNTIME_INFO_MAX + 16 * TAR_BLOCK);
     long status = 0;
-    r = docker_call(dc, "GET", path, NULL, RUNTIME_CALL_TIMEOUT_MS, RUNTIME_INFO_MAX + 16 * TAR_BLOCK,
-                    &status, &b, err);
+    r = docker_call(dc, "GET", path, NULL, RUNTIME_CALL_TIMEOUT_MS,
+                    RUNTIME_INFO_MAX + 16 * TAR_BLOCK, &status, &b, err);
     if (r == 0 && status == 404)
         r = sg_error_set(err, -ENOENT, "image %s has no %s", cfg->image, RUNTIME_INFO_PATH);
     else if (r == 0 && status != 200)

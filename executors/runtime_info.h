@@ -20,8 +20,8 @@
 #include "sg_error.h"
 
 #define RUNTIME_INFO_PATH "/opt/sandgate/runtime.json"
-#define RUNTIME_INFO_MAX (1024u * 1024u)      /* the file itself */
-#define RUNTIME_INFO_PACKAGES_MAX 10000u     /* entries in one list */
+#define RUNTIME_INFO_MAX (1024u * 1024u) /* the file itself */
+#define RUNTIME_INFO_PACKAGES_MAX 10000u /* entries in one list */
 
 /* The first regular file of a tar stream (untrusted: dockerd's reply),
  * parsed and checked as a runtime listing for language ("python" or

@@ -43,15 +43,15 @@ static json_t *host_config(const struct exec_config *cfg, const char *seccomp_js
          * fail under runsc --oci-seccomp, so no thread could ever start. */
         json_array_append_new(secopt, json_string("seccomp=unconfined"));
     }
-    return json_pack(
-        "{s:s,s:s,s:b,s:o,s:[s],s:o,s:I,s:I,s:I,s:I,s:[{s:s,s:I,s:I},{s:s,s:I,s:I}],"
-        "s:{s:s},s:b,s:b,s:s}",
-        "Runtime", cfg->runtime, "NetworkMode", "none", "ReadonlyRootfs", 1, "Tmpfs",
-        tmpfs_spec(cfg), "CapDrop", "ALL", "SecurityOpt", secopt, "Memory", mem, "MemorySwap",
-        mem, "NanoCpus", (json_int_t)cfg->nano_cpus, "PidsLimit", (json_int_t)cfg->pids_limit,
-        "Ulimits", "Name", "nofile", "Soft", (json_int_t)cfg->nofile, "Hard",
-        (json_int_t)cfg->nofile, "Name", "fsize", "Soft", fsize, "Hard", fsize, "LogConfig",
-        "Type", "none", "AutoRemove", 0, "Privileged", 0, "IpcMode", "private");
+    return json_pack("{s:s,s:s,s:b,s:o,s:[s],s:o,s:I,s:I,s:I,s:I,s:[{s:s,s:I,s:I},{s:s,s:I,s:I}],"
+                     "s:{s:s},s:b,s:b,s:s}",
+                     "Runtime", cfg->runtime, "NetworkMode", "none", "ReadonlyRootfs", 1, "Tmpfs",
+                     tmpfs_spec(cfg), "CapDrop", "ALL", "SecurityOpt", secopt, "Memory", mem,
+                     "MemorySwap", mem, "NanoCpus", (json_int_t)cfg->nano_cpus, "PidsLimit",
+                     (json_int_t)cfg->pids_limit, "Ulimits", "Name", "nofile", "Soft",
+                     (json_int_t)cfg->nofile, "Hard", (json_int_t)cfg->nofile, "Name", "fsize",
+                     "Soft", fsize, "Hard", fsize, "LogConfig", "Type", "none", "AutoRemove", 0,
+                     "Privileged", 0, "IpcMode", "private");
 }
 
 int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,

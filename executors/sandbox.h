@@ -18,8 +18,8 @@
 
 struct sandbox {
     char id[DOCKER_ID_LEN + 1];
-    int fd;            /* the attach stream; -1 when closed */
-    double ready_ms;   /* monotonic time the container was started */
+    int fd;          /* the attach stream; -1 when closed */
+    double ready_ms; /* monotonic time the container was started */
 };
 
 /* The JSON body of POST /containers/create for cfg: runtime, no network,

@@ -73,8 +73,8 @@ int seccomp_probe_profile(const char *profile_json, char **ret_json, struct sg_e
     for (size_t i = json_array_size(sys); i-- > 0;)
         if (!strip_rule(json_array_get(sys, i)))
             json_array_remove(sys, i);
-    json_array_append_new(sys, json_pack("{s:[s,s],s:s,s:i}", "names", "mkdir", "mkdirat",
-                                         "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM));
+    json_array_append_new(sys, json_pack("{s:[s,s],s:s,s:i}", "names", "mkdir", "mkdirat", "action",
+                                         "SCMP_ACT_ERRNO", "errnoRet", EPERM));
     *ret_json = json_dumps(j, JSON_COMPACT);
     if (!*ret_json)
         r = sg_error_set(err, -ENOMEM, "out of memory");

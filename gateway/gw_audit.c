@@ -41,7 +41,7 @@ struct gw_audit {
     atomic_uint_fast64_t written, dropped, write_errors;
     atomic_int writable;
     gw_audit_writev_fn writev_fn; /* writev, or a test's stand-in */
-    int torn; /* a cut line's fragment could not be removed: end it first */
+    int torn;                     /* a cut line's fragment could not be removed: end it first */
 };
 
 static int is_stdout(const struct gw_audit *a)
@@ -196,8 +196,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int gw_audit_open(const char *path, size_t queue_max, struct gw_audit **ret,
-                  struct sg_error *err)
+int gw_audit_open(const char *path, size_t queue_max, struct gw_audit **ret, struct sg_error *err)
 {
     struct gw_audit *a = calloc(1, sizeof(*a));
     if (!a || !(a->path = strdup(path ? path : "")) ||

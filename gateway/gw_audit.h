@@ -39,8 +39,7 @@ struct gw_audit_stats {
 /* Start the writer. Fails only on resource exhaustion; an unopenable path is
  * reported through the stats, not as an error. Caller closes with
  * gw_audit_close(). */
-int gw_audit_open(const char *path, size_t queue_max, struct gw_audit **ret,
-                  struct sg_error *err);
+int gw_audit_open(const char *path, size_t queue_max, struct gw_audit **ret, struct sg_error *err);
 
 /* Queue one line (no trailing newline; one is added). Never blocks on I/O. */
 void gw_audit_write(struct gw_audit *a, const char *line, size_t len);

@@ -47,25 +47,24 @@ static const struct key keys[] = {
      "request body cap (413 above)"},
     {"max_code_bytes", "SANDGATE_MAX_CODE_BYTES", U64(max_code_bytes), 1, 64u << 20,
      "decoded source cap"},
-    {"max_arguments_bytes", "SANDGATE_MAX_ARGUMENTS_BYTES", U64(max_arguments_bytes), 2,
-     64u << 20, "serialized `arguments` cap"},
+    {"max_arguments_bytes", "SANDGATE_MAX_ARGUMENTS_BYTES", U64(max_arguments_bytes), 2, 64u << 20,
+     "serialized `arguments` cap"},
     {"max_arguments_depth", "SANDGATE_MAX_ARGUMENTS_DEPTH", U64(max_arguments_depth), 1, 256,
      "nesting depth cap of `arguments`"},
     {"max_files", "SANDGATE_MAX_FILES", U64(max_files), 0, 256, "input files per job"},
     {"max_files_bytes", "SANDGATE_MAX_FILES_BYTES", U64(max_files_bytes), 0, 256u << 20,
      "decoded bytes of all input files"},
-    {"default_timeout_ms", "SANDGATE_DEFAULT_TIMEOUT_MS", MS(default_timeout_ms),
-     SG_TIMEOUT_MS_MIN, SG_TIMEOUT_MS_MAX,
-     "job time limit when the request sets none (SANDBOX_TIMEOUT)"},
+    {"default_timeout_ms", "SANDGATE_DEFAULT_TIMEOUT_MS", MS(default_timeout_ms), SG_TIMEOUT_MS_MIN,
+     SG_TIMEOUT_MS_MAX, "job time limit when the request sets none (SANDBOX_TIMEOUT)"},
     {"max_timeout_ms", "SANDGATE_MAX_TIMEOUT_MS", MS(max_timeout_ms), SG_TIMEOUT_MS_MIN,
      SG_TIMEOUT_MS_MAX, "largest time limit a request may ask for"},
-    {"default_memory_mb", "SANDGATE_DEFAULT_MEMORY_MB", U64(default_memory_mb),
-     SG_MEMORY_MB_MIN, SG_MEMORY_MB_MAX,
-     "job memory limit when the request sets none (SANDBOX_MAX_MEMORY)"},
+    {"default_memory_mb", "SANDGATE_DEFAULT_MEMORY_MB", U64(default_memory_mb), SG_MEMORY_MB_MIN,
+     SG_MEMORY_MB_MAX, "job memory limit when the request sets none (SANDBOX_MAX_MEMORY)"},
     {"max_memory_mb", "SANDGATE_MAX_MEMORY_MB", U64(max_memory_mb), SG_MEMORY_MB_MIN,
      SG_MEMORY_MB_MAX, "largest memory limit a request may ask for"},
-    {"enable_seccomp", "SANDGATE_ENABLE_SECCOMP", K_BOOL3, offsetof(struct gw_config, enable_seccomp),
-     0, 0, 1, "forwarded to executors as limits.enable_seccomp (SANDBOX_ENABLE_SECCOMP)"},
+    {"enable_seccomp", "SANDGATE_ENABLE_SECCOMP", K_BOOL3,
+     offsetof(struct gw_config, enable_seccomp), 0, 0, 1,
+     "forwarded to executors as limits.enable_seccomp (SANDBOX_ENABLE_SECCOMP)"},
     {"health_interval_ms", "SANDGATE_HEALTH_INTERVAL_MS", MS(health_interval_ms), 50, 3600000,
      "executor health-check period"},
     {"connect_timeout_ms", "SANDGATE_CONNECT_TIMEOUT_MS", MS(connect_timeout_ms), 10, 60000,
@@ -80,8 +79,8 @@ static const struct key keys[] = {
      "open client connections; more are closed at accept"},
     {"max_connections_per_ip", "SANDGATE_MAX_CONNECTIONS_PER_IP", U64(max_connections_per_ip), 0,
      100000, "open connections per client address (0 = no limit)"},
-    {"max_inflight_requests", "SANDGATE_MAX_INFLIGHT_REQUESTS", U64(max_inflight_requests), 1,
-     4096, "requests handled at once; more wait in the queue"},
+    {"max_inflight_requests", "SANDGATE_MAX_INFLIGHT_REQUESTS", U64(max_inflight_requests), 1, 4096,
+     "requests handled at once; more wait in the queue"},
     {"max_queued_requests", "SANDGATE_MAX_QUEUED_REQUESTS", U64(max_queued_requests), 0, 100000,
      "requests waiting for a handler; more get 503 server_busy"},
     {"receive_timeout_s", "SANDGATE_RECEIVE_TIMEOUT_S", U64(receive_timeout_s), 1, 3600,
@@ -108,7 +107,7 @@ static const struct key keys[] = {
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
 static const char *const lang_envs[SG_LANG_COUNT] = {"SANDGATE_EXECUTORS_PYTHON",
-                                                    "SANDGATE_EXECUTORS_NODEJS"};
+                                                     "SANDGATE_EXECUTORS_NODEJS"};
 
 void gw_config_defaults(struct gw_config *cfg)
 {
@@ -212,16 +211,16 @@ static int set_from_text(struct gw_config *cfg, const struct key *k, const char 
         return 0;
     case K_LEVEL:
         if (sg_log_parse_level(s, &lvl) < 0)
-            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not debug|info|warn|error",
-                                origin, k->name, s);
+            return sg_error_set(err, -EINVAL, "%s: %s: '%s' is not debug|info|warn|error", origin,
+                                k->name, s);
         cfg->log_level = lvl;
         return 0;
     }
     return -EINVAL;
 }
 
-static int set_from_json(struct gw_config *cfg, const struct key *k, json_t *v,
-                         const char *origin, struct sg_error *err)
+static int set_from_json(struct gw_config *cfg, const struct key *k, json_t *v, const char *origin,
+                         struct sg_error *err)
 {
     if (k->type == K_U64 || k->type == K_MS) {
         if (!json_is_integer(v) || json_integer_value(v) < 0)
@@ -270,8 +269,8 @@ static int set_url(struct gw_config *cfg, int lang, size_t i, const char *u, con
         int rc = gw_discover_new(u, &d, &e);
         gw_discover_free(d);
         if (rc < 0)
-            return sg_error_set(err, rc, "%s: executors.%s[%zu]: %s", origin,
-                                sg_lang_name(lang), i, e.msg);
+            return sg_error_set(err, rc, "%s: executors.%s[%zu]: %s", origin, sg_lang_name(lang), i,
+                                e.msg);
     }
     size_t n = strlen(u);
     while (n > 7 && u[n - 1] == '/')
@@ -288,7 +287,8 @@ static int load_executors(struct gw_config *cfg, json_t *obj, const char *origin
         return sg_error_set(err, -EINVAL, "%s: executors: expected an object", origin);
     const char *name;
     json_t *list;
-    json_object_foreach(obj, name, list) {
+    json_object_foreach(obj, name, list)
+    {
         enum sg_lang lang;
         if (sg_lang_parse(name, SG_LANG_NAMES_API, &lang) < 0)
             return sg_error_set(err, -EINVAL, "%s: executors.%s: unknown language", origin, name);
@@ -297,7 +297,8 @@ static int load_executors(struct gw_config *cfg, json_t *obj, const char *origin
                                 origin, name);
         size_t i;
         json_t *u;
-        json_array_foreach(list, i, u) {
+        json_array_foreach(list, i, u)
+        {
             if (!json_is_string(u))
                 return sg_error_set(err, -EINVAL, "%s: executors.%s[%zu]: expected a string",
                                     origin, name, i);
@@ -333,7 +334,8 @@ int gw_config_load_buf(struct gw_config *cfg, const char *buf, size_t len, const
     }
     const char *name;
     json_t *v;
-    json_object_foreach(root, name, v) {
+    json_object_foreach(root, name, v)
+    {
         const struct key *k = find_key(name);
         if (strcmp(name, "executors") == 0)
             r = load_executors(&tmp, v, origin, err);
@@ -439,8 +441,7 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
 {
     struct in6_addr a;
     if (inet_pton(AF_INET, cfg->listen, &a) != 1 && inet_pton(AF_INET6, cfg->listen, &a) != 1)
-        return sg_error_set(err, -EINVAL, "listen: '%s' is not an IP address literal",
-                            cfg->listen);
+        return sg_error_set(err, -EINVAL, "listen: '%s' is not an IP address literal", cfg->listen);
     if (cfg->default_timeout_ms > cfg->max_timeout_ms)
         return sg_error_set(err, -EINVAL, "default_timeout_ms (%llu) exceeds max_timeout_ms (%llu)",
                             (unsigned long long)cfg->default_timeout_ms,
@@ -475,9 +476,10 @@ static void default_text(const struct gw_config *d, const struct key *k, char *o
         break;
     case K_U64:
     case K_MS:
-        snprintf(out, n, "%llu", k->off == offsetof(struct gw_config, port)
-                                     ? (unsigned long long)d->port
-                                     : (unsigned long long)*(const uint64_t *)(const void *)base);
+        snprintf(out, n, "%llu",
+                 k->off == offsetof(struct gw_config, port)
+                     ? (unsigned long long)d->port
+                     : (unsigned long long)*(const uint64_t *)(const void *)base);
         break;
     case K_BOOL3:
         snprintf(out, n, "null (executor default)");
@@ -499,16 +501,18 @@ void gw_config_print_help(FILE *out)
         fprintf(out, "  %-22s %-30s default %s\n      %s\n", keys[i].name, keys[i].env, def,
                 keys[i].help);
     }
-    fprintf(out, "  %-22s %-30s default {\"python\":[\"%s\"],\"nodejs\":[\"%s\"]}\n"
-                 "      executor URLs per language (env: comma-separated list;\n"
-                 "      also %s)\n",
+    fprintf(out,
+            "  %-22s %-30s default {\"python\":[\"%s\"],\"nodejs\":[\"%s\"]}\n"
+            "      executor URLs per language (env: comma-separated list;\n"
+            "      also %s)\n",
             "executors", lang_envs[0], d.executors[0][0], d.executors[1][0], lang_envs[1]);
-    fprintf(out, "RAGFlow names (applied before SANDGATE_*):\n"
-                 "  SANDBOX_TIMEOUT         job time limit: \"10s\", \"1m30s\", \"1500ms\", or a\n"
-                 "                          bare number of seconds\n"
-                 "  SANDBOX_MAX_MEMORY      job memory limit: \"256m\", \"1g\", \"512k\", or a bare\n"
-                 "                          number of bytes (rounded up to whole MiB)\n"
-                 "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n"
-                 "Durations (*_ms keys) also take \"10s\", \"1m30s\", \"1h\"; a bare number is\n"
-                 "milliseconds. An empty variable counts as unset, except for paths.\n");
+    fprintf(out,
+            "RAGFlow names (applied before SANDGATE_*):\n"
+            "  SANDBOX_TIMEOUT         job time limit: \"10s\", \"1m30s\", \"1500ms\", or a\n"
+            "                          bare number of seconds\n"
+            "  SANDBOX_MAX_MEMORY      job memory limit: \"256m\", \"1g\", \"512k\", or a bare\n"
+            "                          number of bytes (rounded up to whole MiB)\n"
+            "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n"
+            "Durations (*_ms keys) also take \"10s\", \"1m30s\", \"1h\"; a bare number is\n"
+            "milliseconds. An empty variable counts as unset, except for paths.\n");
 }

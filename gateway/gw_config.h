@@ -24,7 +24,7 @@
 #include "sg_error.h"
 #include "sg_lang.h"
 
-#define GW_EXECUTORS_MAX 8   /* executor URLs per language */
+#define GW_EXECUTORS_MAX 8 /* executor URLs per language */
 #define GW_URL_MAX 256
 #define GW_PATH_MAX 1024
 #define GW_CONFIG_FILE_MAX (256 * 1024)
@@ -52,9 +52,9 @@ struct gw_config {
     int enable_seccomp; /* -1: not set (executor decides), 0, 1 */
     uint64_t health_interval_ms;
     uint64_t connect_timeout_ms;
-    uint64_t exec_grace_ms;     /* added to the job's time limit for the upstream call */
-    uint64_t busy_retries;      /* other executors tried when one answers 503 pool_busy */
-    uint64_t executor_max_inflight; /* per executor URL; more is "saturated" (503) */
+    uint64_t exec_grace_ms;          /* added to the job's time limit for the upstream call */
+    uint64_t busy_retries;           /* other executors tried when one answers 503 pool_busy */
+    uint64_t executor_max_inflight;  /* per executor URL; more is "saturated" (503) */
     uint64_t max_connections;        /* open client connections; past it refused at accept */
     uint64_t max_connections_per_ip; /* open connections per client address; 0 = no limit */
     uint64_t max_inflight_requests;  /* requests handled at once (worker threads) */
@@ -62,10 +62,10 @@ struct gw_config {
     uint64_t receive_timeout_s;      /* headers + body of one request, however slow */
     uint64_t max_bodies_bytes;       /* request bodies held in memory at once */
     uint64_t idle_timeout_s;
-    uint64_t anonymous_rate;    /* requests/s without tokens; 0 = unlimited */
+    uint64_t anonymous_rate; /* requests/s without tokens; 0 = unlimited */
     uint64_t anonymous_burst;
-    uint64_t audit_queue_max;   /* audit lines waiting for the writer */
-    uint64_t drain_timeout_ms;  /* SIGTERM: wait this long for in-flight requests */
+    uint64_t audit_queue_max;        /* audit lines waiting for the writer */
+    uint64_t drain_timeout_ms;       /* SIGTERM: wait this long for in-flight requests */
     uint64_t analysis_cache_entries; /* verdict cache entries; 0 = no cache */
     uint64_t analysis_cache_bytes;   /* verdict cache memory cap */
     enum sg_log_level log_level;

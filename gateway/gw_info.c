@@ -15,16 +15,16 @@ json_t *gw_info_identity(const struct gw_ruleset *rs, const struct gw_tenant *te
     if (!rs->tenants || !tenant)
         return json_pack("{s:s,s:s}", "name", ANONYMOUS, "identified_by", "none");
     size_t len = 0;
-    if (gw_auth_token(sg_http_header(req, "Authorization"),
-                      sg_http_header(req, "X-Sandbox-Token"), &len))
+    if (gw_auth_token(sg_http_header(req, "Authorization"), sg_http_header(req, "X-Sandbox-Token"),
+                      &len))
         return json_pack("{s:s,s:s}", "name", tenant->name, "identified_by", "token");
     const struct gw_cidr *net = NULL;
     gw_tenants_lookup_peer(rs->tenants, req->peer, &net);
     char txt[GW_CIDR_TEXT_MAX] = "";
     if (net)
         gw_cidr_format(net, txt, sizeof(txt));
-    return json_pack("{s:s,s:s,s:s}", "name", tenant->name, "identified_by", "network",
-                     "network", txt);
+    return json_pack("{s:s,s:s,s:s}", "name", tenant->name, "identified_by", "network", "network",
+                     txt);
 }
 
 static json_t *tenant_networks(const struct gw_ruleset *rs, const struct gw_tenant *t)
@@ -52,16 +52,17 @@ static json_t *whoami_body(struct gw_server *s, const struct gw_ruleset *rs,
             json_array_append_new(pols, json_string(p->name));
     }
     uint64_t tmax = t && t->max_timeout_ms && t->max_timeout_ms < c->max_timeout_ms
-                        ? t->max_timeout_ms : c->max_timeout_ms;
-    uint64_t mmax = t && t->max_memory_mb && t->max_memory_mb < c->max_memory_mb
-                        ? t->max_memory_mb : c->max_memory_mb;
-    json_t *o = json_pack("{s:o,s:s,s:s,s:o,s:s,s:{s:I,s:I},s:{s:I,s:I}}", "tenant",
-                          gw_info_identity(rs, t, req), "peer", req->peer ? req->peer : "",
-                          "default_policy", def->name, "policies", pols, "auth",
-                          rs->tenants ? "on" : "off", "rate_limit", "per_second",
-                          (json_int_t)(t ? t->rate : c->anonymous_rate), "burst",
-                          (json_int_t)(t ? t->burst : c->anonymous_burst), "max_limits",
-                          "timeout_ms", (json_int_t)tmax, "memory_mb", (json_int_t)mmax);
+                        ? t->max_timeout_ms
+                        : c->max_timeout_ms;
+    uint64_t mmax = t && t->max_memory_mb && t->max_memory_mb < c->max_memory_mb ? t->max_memory_mb
+                                                                                 : c->max_memory_mb;
+    json_t *o =
+        json_pack("{s:o,s:s,s:s,s:o,s:s,s:{s:I,s:I},s:{s:I,s:I}}", "tenant",
+                  gw_info_identity(rs, t, req), "peer", req->peer ? req->peer : "",
+                  "default_policy", def->name, "policies", pols, "auth", rs->tenants ? "on" : "off",
+                  "rate_limit", "per_second", (json_int_t)(t ? t->rate : c->anonymous_rate),
+                  "burst", (json_int_t)(t ? t->burst : c->anonymous_burst), "max_limits",
+                  "timeout_ms", (json_int_t)tmax, "memory_mb", (json_int_t)mmax);
     if (o && t && rs->tenants)
         json_object_set_new(o, "networks", tenant_networks(rs, t));
     return o;
@@ -82,7 +83,8 @@ json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, cha
     json_t *out = json_array();
     size_t i;
     json_t *v;
-    json_array_foreach(modules, i, v) {
+    json_array_foreach(modules, i, v)
+    {
         if (sg_lang_policy_allows_import(lp, json_string_value(v), sep))
             json_array_append(out, v);
     }
@@ -121,9 +123,9 @@ static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs
         if (t && p != def && !gw_tenant_may_use(t, p->name))
             continue;
         const struct sg_lang_policy *lp = lang == 0 ? &p->python : &p->javascript;
-        json_object_set_new(pols, p->name, json_pack("{s:b,s:o}", "enabled", lp->enabled,
-                                                     "importable", gw_info_importable(
-                                                         lp, mods, lang == 0 ? '.' : '/')));
+        json_object_set_new(pols, p->name,
+                            json_pack("{s:b,s:o}", "enabled", lp->enabled, "importable",
+                                      gw_info_importable(lp, mods, lang == 0 ? '.' : '/')));
     }
     json_decref(mods);
     json_object_set_new(listing, "available", json_true());
@@ -140,10 +142,9 @@ void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
         const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
         json_t *langs = json_object();
         for (int l = 0; langs && l < SG_LANG_COUNT; l++)
-            json_object_set_new(langs, sg_lang_name(l),
-                                language_runtime(s, rs, t, l));
-        gw_respond_json(resp, 200, json_pack("{s:o,s:s}", "runtimes", langs, "default_policy",
-                                             def->name));
+            json_object_set_new(langs, sg_lang_name(l), language_runtime(s, rs, t, l));
+        gw_respond_json(resp, 200,
+                        json_pack("{s:o,s:s}", "runtimes", langs, "default_policy", def->name));
     }
     gw_ruleset_unref(rs);
 }

@@ -59,8 +59,10 @@ static int rate_limit(struct job *j, struct sg_http_response *resp)
         return 0;
     char secs[24];
     snprintf(secs, sizeof(secs), "%llu", (unsigned long long)((retry_ms + 999) / 1000));
-    sg_http_error(resp, 429, "rate_limited", "rate limit of %llu requests/s exceeded; retry "
-                  "after %s s", (unsigned long long)rate, secs);
+    sg_http_error(resp, 429, "rate_limited",
+                  "rate limit of %llu requests/s exceeded; retry "
+                  "after %s s",
+                  (unsigned long long)rate, secs);
     sg_http_add_header(resp, "Retry-After", secs);
     return -EAGAIN;
 }
@@ -111,8 +113,10 @@ static int select_policy(struct job *j, struct sg_http_response *resp)
     if (*want && j->tenant) {
         const struct sg_policy *def = gw_ruleset_policy(j->rs, j->tenant, NULL);
         if (!gw_tenant_may_use(j->tenant, want) && !(def && strcmp(def->name, want) == 0)) {
-            sg_http_error(resp, 403, "policy_not_allowed", "policy: tenant %s may not select "
-                          "'%s'", j->tenant->name, want);
+            sg_http_error(resp, 403, "policy_not_allowed",
+                          "policy: tenant %s may not select "
+                          "'%s'",
+                          j->tenant->name, want);
             return -EPERM;
         }
     }
@@ -168,9 +172,8 @@ static json_t *policy_json(const struct sg_policy *p)
 
 static json_t *timings_json(const struct job *j)
 {
-    return json_pack("{s:f,s:b,s:f,s:f}", "analysis_ms", ms(j->analysis_us), "cached",
-                     j->cached, "exec_ms", ms(j->exec_us), "total_ms",
-                     ms((gw_now_ns() - j->t0) / 1000));
+    return json_pack("{s:f,s:b,s:f,s:f}", "analysis_ms", ms(j->analysis_us), "cached", j->cached,
+                     "exec_ms", ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
 }
 
 /* Native endpoints add the job id, policy, violations and timings. */
@@ -187,14 +190,13 @@ static void respond_analysis(struct job *j, struct sg_http_response *resp)
 {
     const struct sg_analysis_stats *st = &j->an.stats;
     /* a cached answer reports 0 for the phases: nothing was parsed */
-    json_t *o = json_pack("{s:s,s:o,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:b}}", "verdict",
-                          j->an.accepted ? "accept" : "reject", "violations",
-                          sg_violations_to_json(&j->an.violations), "policy",
-                          policy_json(j->policy), "stats", "source_bytes",
-                          (json_int_t)st->source_bytes, "nodes", (json_int_t)st->nodes,
-                          "max_depth", (json_int_t)st->max_depth, "canon_ms", ms(st->canon_us),
-                          "parse_ms", ms(st->parse_us), "eval_ms", ms(st->eval_us),
-                          "analysis_ms", ms(j->analysis_us), "cached", j->cached);
+    json_t *o = json_pack(
+        "{s:s,s:o,s:o,s:{s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:b}}", "verdict",
+        j->an.accepted ? "accept" : "reject", "violations",
+        sg_violations_to_json(&j->an.violations), "policy", policy_json(j->policy), "stats",
+        "source_bytes", (json_int_t)st->source_bytes, "nodes", (json_int_t)st->nodes, "max_depth",
+        (json_int_t)st->max_depth, "canon_ms", ms(st->canon_us), "parse_ms", ms(st->parse_us),
+        "eval_ms", ms(st->eval_us), "analysis_ms", ms(j->analysis_us), "cached", j->cached);
     if (o)
         json_object_set_new(o, "dropped_violations",
                             json_integer((json_int_t)j->an.violations.dropped));
@@ -224,9 +226,9 @@ static json_t *exec_body(struct job *j)
 {
     const struct gw_config *c = j->s->cfg;
     uint64_t m = j->req.memory_mb ? j->req.memory_mb : c->default_memory_mb;
-    json_t *limits = json_pack("{s:I,s:I}", "timeout_ms", (json_int_t)job_timeout_ms(j),
-                               "memory_mb", (json_int_t)(m < j->max_memory_mb ? m
-                                                          : j->max_memory_mb));
+    json_t *limits =
+        json_pack("{s:I,s:I}", "timeout_ms", (json_int_t)job_timeout_ms(j), "memory_mb",
+                  (json_int_t)(m < j->max_memory_mb ? m : j->max_memory_mb));
     if (limits && c->enable_seccomp >= 0)
         json_object_set_new(limits, "enable_seccomp", json_boolean(c->enable_seccomp));
     /* s% checks UTF-8: the analysis already refused anything else. */
@@ -252,7 +254,8 @@ static void record_runtime(struct job *j, json_t *rtv)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(rtv, i, v) {
+    json_array_foreach(rtv, i, v)
+    {
         const char *rule = json_string_value(json_object_get(v, "rule"));
         gw_metrics_rule(j->s->metrics, rule);
         if (!j->rt_rules)
@@ -265,14 +268,15 @@ static void exec_failed(struct job *j, struct sg_http_response *resp)
 {
     const struct gw_exec_result *x = &j->ex;
     int busy = x->outcome == GW_EXEC_BUSY;
-    j->outcome = busy ? "executor_busy" : x->outcome == GW_EXEC_UNREACHABLE
-                                              ? "executor_unreachable" : "executor_failed";
+    j->outcome = busy                                ? "executor_busy"
+                 : x->outcome == GW_EXEC_UNREACHABLE ? "executor_unreachable"
+                                                     : "executor_failed";
     sg_log(SG_LOG_WARN, "exec_failed", "job_id=%s outcome=%s attempts=%u msg=\"%s\"", j->id,
            j->outcome, x->attempts, x->message);
     if (busy && j->ep == GW_EP_RUN) /* RAGFlow's own manager: HTTP 200, exit_code -10 */
         return gw_respond_json(resp, 200, gw_result_pool_busy());
-    sg_http_error(resp, busy ? 503 : 502, j->outcome, "%s", x->message[0] ? x->message
-                  : "no executor could take the job");
+    sg_http_error(resp, busy ? 503 : 502, j->outcome, "%s",
+                  x->message[0] ? x->message : "no executor could take the job");
     if (busy)
         sg_http_add_header(resp, "Retry-After", "1");
 }
@@ -349,16 +353,15 @@ static void audit(struct job *j, int status)
         "{s:s,s:s,s:s,s:s?,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:s?,s:o,s:b,s:s?,s:i,s:s?,s:f,s:f,"
         "s:f}",
         "time", when, "request_id", j->id, "endpoint", gw_endpoint_name(j->ep), "tool", j->tool,
-        "tenant",
-        j->tenant ? j->tenant->name : ANONYMOUS, "peer", j->peer, "language",
+        "tenant", j->tenant ? j->tenant->name : ANONYMOUS, "peer", j->peer, "language",
         j->parsed ? sg_lang_name(j->req.lang) : NULL, "code_bytes",
         (json_int_t)(j->parsed ? j->req.code_len : 0), "code_sha256", j->parsed ? j->sha : NULL,
         "policy", j->policy ? j->policy->name : NULL, "policy_sha256",
         j->policy ? j->policy->sha256 : NULL, "verdict",
         j->analyzed ? (j->an.accepted ? "accept" : "reject") : NULL, "rules", rules,
-        "analysis_cached", j->cached, "executor", j->ex.executor[0] ? j->ex.executor : NULL, "status", status, "outcome",
-        j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms", ms(j->exec_us), "total_ms",
-        ms((gw_now_ns() - j->t0) / 1000));
+        "analysis_cached", j->cached, "executor", j->ex.executor[0] ? j->ex.executor : NULL,
+        "status", status, "outcome", j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms",
+        ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(j->s->audit, line, strlen(line));
@@ -370,8 +373,8 @@ static void audit(struct job *j, int status)
 static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
-    if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 ||
-        parse_body(j, req, resp) < 0 || select_policy(j, resp) < 0 || analyze(j, resp) < 0)
+    if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 || parse_body(j, req, resp) < 0 ||
+        select_policy(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->kind == GW_REQ_ANALYZE) {
         j->outcome = j->an.accepted ? "accept" : "reject";
@@ -394,14 +397,15 @@ static void finish(struct job *j, struct sg_http_response *resp)
         j->outcome = resp->error_code ? resp->error_code : "error";
     sg_http_add_header(resp, "X-Request-Id", j->id);
     audit(j, resp->status);
-    sg_log(SG_LOG_DEBUG, "job", "job_id=%s endpoint=%s status=%d outcome=%s code_len=%zu "
-           "code_sha256=%s", j->id, gw_endpoint_name(j->ep), resp->status, j->outcome,
+    sg_log(SG_LOG_DEBUG, "job",
+           "job_id=%s endpoint=%s status=%d outcome=%s code_len=%zu "
+           "code_sha256=%s",
+           j->id, gw_endpoint_name(j->ep), resp->status, j->outcome,
            j->parsed ? j->req.code_len : 0, j->parsed ? j->sha : "-");
     gw_metrics_observe(j->s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j->t0) / 1000);
 }
 
-static void handle(struct job *jp, const struct sg_http_request *req,
-                   struct sg_http_response *resp)
+static void handle(struct job *jp, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct job j = *jp;
     j.t0 = gw_now_ns();
@@ -422,7 +426,9 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
                     struct sg_http_response *resp)
 {
     struct job j = {.s = s, .ep = ep, .native = ep != GW_EP_RUN};
-    j.kind = ep == GW_EP_RUN ? GW_REQ_RAGFLOW_RUN : ep == GW_EP_V1_RUN ? GW_REQ_RUN : GW_REQ_ANALYZE;
+    j.kind = ep == GW_EP_RUN      ? GW_REQ_RAGFLOW_RUN
+             : ep == GW_EP_V1_RUN ? GW_REQ_RUN
+                                  : GW_REQ_ANALYZE;
     handle(&j, req, resp);
 }
 
@@ -437,8 +443,13 @@ void gw_jobs_tool_note(const struct gw_jobs *s, const char *tool, const struct g
                        const struct sg_http_request *req, struct sg_http_response *resp,
                        const char *outcome)
 {
-    struct job j = {.s = s, .ep = GW_EP_MCP, .tool = tool, .peer = req->peer,
-                    .t0 = gw_now_ns(), .tenant = tenant, .outcome = outcome};
+    struct job j = {.s = s,
+                    .ep = GW_EP_MCP,
+                    .tool = tool,
+                    .peer = req->peer,
+                    .t0 = gw_now_ns(),
+                    .tenant = tenant,
+                    .outcome = outcome};
     gw_request_id(j.id);
     finish(&j, resp);
 }

@@ -32,8 +32,8 @@ struct gw_jobs {
 };
 
 /* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE). */
-void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep,
-                    const struct sg_http_request *req, struct sg_http_response *resp);
+void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct sg_http_request *req,
+                    struct sg_http_response *resp);
 
 /* One MCP tool call through the very pipeline of its HTTP twin (kind
  * GW_REQ_RUN: POST /v1/run; GW_REQ_ANALYZE: POST /v1/analyze): req carries

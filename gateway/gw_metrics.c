@@ -13,14 +13,14 @@ static const int status_codes[] = {200, 400, 401, 403, 404, 405, 413, 429, 500, 
 #define STATUS_OTHER STATUS_COUNT
 
 /* Upper bounds in microseconds (rendered in seconds). */
-static const uint64_t bucket_us[] = {100,    250,    500,     1000,    2500,    5000,
-                                     10000,  25000,  50000,   100000,  250000,  500000,
+static const uint64_t bucket_us[] = {100,     250,     500,     1000,     2500,     5000,
+                                     10000,   25000,   50000,   100000,   250000,   500000,
                                      1000000, 2500000, 5000000, 10000000, 30000000, 60000000};
 #define BUCKETS (sizeof(bucket_us) / sizeof(bucket_us[0]))
 
-static const char *const ep_names[GW_EP_COUNT] = {"run",     "v1_run",  "v1_analyze", "healthz",
-                                                  "readyz",  "metrics", "v1_policies", "v1_whoami",
-                                                  "v1_runtimes", "mcp", "other"};
+static const char *const ep_names[GW_EP_COUNT] = {
+    "run",         "v1_run",    "v1_analyze",  "healthz", "readyz", "metrics",
+    "v1_policies", "v1_whoami", "v1_runtimes", "mcp",     "other"};
 static const char *const hist_names[GW_HIST_COUNT] = {"analysis", "execution", "total"};
 static const char *const hist_help[GW_HIST_COUNT] = {
     "Time spent canonicalising, parsing and evaluating the policy",
@@ -122,7 +122,7 @@ static int render_hist(struct gw_metrics *m, enum gw_hist h, struct sg_buf *out)
 int gw_metrics_render(struct gw_metrics *m, struct sg_buf *out)
 {
     int r = sg_buf_printf(out, "# HELP sandgate_requests_total Requests by endpoint and HTTP "
-                          "status.\n# TYPE sandgate_requests_total counter\n");
+                               "status.\n# TYPE sandgate_requests_total counter\n");
     for (int ep = 0; r == 0 && ep < GW_EP_COUNT; ep++)
         for (size_t s = 0; r == 0 && s <= STATUS_COUNT; s++) {
             uint64_t v = atomic_load(&m->requests[ep][s]);
@@ -135,7 +135,8 @@ int gw_metrics_render(struct gw_metrics *m, struct sg_buf *out)
                               (unsigned long long)v);
         }
     if (r == 0)
-        r = sg_buf_printf(out, "# HELP sandgate_verdicts_total Analysis verdicts.\n"
+        r = sg_buf_printf(out,
+                          "# HELP sandgate_verdicts_total Analysis verdicts.\n"
                           "# TYPE sandgate_verdicts_total counter\n"
                           "sandgate_verdicts_total{verdict=\"accept\"} %llu\n"
                           "sandgate_verdicts_total{verdict=\"reject\"} %llu\n"

@@ -83,27 +83,29 @@ int gw_cidr_parse(const char *text, struct gw_cidr *ret, struct sg_error *err)
         *slash = '\0';
     struct gw_cidr c = {0};
     if (parse_addr(buf, &c) < 0)
-        return sg_error_set(err, -EINVAL, "'%s' is not an IPv4 or IPv6 address or network",
-                            text);
+        return sg_error_set(err, -EINVAL, "'%s' is not an IPv4 or IPv6 address or network", text);
     c.prefix = family_bits(c.family);
     if (slash && parse_prefix(slash + 1, c.prefix, &c.prefix) < 0)
         return sg_error_set(err, -EINVAL, "'%s': the prefix length is 0-%u", text,
                             family_bits(c.family));
     if (c.family == AF_INET6 && !memcmp(c.addr, v4_mapped_prefix, 12)) {
         if (c.prefix < 96)
-            return sg_error_set(err, -EINVAL, "'%s': an IPv4-mapped network needs a prefix "
-                                "of at least 96", text);
+            return sg_error_set(err, -EINVAL,
+                                "'%s': an IPv4-mapped network needs a prefix "
+                                "of at least 96",
+                                text);
         memmove(c.addr, c.addr + 12, 4);
         memset(c.addr + 4, 0, 12);
         c.family = AF_INET;
         c.prefix -= 96;
     }
     if (c.prefix == 0)
-        return sg_error_set(err, -EINVAL, "'%s' is every address: bind a narrower network, "
-                            "or use tokens", text);
+        return sg_error_set(err, -EINVAL,
+                            "'%s' is every address: bind a narrower network, "
+                            "or use tokens",
+                            text);
     if (!host_bits_clear(&c))
-        return sg_error_set(err, -EINVAL, "'%s' has bits set past the /%u prefix", text,
-                            c.prefix);
+        return sg_error_set(err, -EINVAL, "'%s' has bits set past the /%u prefix", text, c.prefix);
     *ret = c;
     return 0;
 }
@@ -144,7 +146,8 @@ int gw_netauth_add_json(struct gw_netauth *na, size_t owner, json_t *arr, const 
                             GW_NETWORKS_PER_TENANT_MAX);
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         struct gw_cidr c;
         struct sg_error e = {0};
         if (!json_is_string(v))
@@ -172,9 +175,10 @@ int gw_netauth_check(const struct gw_netauth *na, const char *const *names, cons
             char ta[GW_CIDR_TEXT_MAX], tb[GW_CIDR_TEXT_MAX];
             gw_cidr_format(&a->net, ta, sizeof(ta));
             gw_cidr_format(&b->net, tb, sizeof(tb));
-            return sg_error_set(err, -EINVAL, "%s: networks of tenants %s (%s) and %s (%s) "
-                                "overlap: a source address must identify one tenant", origin,
-                                names[a->owner], ta, names[b->owner], tb);
+            return sg_error_set(err, -EINVAL,
+                                "%s: networks of tenants %s (%s) and %s (%s) "
+                                "overlap: a source address must identify one tenant",
+                                origin, names[a->owner], ta, names[b->owner], tb);
         }
     return 0;
 }

@@ -21,14 +21,14 @@
 #include "sg_error.h"
 
 #define GW_NETWORKS_PER_TENANT_MAX 16
-#define GW_NETAUTH_MAX 1024   /* networks in one tokens file */
-#define GW_CIDR_TEXT_MAX 64   /* "ffff:...:ffff/128" fits */
+#define GW_NETAUTH_MAX 1024 /* networks in one tokens file */
+#define GW_CIDR_TEXT_MAX 64 /* "ffff:...:ffff/128" fits */
 
 /* An address (prefix 32/128) or a network, IPv4 or IPv6, host bits clear. */
 struct gw_cidr {
-    int family;         /* AF_INET or AF_INET6 */
-    uint8_t addr[16];   /* network byte order; 4 bytes used for AF_INET */
-    unsigned prefix;    /* 1..32 or 1..128 (0, "everything", is refused) */
+    int family;       /* AF_INET or AF_INET6 */
+    uint8_t addr[16]; /* network byte order; 4 bytes used for AF_INET */
+    unsigned prefix;  /* 1..32 or 1..128 (0, "everything", is refused) */
 };
 
 /* Parse "A.B.C.D/N", "X:Y::Z/N" or a bare address (a host network).

@@ -41,8 +41,10 @@ static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
     for (size_t i = 0; i <= n; i++)
         low[i] = (char)tolower((unsigned char)s[i]); /* for the message */
     if (sg_lang_parse(s, SG_LANG_NAMES_ALL | SG_LANG_ANY_CASE, ret) < 0)
-        return fail(e, 400, "unknown_language", "language: '%s' is not supported (python or "
-                    "nodejs)", low);
+        return fail(e, 400, "unknown_language",
+                    "language: '%s' is not supported (python or "
+                    "nodejs)",
+                    low);
     return 0;
 }
 
@@ -73,8 +75,10 @@ static int parse_code(json_t *code, json_t *code_b64, const struct gw_caps *caps
     int rc = sg_b64_decode(json_string_value(code_b64), json_string_length(code_b64),
                            caps->max_code_bytes, &out, &r->code_len, &err);
     if (rc == -E2BIG)
-        return fail(e, 413, "code_too_large", "code_b64: decoded code exceeds the cap of %llu "
-                    "bytes", (unsigned long long)caps->max_code_bytes);
+        return fail(e, 413, "code_too_large",
+                    "code_b64: decoded code exceeds the cap of %llu "
+                    "bytes",
+                    (unsigned long long)caps->max_code_bytes);
     if (rc < 0)
         return fail(e, 400, "bad_base64", "code_b64: %s", err.msg);
     r->code = (char *)out;
@@ -112,13 +116,16 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
     uint64_t total = 0;
     const char *name;
     json_t *c;
-    json_object_foreach(v, name, c) {
+    json_object_foreach(v, name, c)
+    {
         if (!sg_file_name_ok(name, strlen(name)))
             return fail(e, 400, "bad_file_name",
                         "files: '%.64s' is not a valid file name (" SG_FILE_NAME_RULE ")", name);
         if (sg_file_name_reserved(name, strlen(name)))
-            return fail(e, 400, "bad_file_name", "files: '%s' is reserved (the runners write "
-                        "main.py, main.js and artifacts themselves)", name);
+            return fail(e, 400, "bad_file_name",
+                        "files: '%s' is reserved (the runners write "
+                        "main.py, main.js and artifacts themselves)",
+                        name);
         if (!json_is_string(c))
             return fail(e, 400, "bad_type", "files.%s: expected a base64 string", name);
         unsigned char *out = NULL;
@@ -128,8 +135,10 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
                                caps->max_files_bytes - total, &out, &n, &err);
         free(out);
         if (rc == -E2BIG)
-            return fail(e, 413, "files_too_large", "files: decoded size exceeds the cap of %llu "
-                        "bytes", (unsigned long long)caps->max_files_bytes);
+            return fail(e, 413, "files_too_large",
+                        "files: decoded size exceeds the cap of %llu "
+                        "bytes",
+                        (unsigned long long)caps->max_files_bytes);
         if (rc < 0)
             return fail(e, 400, "bad_base64", "files.%s: %s", name, err.msg);
         total += n;
@@ -157,15 +166,18 @@ static int parse_limits(json_t *v, const struct gw_caps *caps, struct gw_request
         return fail(e, 400, "bad_type", "limits: expected an object");
     const char *k;
     json_t *c;
-    json_object_foreach(v, k, c) {
+    json_object_foreach(v, k, c)
+    {
         int rc;
         if (strcmp(k, "timeout_ms") == 0)
             rc = parse_limit(c, k, caps->max_timeout_ms, &r->timeout_ms, e);
         else if (strcmp(k, "memory_mb") == 0)
             rc = parse_limit(c, k, caps->max_memory_mb, &r->memory_mb, e);
         else
-            rc = fail(e, 400, "unknown_field", "limits.%.64s: unknown field (timeout_ms, "
-                      "memory_mb)", k);
+            rc = fail(e, 400, "unknown_field",
+                      "limits.%.64s: unknown field (timeout_ms, "
+                      "memory_mb)",
+                      k);
         if (rc < 0)
             return rc;
     }
@@ -185,15 +197,16 @@ static int parse_policy(json_t *v, struct gw_request *r, struct gw_req_error *e)
 /* Keys each native endpoint accepts; /run ignores unknown keys like RAGFlow. */
 static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *e)
 {
-    static const char *const run_keys[] = {"language", "code", "code_b64", "arguments",
-                                           "policy", "limits", "files", NULL};
+    static const char *const run_keys[] = {"language", "code",   "code_b64", "arguments",
+                                           "policy",   "limits", "files",    NULL};
     static const char *const analyze_keys[] = {"language", "code", "code_b64", "policy", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
         return 0;
     const char *const *allowed = kind == GW_REQ_RUN ? run_keys : analyze_keys;
     const char *k;
     json_t *v;
-    json_object_foreach(root, k, v) {
+    json_object_foreach(root, k, v)
+    {
         size_t i = 0;
         while (allowed[i] && strcmp(allowed[i], k) != 0)
             i++;
@@ -237,16 +250,15 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
 }
 
 int gw_request_parse(enum gw_req_kind kind, const char *body, size_t len,
-                     const struct gw_caps *caps, struct gw_request *ret,
-                     struct gw_req_error *err)
+                     const struct gw_caps *caps, struct gw_request *ret, struct gw_req_error *err)
 {
     memset(ret, 0, sizeof(*ret));
     ret->lang = SG_LANG_PYTHON; /* RAGFlow's default language */
     json_error_t jerr;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return fail(err, 400, "bad_json", "body: invalid JSON at line %d column %d: %s",
-                    jerr.line, jerr.column, jerr.text);
+        return fail(err, 400, "bad_json", "body: invalid JSON at line %d column %d: %s", jerr.line,
+                    jerr.column, jerr.text);
     int rc = parse_root(kind, root, caps, ret, err);
     json_decref(root);
     if (rc < 0)

@@ -21,7 +21,6 @@
 
 #include "analyze.h"
 
-
 enum gw_req_kind { GW_REQ_RAGFLOW_RUN = 0, GW_REQ_RUN = 1, GW_REQ_ANALYZE = 2 };
 
 struct gw_caps {
@@ -38,9 +37,9 @@ struct gw_request {
     enum sg_lang lang;
     char *code; /* owned, decoded source, NUL-terminated (code may contain NUL) */
     size_t code_len;
-    json_t *arguments; /* owned reference; {} when absent */
-    json_t *files;     /* owned reference to the validated object, or NULL */
-    char policy[65];   /* requested policy name, "" when none */
+    json_t *arguments;   /* owned reference; {} when absent */
+    json_t *files;       /* owned reference to the validated object, or NULL */
+    char policy[65];     /* requested policy name, "" when none */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
 };
@@ -54,11 +53,9 @@ struct gw_req_error {
 /* Parse body[0..len) for kind under caps. On success fills *ret (release with
  * gw_request_free()) and returns 0; on failure returns -EINVAL and fills err. */
 int gw_request_parse(enum gw_req_kind kind, const char *body, size_t len,
-                     const struct gw_caps *caps, struct gw_request *ret,
-                     struct gw_req_error *err);
+                     const struct gw_caps *caps, struct gw_request *ret, struct gw_req_error *err);
 
 /* Release what the request holds; NULL is a no-op. */
 void gw_request_free(struct gw_request *req);
-
 
 #endif

@@ -15,8 +15,8 @@ char *gw_violation_lines(const struct sg_violations *vs)
     sg_buf_init(&b, STDERR_MAX);
     for (size_t i = 0; i < vs->count; i++) {
         const struct sg_violation *v = &vs->items[i];
-        if (sg_buf_printf(&b, "%sLine %u: %s [%s]", i ? "\n" : "", v->line, v->message,
-                          v->rule) < 0)
+        if (sg_buf_printf(&b, "%sLine %u: %s [%s]", i ? "\n" : "", v->line, v->message, v->rule) <
+            0)
             break; /* capped: the violations array still has them all */
     }
     if (vs->dropped)
@@ -41,8 +41,8 @@ json_t *gw_result_rejected(const struct sg_violations *vs)
                           "program_runner_error", "stdout", "", "stderr", lines, "exit_code",
                           GW_UNSAFE_EXIT_CODE, "detail", "Code is unsafe", "time_used_ms", 0,
                           "memory_used_kb", 0, "resource_limit_type", "unauthorized_access_type",
-                          "runtime_error_type", "artifacts", "result", empty_result(),
-                          "violations", sg_violations_to_json(vs));
+                          "runtime_error_type", "artifacts", "result", empty_result(), "violations",
+                          sg_violations_to_json(vs));
     free(lines);
     return o;
 }
@@ -150,9 +150,8 @@ static char *dump_with_raw_value(json_t *o, json_t *res, json_t *raw)
 
 static int runtime_rule_known(const char *rule)
 {
-    static const char *const rules[] = {"runtime.process",     "runtime.network",
-                                        "runtime.import",      "runtime.native_code",
-                                        "runtime.unpickle",    "runtime.file",
+    static const char *const rules[] = {"runtime.process",     "runtime.network",  "runtime.import",
+                                        "runtime.native_code", "runtime.unpickle", "runtime.file",
                                         "runtime.reflection"};
     for (size_t i = 0; rule && i < sizeof(rules) / sizeof(rules[0]); i++)
         if (strcmp(rule, rules[i]) == 0)
@@ -164,14 +163,15 @@ json_t *gw_runtime_violations(json_t *exec)
 {
     json_t *out = json_array(), *d;
     size_t i;
-    json_array_foreach(json_object_get(exec, "denials"), i, d) {
+    json_array_foreach(json_object_get(exec, "denials"), i, d)
+    {
         const char *rule = json_string_value(json_object_get(d, "rule"));
         const char *target = json_string_value(json_object_get(d, "target"));
         if (!out || i >= GW_RUNTIME_VIOLATIONS_MAX || !runtime_rule_known(rule))
             continue;
         json_t *v = json_pack("{s:s,s:s,s:s+,s:s,s:s}", "rule", rule, "severity", "error",
-                              "message", "stopped at run time: ", target ? target : "",
-                              "phase", "runtime", "target", target ? target : "");
+                              "message", "stopped at run time: ", target ? target : "", "phase",
+                              "runtime", "target", target ? target : "");
         if (v)
             json_array_append_new(out, v);
     }
@@ -182,8 +182,9 @@ void gw_respond_json(struct sg_http_response *resp, int status, json_t *o)
 {
     json_t *res = json_object_get(o, "result");
     json_t *raw = json_object_get(res, "value_json");
-    char *text = !o ? NULL : json_is_string(raw) ? dump_with_raw_value(o, res, raw)
-                                                  : json_dumps(o, GW_JSON_FLAGS);
+    char *text = !o                    ? NULL
+                 : json_is_string(raw) ? dump_with_raw_value(o, res, raw)
+                                       : json_dumps(o, GW_JSON_FLAGS);
     json_decref(o);
     if (!text)
         return sg_http_error(resp, 500, "internal", "out of memory");

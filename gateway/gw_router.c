@@ -12,9 +12,9 @@
 #include "gw_discover.h"
 #include "log.h"
 
-#define HANDLE_POOL_MAX 64       /* idle curl handles per executor (no connections kept) */
+#define HANDLE_POOL_MAX 64 /* idle curl handles per executor (no connections kept) */
 #define HEALTH_BODY_MAX (64u * 1024u)
-#define HEALTH_TIMEOUT_MS 2000u  /* one health check, whole request */
+#define HEALTH_TIMEOUT_MS 2000u /* one health check, whole request */
 /* A slot is never freed, only retired (active = 0) and reused once no job is
  * in flight on it, so a request thread's pointer stays valid. */
 #define ROUTER_SLOTS_MAX GW_ROUTER_SLOTS_MAX
@@ -40,7 +40,7 @@ struct gw_router {
     struct gw_discover *disc[SG_LANG_COUNT][GW_EXECUTORS_MAX];
     size_t disc_n[SG_LANG_COUNT];
     char disc_urls[ROUTER_SLOTS_MAX][GW_URL_MAX]; /* one resolution's answer */
-    gw_resolve_fn resolver; /* NULL: the system's (tests inject one) */
+    gw_resolve_fn resolver;                       /* NULL: the system's (tests inject one) */
     void *resolver_ud;
     pthread_mutex_t round_lock; /* one health round (with its discovery) at a time */
     pthread_mutex_t slots_lock; /* slot URLs change under it; readers of URLs off
@@ -140,8 +140,9 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
     ret->http_status = 0;
     if (rc == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
-        out = ret->http_status == 200 ? GW_EXEC_OK
-              : ret->http_status == 503 ? GW_EXEC_BUSY : GW_EXEC_FAILED;
+        out = ret->http_status == 200   ? GW_EXEC_OK
+              : ret->http_status == 503 ? GW_EXEC_BUSY
+                                        : GW_EXEC_FAILED;
         snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld", u->url,
                  ret->http_status);
     } else if (never_sent(c, rc)) {
@@ -151,7 +152,7 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
     } else {
         out = GW_EXEC_FAILED;
         snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
-                 rc == CURLE_WRITE_ERROR ? "answer larger than the cap"
+                 rc == CURLE_WRITE_ERROR          ? "answer larger than the cap"
                  : rc == CURLE_OPERATION_TIMEDOUT ? "no answer within the job's time budget"
                                                   : curl_easy_strerror(rc));
     }
@@ -164,9 +165,10 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
 
 static void count_outcome(struct upstream *u, enum gw_exec_outcome o)
 {
-    atomic_uint_fast64_t *ctr = o == GW_EXEC_OK ? &u->ok
-                                : o == GW_EXEC_BUSY ? &u->busy
-                                : o == GW_EXEC_UNREACHABLE ? &u->unreachable : &u->failed;
+    atomic_uint_fast64_t *ctr = o == GW_EXEC_OK            ? &u->ok
+                                : o == GW_EXEC_BUSY        ? &u->busy
+                                : o == GW_EXEC_UNREACHABLE ? &u->unreachable
+                                                           : &u->failed;
     atomic_fetch_add(ctr, 1);
     if (o == GW_EXEC_UNREACHABLE && atomic_exchange(&u->healthy, 0))
         sg_log(SG_LOG_WARN, "executor_down", "url=%s reason=connect_failed", u->url);
@@ -194,8 +196,7 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
         for (size_t k = 0; k < n; k++) {
             size_t i = (start + k) % n;
             struct upstream *u = &r->up[lang][i];
-            if (tried[i] || !atomic_load(&u->active) ||
-                (pass == 0 && !atomic_load(&u->healthy)))
+            if (tried[i] || !atomic_load(&u->active) || (pass == 0 && !atomic_load(&u->healthy)))
                 continue; /* pass 1 also tries executors marked down: the mark may be stale */
             if (atomic_fetch_add(&u->inflight, 1) >= upstream_limit(r, u)) {
                 atomic_fetch_sub(&u->inflight, 1);
@@ -226,8 +227,7 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
         ret->outcome = GW_EXEC_BUSY;
         if (saturated && !busy)
             snprintf(ret->message, sizeof(ret->message),
-                     "every %s executor is at its limit of concurrent jobs",
-                     sg_lang_name(lang));
+                     "every %s executor is at its limit of concurrent jobs", sg_lang_name(lang));
     } else {
         ret->outcome = GW_EXEC_UNREACHABLE;
         if (!ret->attempts)
@@ -275,14 +275,13 @@ static void slot_fill(struct gw_router *r, int l, struct upstream *u, int src, c
     atomic_store(&u->unreachable, 0);
     atomic_store(&u->busy, 0);
     atomic_store(&u->capacity, 0); /* a new executor: its /healthz says its own */
-    atomic_store(&u->active, 1); /* publishes the URL to request threads */
+    atomic_store(&u->active, 1);   /* publishes the URL to request threads */
     if (u == &r->up[l][atomic_load(&r->count[l])])
         atomic_fetch_add(&r->count[l], 1);
 }
 
 /* Make the slots of discovery source src match urls[0..n). */
-static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW_URL_MAX],
-                            size_t n)
+static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW_URL_MAX], size_t n)
 {
     int seen[ROUTER_SLOTS_MAX] = {0};
     pthread_mutex_lock(&r->slots_lock);
@@ -295,8 +294,8 @@ static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW
             seen[j] = 1;
         } else {
             atomic_store(&u->active, 0); /* jobs in flight on it finish */
-            sg_log(SG_LOG_INFO, "executor_left", "language=%s url=%s source=%s",
-                   sg_lang_name(l), u->url, gw_discover_source(r->disc[l][src]));
+            sg_log(SG_LOG_INFO, "executor_left", "language=%s url=%s source=%s", sg_lang_name(l),
+                   u->url, gw_discover_source(r->disc[l][src]));
         }
     }
     for (size_t j = 0; j < n; j++) {
@@ -308,8 +307,8 @@ static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW
         }
         if (u) {
             slot_fill(r, l, u, src, urls[j]);
-            sg_log(SG_LOG_INFO, "executor_joined", "language=%s url=%s source=%s",
-                   sg_lang_name(l), u->url, gw_discover_source(r->disc[l][src]));
+            sg_log(SG_LOG_INFO, "executor_joined", "language=%s url=%s source=%s", sg_lang_name(l),
+                   u->url, gw_discover_source(r->disc[l][src]));
         }
     }
     pthread_mutex_unlock(&r->slots_lock);
@@ -318,7 +317,7 @@ static void discovery_apply(struct gw_router *r, int l, int src, char (*urls)[GW
 /* Re-resolve every discovery URL (bounded: gw_discover.h). */
 static void discovery_round(struct gw_router *r)
 {
-    char (*urls)[GW_URL_MAX] = r->disc_urls; /* round_lock held: one user */
+    char(*urls)[GW_URL_MAX] = r->disc_urls; /* round_lock held: one user */
     for (int l = 0; l < SG_LANG_COUNT; l++)
         for (size_t k = 0; k < r->disc_n[l]; k++) {
             size_t n = 0;
@@ -433,8 +432,8 @@ static int build_headers(struct gw_router *r, const char *token, struct sg_error
     return r->headers ? 0 : sg_error_set(err, -ENOMEM, "out of memory");
 }
 
-int gw_router_new(const struct gw_config *cfg, const char *executor_token,
-                  struct gw_router **ret, struct sg_error *err)
+int gw_router_new(const struct gw_config *cfg, const char *executor_token, struct gw_router **ret,
+                  struct sg_error *err)
 {
     pthread_once(&curl_once, curl_init_once);
     struct gw_router *r = calloc(1, sizeof(*r));
@@ -536,11 +535,11 @@ json_t *gw_router_status(struct gw_router *r)
 int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)
 {
     int rc = sg_buf_printf(out, "# HELP sandgate_executor_up 1 when the executor passes its "
-                           "health check.\n# TYPE sandgate_executor_up gauge\n"
-                           "# HELP sandgate_executor_inflight Jobs in flight per executor.\n"
-                           "# TYPE sandgate_executor_inflight gauge\n"
-                           "# HELP sandgate_executor_jobs_total Job attempts by result.\n"
-                           "# TYPE sandgate_executor_jobs_total counter\n");
+                                "health check.\n# TYPE sandgate_executor_up gauge\n"
+                                "# HELP sandgate_executor_inflight Jobs in flight per executor.\n"
+                                "# TYPE sandgate_executor_inflight gauge\n"
+                                "# HELP sandgate_executor_jobs_total Job attempts by result.\n"
+                                "# TYPE sandgate_executor_jobs_total counter\n");
     pthread_mutex_lock(&r->slots_lock);
     for (int l = 0; rc == 0 && l < SG_LANG_COUNT; l++)
         for (size_t i = 0; rc == 0 && i < atomic_load(&r->count[l]); i++) {
@@ -597,8 +596,8 @@ void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t tim
             snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
                      curl_easy_strerror(rc));
         else
-            snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld",
-                     u->url, ret->http_status);
+            snprintf(ret->message, sizeof(ret->message), "executor %s answered HTTP %ld", u->url,
+                     ret->http_status);
         free(ret->body);
         ret->body = sg_buf_steal(&b, &ret->body_len);
         sg_buf_free(&b);

@@ -52,11 +52,11 @@ enum gw_exec_outcome {
 
 struct gw_exec_result {
     enum gw_exec_outcome outcome;
-    long http_status;   /* the executor's status, 0 when none */
-    char *body;         /* owned; the executor's answer (NUL-terminated), may be NULL */
+    long http_status; /* the executor's status, 0 when none */
+    char *body;       /* owned; the executor's answer (NUL-terminated), may be NULL */
     size_t body_len;
     char executor[GW_URL_MAX]; /* the executor that took (or last refused) the job */
-    char message[256];  /* why, for non-OK outcomes */
+    char message[256];         /* why, for non-OK outcomes */
     unsigned attempts;
 };
 
@@ -65,8 +65,8 @@ struct gw_router;
 /* Build the router from cfg (executor URLs, timeouts, caps) and the shared
  * secret for executors (may be NULL). Runs one health round before returning,
  * then starts the checker thread. Caller frees with gw_router_free(). */
-int gw_router_new(const struct gw_config *cfg, const char *executor_token,
-                  struct gw_router **ret, struct sg_error *err);
+int gw_router_new(const struct gw_config *cfg, const char *executor_token, struct gw_router **ret,
+                  struct sg_error *err);
 
 void gw_router_free(struct gw_router *r);
 

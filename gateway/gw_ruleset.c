@@ -7,8 +7,7 @@
 #include "log.h"
 
 /* Every policy a tenant may name must exist, or requests would fail later. */
-static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file,
-                         struct sg_error *err)
+static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file, struct sg_error *err)
 {
     for (size_t i = 0; rs->tenants && i < rs->tenants->count; i++) {
         const struct gw_tenant *t = &rs->tenants->items[i];
@@ -35,8 +34,8 @@ static void log_networks(const struct gw_tenants *ts)
     }
 }
 
-int gw_ruleset_load(const char *policies_dir, const char *default_policy,
-                    const char *tokens_file, struct gw_ruleset **ret, struct sg_error *err)
+int gw_ruleset_load(const char *policies_dir, const char *default_policy, const char *tokens_file,
+                    struct gw_ruleset **ret, struct sg_error *err)
 {
     struct gw_ruleset *rs = calloc(1, sizeof(*rs));
     if (!rs)

@@ -20,16 +20,16 @@
 
 struct gw_ruleset {
     atomic_uint refs;
-    struct sg_policy_set *policies;        /* owned */
+    struct sg_policy_set *policies;         /* owned */
     const struct sg_policy *default_policy; /* borrowed from policies */
-    struct gw_tenants *tenants;            /* owned; NULL when auth is off */
-    unsigned generation;                   /* 1 for the first load, +1 per reload */
+    struct gw_tenants *tenants;             /* owned; NULL when auth is off */
+    unsigned generation;                    /* 1 for the first load, +1 per reload */
 };
 
 /* Load policies_dir and (when tokens_file is non-empty) the tokens file, and
  * check they fit together. Returns a set with one reference (the caller's). */
-int gw_ruleset_load(const char *policies_dir, const char *default_policy,
-                    const char *tokens_file, struct gw_ruleset **ret, struct sg_error *err);
+int gw_ruleset_load(const char *policies_dir, const char *default_policy, const char *tokens_file,
+                    struct gw_ruleset **ret, struct sg_error *err);
 
 struct gw_ruleset *gw_ruleset_ref(struct gw_ruleset *rs);
 

@@ -24,11 +24,16 @@ struct route {
 };
 
 static const struct route routes[] = {
-    {"/run", "POST", GW_EP_RUN},           {"/v1/run", "POST", GW_EP_V1_RUN},
-    {"/v1/analyze", "POST", GW_EP_V1_ANALYZE}, {"/healthz", "GET", GW_EP_HEALTHZ},
-    {"/readyz", "GET", GW_EP_READYZ},      {"/metrics", "GET", GW_EP_METRICS},
-    {"/v1/policies", "GET", GW_EP_POLICIES}, {"/v1/whoami", "GET", GW_EP_WHOAMI},
-    {"/v1/runtimes", "GET", GW_EP_RUNTIMES}, {"/mcp", "POST", GW_EP_MCP},
+    {"/run", "POST", GW_EP_RUN},
+    {"/v1/run", "POST", GW_EP_V1_RUN},
+    {"/v1/analyze", "POST", GW_EP_V1_ANALYZE},
+    {"/healthz", "GET", GW_EP_HEALTHZ},
+    {"/readyz", "GET", GW_EP_READYZ},
+    {"/metrics", "GET", GW_EP_METRICS},
+    {"/v1/policies", "GET", GW_EP_POLICIES},
+    {"/v1/whoami", "GET", GW_EP_WHOAMI},
+    {"/v1/runtimes", "GET", GW_EP_RUNTIMES},
+    {"/mcp", "POST", GW_EP_MCP},
 };
 
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
@@ -47,13 +52,11 @@ static void handle_readyz(struct gw_server *s, struct sg_http_response *resp)
     for (int l = 0; l < SG_LANG_COUNT; l++)
         ready = ready && gw_router_healthy(s->router, l) > 0;
     json_t *o = json_pack("{s:s,s:b,s:{s:I,s:i},s:{s:b,s:I,s:I},s:o}", "status",
-                          ready ? "ready" : "not_ready", "draining",
-                          atomic_load(&s->draining), "policies", "loaded",
-                          (json_int_t)(rs ? rs->policies->count : 0), "generation",
-                          rs ? (int)rs->generation : 0, "audit", "writable", as.writable,
-                          "dropped", (json_int_t)as.dropped, "write_errors",
-                          (json_int_t)as.write_errors, "executors",
-                          gw_router_status(s->router));
+                          ready ? "ready" : "not_ready", "draining", atomic_load(&s->draining),
+                          "policies", "loaded", (json_int_t)(rs ? rs->policies->count : 0),
+                          "generation", rs ? (int)rs->generation : 0, "audit", "writable",
+                          as.writable, "dropped", (json_int_t)as.dropped, "write_errors",
+                          (json_int_t)as.write_errors, "executors", gw_router_status(s->router));
     gw_ruleset_unref(rs);
     gw_respond_json(resp, ready ? 200 : 503, o);
 }
@@ -148,13 +151,14 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
         for (size_t i = 0; arr && i < rs->policies->count; i++) {
             const struct sg_policy *p = rs->policies->items[i];
             int allowed = !t || gw_tenant_may_use(t, p->name) || p == def;
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:b,s:b}", "name", p->name,
-                                                 "sha256", p->sha256, "description",
-                                                 p->description ? p->description : "",
-                                                 "default", p == def, "allowed", allowed));
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:b,s:b}", "name", p->name, "sha256",
+                                                 p->sha256, "description",
+                                                 p->description ? p->description : "", "default",
+                                                 p == def, "allowed", allowed));
         }
-        gw_respond_json(resp, 200, json_pack("{s:o,s:s,s:o}", "policies", arr, "default",
-                                             def->name, "tenant", gw_info_identity(rs, t, req)));
+        gw_respond_json(resp, 200,
+                        json_pack("{s:o,s:s,s:o}", "policies", arr, "default", def->name, "tenant",
+                                  gw_info_identity(rs, t, req)));
     }
     gw_ruleset_unref(rs);
 }
@@ -213,8 +217,7 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
     }
 }
 
-void gw_server_handle(void *ctx, const struct sg_http_request *req,
-                      struct sg_http_response *resp)
+void gw_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct gw_server *s = ctx;
     atomic_fetch_add(&s->inflight, 1);
@@ -260,8 +263,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
     return r < 0 ? SG_HTTP_ANSWER_NOW : SG_HTTP_GO_ON;
 }
 
-void gw_server_refused(void *ctx, const struct sg_http_request *req,
-                       struct sg_http_response *resp)
+void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct gw_server *s = ctx;
     const struct route *rt = find_route(req->url);
@@ -318,8 +320,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     }
     free(token);
     token = NULL;
-    s->jobs = (struct gw_jobs){&s->cfg,       &s->rules,   s->router, s->audit,
-                               s->metrics,    s->ratelimit, s->vcache};
+    s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
+                               s->metrics, s->ratelimit, s->vcache};
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
         goto fail;
@@ -346,8 +348,7 @@ int gw_server_listen(struct gw_server *s, struct sg_error *err)
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
         .max_body_total = c->max_bodies_bytes,
     };
-    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head,
-                                              gw_server_refused};
+    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused};
     return sg_httpsrv_start(&hc, &h, s, &s->http, err);
 }
 
@@ -360,8 +361,8 @@ int gw_server_reload(struct gw_server *s, struct sg_error *err)
 {
     pthread_mutex_lock(&s->reload_lock);
     struct gw_ruleset *next = NULL;
-    int r = gw_ruleset_load(s->cfg.policies_dir, s->cfg.default_policy, s->cfg.tokens_file,
-                            &next, err);
+    int r =
+        gw_ruleset_load(s->cfg.policies_dir, s->cfg.default_policy, s->cfg.tokens_file, &next, err);
     if (r == 0) {
         gw_ruleset_slot_swap(&s->rules, next);
         atomic_fetch_add(&s->reloads_ok, 1);
@@ -415,8 +416,7 @@ int gw_server_check(const struct gw_config *cfg, struct sg_error *err)
     if (cfg->audit_log[0] && strcmp(cfg->audit_log, "-") != 0) {
         int fd = open(cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
         if (fd < 0)
-            return sg_error_set(err, -errno, "audit_log: %s: %s", cfg->audit_log,
-                                strerror(errno));
+            return sg_error_set(err, -errno, "audit_log: %s: %s", cfg->audit_log, strerror(errno));
         close(fd);
     }
     return 0;

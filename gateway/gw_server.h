@@ -30,7 +30,7 @@ struct gw_server {
     struct gw_audit *audit;
     struct gw_metrics *metrics;
     struct gw_ratelimit *ratelimit;
-    struct sg_vcache *vcache;    /* NULL when analysis_cache_entries is 0 */
+    struct sg_vcache *vcache; /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
     struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
@@ -65,11 +65,9 @@ void gw_server_free(struct gw_server *s);
 int gw_server_check(const struct gw_config *cfg, struct sg_error *err);
 
 /* The handlers registered with httpsrv (exposed for tests). */
-void gw_server_handle(void *ctx, const struct sg_http_request *req,
-                      struct sg_http_response *resp);
+void gw_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
                                  struct sg_http_response *resp);
-void gw_server_refused(void *ctx, const struct sg_http_request *req,
-                       struct sg_http_response *resp);
+void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 
 #endif

@@ -41,9 +41,10 @@ static int hex_digest(const char *s, unsigned char out[32])
         unsigned v = 0;
         for (int j = 0; j < 2; j++) {
             char c = s[2 * i + j];
-            int d = (c >= '0' && c <= '9') ? c - '0'
+            int d = (c >= '0' && c <= '9')   ? c - '0'
                     : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                    : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+                    : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                             : -1;
             if (d < 0)
                 return -EINVAL;
             v = v * 16 + (unsigned)d;
@@ -62,7 +63,8 @@ static int load_digests(struct gw_tenant *t, json_t *arr, int hashed, const char
         return sg_error_set(err, -EINVAL, "%s: %s: expected an array", path, key);
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         if (t->digest_count >= GW_TOKENS_PER_TENANT_MAX)
             return sg_error_set(err, -E2BIG, "%s: more than %d tokens", path,
                                 GW_TOKENS_PER_TENANT_MAX);
@@ -83,28 +85,27 @@ static int load_digests(struct gw_tenant *t, json_t *arr, int hashed, const char
     return 0;
 }
 
-static int load_u64_pair(json_t *obj, const char *k1, uint64_t *v1, const char *k2,
-                         uint64_t *v2, const char *path, struct sg_error *err)
+static int load_u64_pair(json_t *obj, const char *k1, uint64_t *v1, const char *k2, uint64_t *v2,
+                         const char *path, struct sg_error *err)
 {
     if (!json_is_object(obj))
         return sg_error_set(err, -EINVAL, "%s: expected an object", path);
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         uint64_t *dst = strcmp(k, k1) == 0 ? v1 : strcmp(k, k2) == 0 ? v2 : NULL;
         if (!dst)
             return sg_error_set(err, -EINVAL, "%s.%.64s: unknown key", path, k);
-        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-            json_integer_value(v) > 100000000)
-            return sg_error_set(err, -EINVAL, "%s.%s: expected an integer in [0, 100000000]",
-                                path, k);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000000)
+            return sg_error_set(err, -EINVAL, "%s.%s: expected an integer in [0, 100000000]", path,
+                                k);
         *dst = (uint64_t)json_integer_value(v);
     }
     return 0;
 }
 
-static int load_policies(struct gw_tenant *t, json_t *arr, const char *path,
-                         struct sg_error *err)
+static int load_policies(struct gw_tenant *t, json_t *arr, const char *path, struct sg_error *err)
 {
     if (!json_is_array(arr) || json_array_size(arr) > GW_TENANT_POLICIES_MAX)
         return sg_error_set(err, -EINVAL, "%s.policies: expected an array of at most %d names",
@@ -114,11 +115,11 @@ static int load_policies(struct gw_tenant *t, json_t *arr, const char *path,
         return sg_error_set(err, -ENOMEM, "out of memory");
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         const char *s = json_string_value(v);
         if (!s || !name_ok(s, 64))
-            return sg_error_set(err, -EINVAL, "%s.policies[%zu]: expected a policy name", path,
-                                i);
+            return sg_error_set(err, -EINVAL, "%s.policies[%zu]: expected a policy name", path, i);
         if (!(t->policies[t->policy_count++] = strdup(s)))
             return sg_error_set(err, -ENOMEM, "out of memory");
     }
@@ -166,7 +167,8 @@ static int load_tenant(struct gw_tenants *ts, const char *name, json_t *obj, con
         return sg_error_set(err, -ENOMEM, "out of memory");
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         char sub[sizeof(path) + 16];
         snprintf(sub, sizeof(sub), "%s.networks", path);
         size_t before = ts->nets.count;
@@ -200,8 +202,7 @@ static int check_unique(const struct gw_tenants *ts, const char *origin, struct 
     return 0;
 }
 
-static int load_root(struct gw_tenants *ts, json_t *root, const char *origin,
-                     struct sg_error *err)
+static int load_root(struct gw_tenants *ts, json_t *root, const char *origin, struct sg_error *err)
 {
     json_t *tenants = json_object_get(root, "tenants");
     if (!json_is_object(root) || json_object_size(root) != 1 || !json_is_object(tenants))
@@ -213,7 +214,8 @@ static int load_root(struct gw_tenants *ts, json_t *root, const char *origin,
         return sg_error_set(err, -ENOMEM, "out of memory");
     const char *name;
     json_t *v;
-    json_object_foreach(tenants, name, v) {
+    json_object_foreach(tenants, name, v)
+    {
         ts->count++;
         int r = load_tenant(ts, name, v, origin, err);
         if (r < 0)
@@ -226,8 +228,8 @@ static int load_root(struct gw_tenants *ts, json_t *root, const char *origin,
     return r < 0 ? r : gw_netauth_check(&ts->nets, names, origin, err);
 }
 
-int gw_tenants_load_buf(const char *buf, size_t len, const char *origin,
-                        struct gw_tenants **ret, struct sg_error *err)
+int gw_tenants_load_buf(const char *buf, size_t len, const char *origin, struct gw_tenants **ret,
+                        struct sg_error *err)
 {
     json_error_t jerr;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -307,8 +309,7 @@ int gw_tenant_may_use(const struct gw_tenant *t, const char *policy)
     return 0;
 }
 
-const char *gw_auth_token(const char *authorization, const char *x_sandbox_token,
-                          size_t *ret_len)
+const char *gw_auth_token(const char *authorization, const char *x_sandbox_token, size_t *ret_len)
 {
     const char *tok = NULL;
     if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0)
@@ -343,8 +344,9 @@ int gw_tenants_authenticate(const struct gw_tenants *tenants, const struct sg_ht
                       : gw_tenants_lookup_peer(tenants, req->peer, NULL);
     if (*ret_tenant)
         return 0;
-    sg_http_error(resp, 401, "unauthorized", tok ? "invalid token"
-                  : "missing token: send Authorization: Bearer <token> or X-Sandbox-Token");
+    sg_http_error(resp, 401, "unauthorized",
+                  tok ? "invalid token"
+                      : "missing token: send Authorization: Bearer <token> or X-Sandbox-Token");
     sg_http_add_header(resp, "WWW-Authenticate", "Bearer");
     return -EACCES;
 }

@@ -55,8 +55,8 @@ struct gw_tenants {
 };
 
 /* Parse and validate a tokens document. Caller frees with gw_tenants_free(). */
-int gw_tenants_load_buf(const char *buf, size_t len, const char *origin,
-                        struct gw_tenants **ret, struct sg_error *err);
+int gw_tenants_load_buf(const char *buf, size_t len, const char *origin, struct gw_tenants **ret,
+                        struct sg_error *err);
 
 int gw_tenants_load_file(const char *path, struct gw_tenants **ret, struct sg_error *err);
 
@@ -78,8 +78,7 @@ int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);
 /* The presented token: "Authorization: Bearer X" wins over "X-Sandbox-Token: X".
  * Returns a pointer into the header value (borrowed) and its length, or NULL
  * when neither header carries one. */
-const char *gw_auth_token(const char *authorization, const char *x_sandbox_token,
-                          size_t *ret_len);
+const char *gw_auth_token(const char *authorization, const char *x_sandbox_token, size_t *ret_len);
 
 /* Authenticate a request on its headers alone (the body is not needed, so
  * this runs before it is read). Returns 0 with *ret_tenant (NULL when

@@ -11,28 +11,27 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: sandgate [-c FILE] [-t]\n"
-            "\n"
-            "The sandgate gateway: validates each submission, checks it against a policy\n"
-            "and forwards accepted jobs to the per-language sandgate-executor.\n"
-            "\n"
-            "Options:\n"
-            "  -c, --config FILE  JSON configuration file (keys below)\n"
-            "  -t, --test         check the configuration, policies, tokens file, executor\n"
-            "                     token and audit log, print the result, exit 0 or 1\n"
-            "  -h, --help         this help\n"
-            "\n"
-            "Endpoints: POST /run (RAGFlow-compatible), POST /v1/run, POST /v1/analyze,\n"
-            "GET /healthz, GET /readyz, GET /metrics, GET /v1/policies, GET /v1/whoami,\n"
-            "GET /v1/runtimes.\n"
-            "Auth: with tokens_file set, send Authorization: Bearer <token> or\n"
-            "X-Sandbox-Token: <token>, or send no token from a network the tokens file\n"
-            "binds to a tenant (\"networks\": [\"172.19.0.0/16\"]; weaker than a token).\n"
-            "Without tokens_file the gateway only listens on loopback.\n"
-            "Signals: SIGHUP reloads policies and tokens (a bad file keeps the old set)\n"
-            "and reopens the audit log; SIGTERM/SIGINT drain in-flight requests and exit.\n"
-            "\n");
+    fprintf(out, "Usage: sandgate [-c FILE] [-t]\n"
+                 "\n"
+                 "The sandgate gateway: validates each submission, checks it against a policy\n"
+                 "and forwards accepted jobs to the per-language sandgate-executor.\n"
+                 "\n"
+                 "Options:\n"
+                 "  -c, --config FILE  JSON configuration file (keys below)\n"
+                 "  -t, --test         check the configuration, policies, tokens file, executor\n"
+                 "                     token and audit log, print the result, exit 0 or 1\n"
+                 "  -h, --help         this help\n"
+                 "\n"
+                 "Endpoints: POST /run (RAGFlow-compatible), POST /v1/run, POST /v1/analyze,\n"
+                 "GET /healthz, GET /readyz, GET /metrics, GET /v1/policies, GET /v1/whoami,\n"
+                 "GET /v1/runtimes.\n"
+                 "Auth: with tokens_file set, send Authorization: Bearer <token> or\n"
+                 "X-Sandbox-Token: <token>, or send no token from a network the tokens file\n"
+                 "binds to a tenant (\"networks\": [\"172.19.0.0/16\"]; weaker than a token).\n"
+                 "Without tokens_file the gateway only listens on loopback.\n"
+                 "Signals: SIGHUP reloads policies and tokens (a bad file keeps the old set)\n"
+                 "and reopens the audit log; SIGTERM/SIGINT drain in-flight requests and exit.\n"
+                 "\n");
     gw_config_print_help(out);
 }
 
@@ -121,7 +120,8 @@ int main(int argc, char **argv)
            cfg.listen, gw_server_port(s), cfg.tokens_file[0] ? "tokens" : "none",
            s->rules.current->policies->count, cfg.default_policy);
     if (!cfg.tokens_file[0])
-        sg_log(SG_LOG_WARN, "no_auth", "msg=\"no tokens_file: no authentication, listening on "
+        sg_log(SG_LOG_WARN, "no_auth",
+               "msg=\"no tokens_file: no authentication, listening on "
                "loopback only\"");
     int rc = serve(s, &set);
     gw_server_free(s);

@@ -17,9 +17,9 @@
 #include "policy.h"
 #include "readfile.h"
 
-#define CHECK_FILES_MAX 4096                 /* inputs per run */
+#define CHECK_FILES_MAX 4096                      /* inputs per run */
 #define CHECK_INPUT_MAX SG_LIMIT_SOURCE_BYTES_MAX /* bytes per input; policies allow no more */
-#define CHECK_DISPLAY_MAX 1024               /* bytes of a file name as shown */
+#define CHECK_DISPLAY_MAX 1024                    /* bytes of a file name as shown */
 #define SYSTEM_POLICY_DIR "/usr/share/sandgate/policies"
 #define EXIT_ACCEPTED 0
 #define EXIT_REJECTED 1
@@ -28,14 +28,14 @@
 enum lang_choice { LANG_AUTO = -1 };
 
 struct options {
-    const char *policy;      /* NAME or FILE */
+    const char *policy; /* NAME or FILE */
     const char *policies_dir;
-    int lang;                /* enum sg_lang or LANG_AUTO */
+    int lang; /* enum sg_lang or LANG_AUTO */
     enum check_format format;
     char **files;
     int nfiles;
-    int list_modules;                     /* --list-modules */
-    char *runtimes[CHECK_LISTINGS_MAX];   /* --runtime FILE */
+    int list_modules;                   /* --list-modules */
+    char *runtimes[CHECK_LISTINGS_MAX]; /* --runtime FILE */
     int nruntimes;
 };
 
@@ -111,8 +111,12 @@ static int parse_args(int argc, char **argv, struct options *o)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         enum sg_lang l;
         switch (c) {
-        case OPT_POLICY: o->policy = optarg; break;
-        case OPT_DIR: o->policies_dir = optarg; break;
+        case OPT_POLICY:
+            o->policy = optarg;
+            break;
+        case OPT_DIR:
+            o->policies_dir = optarg;
+            break;
         case OPT_LANG:
             if (strcmp(optarg, "auto") == 0)
                 o->lang = LANG_AUTO;
@@ -125,15 +129,22 @@ static int parse_args(int argc, char **argv, struct options *o)
             if (check_format_from_name(optarg, &o->format) < 0)
                 return usage_error("unknown format '%s' (text, json, sarif)", optarg);
             break;
-        case 'h': fputs(usage_text, stdout); return 1;
-        case OPT_VERSION: printf("sandgate-check %s\n", SG_CHECK_VERSION); return 1;
-        case OPT_LIST: o->list_modules = 1; break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 1;
+        case OPT_VERSION:
+            printf("sandgate-check %s\n", SG_CHECK_VERSION);
+            return 1;
+        case OPT_LIST:
+            o->list_modules = 1;
+            break;
         case OPT_RUNTIME:
             if (o->nruntimes == CHECK_LISTINGS_MAX)
                 return usage_error("more than %d --runtime files", CHECK_LISTINGS_MAX);
             o->runtimes[o->nruntimes++] = optarg;
             break;
-        default: return usage_error("invalid option '%s'", argv[optind - 1]);
+        default:
+            return usage_error("invalid option '%s'", argv[optind - 1]);
         }
     }
     o->files = argv + optind;
@@ -148,7 +159,8 @@ static int check_inputs(const struct options *o)
     if (o->list_modules)
         return o->nfiles ? usage_error("%s", "--list-modules takes no input files")
                : o->format == CHECK_FORMAT_SARIF
-                   ? usage_error("%s", "--list-modules writes text or json") : 0;
+                   ? usage_error("%s", "--list-modules writes text or json")
+                   : 0;
     if (o->nfiles == 0)
         return usage_error("%s", "no input files");
     if (o->nfiles > CHECK_FILES_MAX)
@@ -246,8 +258,10 @@ static int check_one(const struct options *o, const struct sg_policy *policy, co
     size_t len = 0;
     int rc;
     if (lang_for_file(file, o->lang, &r->lang) < 0) {
-        fprintf(stderr, "sandgate-check: %s: cannot tell the language from the extension "
-                        "(.py, .js, .mjs, .cjs); use --lang\n", file);
+        fprintf(stderr,
+                "sandgate-check: %s: cannot tell the language from the extension "
+                "(.py, .js, .mjs, .cjs); use --lang\n",
+                file);
         return -EINVAL;
     }
     if (strcmp(file, "-") == 0)
@@ -314,7 +328,8 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     int status = o.list_modules
                      ? (check_list_modules(stdout, o.format, policy, o.runtimes, o.nruntimes) < 0
-                            ? EXIT_ERROR : EXIT_ACCEPTED)
+                            ? EXIT_ERROR
+                            : EXIT_ACCEPTED)
                      : run(&o, policy);
     sg_policy_free(single);
     sg_policy_set_free(set);

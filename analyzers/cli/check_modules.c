@@ -30,12 +30,15 @@ static json_t *against_listing(const struct sg_lang_policy *lp, char sep, json_t
     json_t *ok = json_array(), *no = json_array();
     size_t i, j;
     json_t *v, *pkg;
-    json_array_foreach(json_object_get(doc, "stdlib_modules"), i, v) {
+    json_array_foreach(json_object_get(doc, "stdlib_modules"), i, v)
+    {
         if (sg_lang_policy_allows_import(lp, json_string_value(v), sep))
             json_array_append(ok, v);
     }
-    json_array_foreach(json_object_get(doc, "packages"), i, pkg) {
-        json_array_foreach(json_object_get(pkg, "modules"), j, v) {
+    json_array_foreach(json_object_get(doc, "packages"), i, pkg)
+    {
+        json_array_foreach(json_object_get(pkg, "modules"), j, v)
+        {
             if (sg_lang_policy_allows_import(lp, json_string_value(v), sep))
                 json_array_append(ok, v);
             else
@@ -45,8 +48,7 @@ static json_t *against_listing(const struct sg_lang_policy *lp, char sep, json_t
         }
     }
     return json_pack("{s:s,s:O,s:o,s:o}", "file", file, "interpreter",
-                     json_object_get(doc, "interpreter"), "importable", ok, "not_importable",
-                     no);
+                     json_object_get(doc, "interpreter"), "importable", ok, "not_importable", no);
 }
 
 /* A listing file: its language index, or -1 after printing why. */
@@ -65,8 +67,10 @@ static int read_listing(const char *file, json_t **ret)
     const char *lang = json_string_value(json_object_get(doc, "language"));
     int l = !lang ? -1 : !strcmp(lang, "python") ? 0 : !strcmp(lang, "nodejs") ? 1 : -1;
     if (l < 0 || !json_is_array(json_object_get(doc, "packages"))) {
-        fprintf(stderr, "sandgate-check: %s: not a runtime listing (the image's "
-                        "/opt/sandgate/runtime.json)\n", file);
+        fprintf(stderr,
+                "sandgate-check: %s: not a runtime listing (the image's "
+                "/opt/sandgate/runtime.json)\n",
+                file);
         json_decref(doc);
         return -1;
     }
@@ -90,8 +94,8 @@ static json_t *build(const struct sg_policy *p, char *const *listings, int n)
         json_t *runs = json_object_get(entry, "runtimes");
         if (!runs)
             json_object_set_new(entry, "runtimes", runs = json_array());
-        json_array_append_new(runs, against_listing(lang_of(p, l), l ? '/' : '.', doc,
-                                                    listings[i]));
+        json_array_append_new(runs,
+                              against_listing(lang_of(p, l), l ? '/' : '.', doc, listings[i]));
         json_decref(doc);
     }
     return json_pack("{s:{s:s,s:s},s:o}", "policy", "name", p->name, "sha256", p->sha256,
@@ -103,7 +107,8 @@ static void print_names(FILE *out, const char *label, json_t *arr, const char *k
     size_t i;
     json_t *v;
     fprintf(out, "  %s (%zu):", label, json_array_size(arr));
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         json_t *s = key ? json_object_get(v, key) : v;
         fprintf(out, " %s", json_string_value(s));
         if (key)
@@ -122,17 +127,20 @@ static void write_text(FILE *out, json_t *doc)
     for (int l = 0; l < 2; l++) {
         json_t *e = json_object_get(langs, lang_keys[l]);
         const char *mode = json_string_value(json_object_get(e, "mode"));
-        fprintf(out, "%s: %s\n", lang_keys[l], !json_is_true(json_object_get(e, "enabled"))
-                ? "disabled" : strcmp(mode, "allow") == 0
-                ? "only these modules (and their submodules) may be imported"
-                : "every module but these (and their submodules) may be imported");
+        fprintf(out, "%s: %s\n", lang_keys[l],
+                !json_is_true(json_object_get(e, "enabled")) ? "disabled"
+                : strcmp(mode, "allow") == 0
+                    ? "only these modules (and their submodules) may be imported"
+                    : "every module but these (and their submodules) may be imported");
         print_names(out, mode && !strcmp(mode, "allow") ? "allowed" : "denied",
                     json_object_get(e, "modules"), NULL);
         size_t i;
         json_t *r;
-        json_array_foreach(json_object_get(e, "runtimes"), i, r) {
+        json_array_foreach(json_object_get(e, "runtimes"), i, r)
+        {
             json_t *in = json_object_get(r, "interpreter");
-            fprintf(out, "  image listing %s (%s %s):\n", json_string_value(json_object_get(r, "file")),
+            fprintf(out, "  image listing %s (%s %s):\n",
+                    json_string_value(json_object_get(r, "file")),
                     json_string_value(json_object_get(in, "name")),
                     json_string_value(json_object_get(in, "version")));
             print_names(out, "  importable", json_object_get(r, "importable"), NULL);

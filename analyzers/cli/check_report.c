@@ -24,7 +24,8 @@ static const struct {
     {SG_RULE_MIXED_INDENTATION, "Python indentation with a tab after a space"},
     {SG_RULE_SYNTAX_ERROR, "Source does not parse"},
     {SG_RULE_CONTEXT_KEYWORD, "'await' or 'yield' where Node reads an identifier"},
-    {SG_RULE_ANNOTATION_MEMBER, "an attribute access the parser reads as part of a type annotation"},
+    {SG_RULE_ANNOTATION_MEMBER,
+     "an attribute access the parser reads as part of a type annotation"},
     {SG_RULE_SOURCE_BYTES, "Source larger than the policy allows"},
     {SG_RULE_DEPTH, "Syntax tree deeper than the policy allows"},
     {SG_RULE_NODES, "Syntax tree larger than the policy allows"},
@@ -76,7 +77,8 @@ static void write_source_line(FILE *out, const struct sg_violation *v, const cha
     const char *line = find_line(src, len, v->line, &n);
     sg_text_sanitize(line, n, 1, text, sizeof(text));
     fprintf(out, "  %5u | %s\n        | ", v->line, text);
-    uint32_t col = 1, last = v->end_line == v->line && v->end_column > v->column ? v->end_column : v->column + 1;
+    uint32_t col = 1, last = v->end_line == v->line && v->end_column > v->column ? v->end_column
+                                                                                 : v->column + 1;
     for (const char *p = text; *p && col < last; p++) {
         if (((unsigned char)*p & 0xC0) == 0x80)
             continue; /* one mark per code point, as columns count */
@@ -113,8 +115,8 @@ static json_t *build_json(const struct sg_policy *policy, const struct check_res
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++) {
         const struct sg_analysis *a = &results[i].analysis;
-        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I}", "file", results[i].file,
-                              "language", sg_lang_name(results[i].lang), "verdict",
+        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I}", "file", results[i].file, "language",
+                              sg_lang_name(results[i].lang), "verdict",
                               a->accepted ? "accept" : "reject", "policy", policy_json(policy),
                               "violations", sg_violations_to_json(&a->violations), "dropped",
                               (json_int_t)a->violations.dropped);
@@ -150,9 +152,8 @@ static json_t *sarif_rules(void)
 {
     json_t *rules = json_array();
     for (size_t i = 0; rules && i < RULE_COUNT; i++) {
-        json_t *r = json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", rule_table[i].id,
-                              "shortDescription", "text", rule_table[i].text,
-                              "defaultConfiguration", "level", "error");
+        json_t *r = json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", rule_table[i].id, "shortDescription",
+                              "text", rule_table[i].text, "defaultConfiguration", "level", "error");
         if (!r || json_array_append_new(rules, r) < 0) {
             json_decref(rules);
             return NULL;
@@ -171,14 +172,14 @@ static int rule_index(const char *id)
 
 static json_t *sarif_result(const char *uri, const struct sg_violation *v)
 {
-    json_t *region = json_pack("{s:I, s:I, s:I, s:I, s:{s:s}}", "startLine", (json_int_t)v->line,
-                               "startColumn", (json_int_t)v->column, "endLine",
-                               (json_int_t)v->end_line, "endColumn", (json_int_t)v->end_column,
-                               "snippet", "text", v->snippet);
-    json_t *res = json_pack("{s:s, s:i, s:s, s:{s:s}, s:[{s:{s:{s:s}, s:o}}]}", "ruleId",
-                            v->rule, "ruleIndex", rule_index(v->rule), "level", "error",
-                            "message", "text", v->message, "locations", "physicalLocation",
-                            "artifactLocation", "uri", uri, "region", region);
+    json_t *region =
+        json_pack("{s:I, s:I, s:I, s:I, s:{s:s}}", "startLine", (json_int_t)v->line, "startColumn",
+                  (json_int_t)v->column, "endLine", (json_int_t)v->end_line, "endColumn",
+                  (json_int_t)v->end_column, "snippet", "text", v->snippet);
+    json_t *res = json_pack("{s:s, s:i, s:s, s:{s:s}, s:[{s:{s:{s:s}, s:o}}]}", "ruleId", v->rule,
+                            "ruleIndex", rule_index(v->rule), "level", "error", "message", "text",
+                            v->message, "locations", "physicalLocation", "artifactLocation", "uri",
+                            uri, "region", region);
     if (res && rule_index(v->rule) < 0) /* a rule this build does not know */
         json_object_del(res, "ruleIndex");
     return res;
@@ -208,9 +209,9 @@ static json_t *build_sarif(const struct sg_policy *policy, const struct check_re
     /* columns count code points, which SARIF calls unicodeCodePoints */
     return json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:s, s:o}}, s:s, s:o, s:{s:o}}]}", "$schema",
                      SARIF_SCHEMA, "version", "2.1.0", "runs", "tool", "driver", "name",
-                     "sandgate-check", "version", SG_CHECK_VERSION, "rules",
-                     sarif_rules(), "columnKind", "unicodeCodePoints", "results",
-                     sarif_results(results, n), "properties", "policy", policy_json(policy));
+                     "sandgate-check", "version", SG_CHECK_VERSION, "rules", sarif_rules(),
+                     "columnKind", "unicodeCodePoints", "results", sarif_results(results, n),
+                     "properties", "policy", policy_json(policy));
 }
 
 int check_report_write(FILE *out, enum check_format format, const struct sg_policy *policy,

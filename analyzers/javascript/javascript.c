@@ -47,8 +47,7 @@ struct marks {
 static int is_literal(const struct js_syms *sy, TSSymbol s)
 {
     return s == sy->string || s == sy->string_fragment || s == sy->escape_sequence ||
-           s == sy->comment || s == sy->regex || s == sy->regex_pattern ||
-           s == sy->hash_bang_line;
+           s == sy->comment || s == sy->regex || s == sy->regex_pattern || s == sy->hash_bang_line;
 }
 
 static size_t find_mark(const struct js_ctx *c, size_t m, size_t from)
@@ -110,8 +109,7 @@ static int is_unsupported_syntax(const struct js_syms *sy, TSSymbol s)
 }
 
 /* Limits and syntax that stop the walk; 1 when one fired. */
-static int check_node_limits(struct js_ctx *c, TSNode n, TSSymbol sym, size_t depth,
-                             size_t nodes)
+static int check_node_limits(struct js_ctx *c, TSNode n, TSSymbol sym, size_t depth, size_t nodes)
 {
     const struct sg_lang_policy *lp = c->lp;
     if (nodes > lp->max_nodes) {
@@ -125,9 +123,8 @@ static int check_node_limits(struct js_ctx *c, TSNode n, TSSymbol sym, size_t de
     }
     if (is_unsupported_syntax(c->sy, sym)) {
         js_report(c, n, SG_RULE_SYNTAX_ERROR,
-                  sym == c->sy->html_comment
-                      ? "HTML-like comments ('-->') are forbidden"
-                      : "JSX is not JavaScript that Node runs");
+                  sym == c->sy->html_comment ? "HTML-like comments ('-->') are forbidden"
+                                             : "JSX is not JavaScript that Node runs");
         return 1;
     }
     return 0;

@@ -26,14 +26,14 @@
 #include "js_names.h"
 #include "rules.h"
 
-#define CONSTS_MAX 65536 /* recorded bindings; past it the check fails closed */
-#define DEFER_MAX 65536  /* deferred keys; past it the check fails closed */
+#define CONSTS_MAX 65536   /* recorded bindings; past it the check fails closed */
+#define DEFER_MAX 65536    /* deferred keys; past it the check fails closed */
 #define LOOKUPS_MAX 262144 /* identifiers followed after the walk, in total */
 
 struct const_entry {
     uint64_t hash; /* of the decoded name */
     TSNode name, value;
-    int complex;   /* the value is too deep or large to fold */
+    int complex; /* the value is too deep or large to fold */
 };
 
 struct deferred {
@@ -207,11 +207,13 @@ static void check_deferred(struct js_ctx *c, const struct js_fold_env *env,
     else if (kind == JS_FOLD_STRING && js_is_forbidden_attr(c, &v))
         js_report(c, d->expr, SG_RULE_ATTRIBUTE_FORBIDDEN,
                   "computed property name holds '%.80s' (built from constants), which is "
-                  "forbidden", v.buf);
+                  "forbidden",
+                  v.buf);
     else if (kind == JS_FOLD_STRING && js_is_denied_dunder(c, &v))
         js_report(c, d->expr, SG_RULE_ATTRIBUTE_DUNDER,
                   "computed property name holds dunder '%.80s' (built from constants), which "
-                  "is forbidden", v.buf);
+                  "is forbidden",
+                  v.buf);
 }
 
 int js_consts_finish(struct js_ctx *c)

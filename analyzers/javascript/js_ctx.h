@@ -22,11 +22,11 @@
 #include "policy.h"
 #include "violation.h"
 
-#define JS_ALIAS_MAX 32      /* recorded aliases of objects with forbidden members */
+#define JS_ALIAS_MAX 32       /* recorded aliases of objects with forbidden members */
 #define JS_ALIAS_NAME_MAX 128 /* bytes of an alias name or target (SG_POLICY_ITEM_MAX) */
-#define JS_CHAIN_MAX 16      /* member accesses in one resolved name (a.b.c...) */
-#define JS_TAINT_MAX 16      /* names bound to a forbidden property name */
-#define JS_ARGS_SCAN_MAX 16  /* children of an argument list looked at for one argument */
+#define JS_CHAIN_MAX 16       /* member accesses in one resolved name (a.b.c...) */
+#define JS_TAINT_MAX 16       /* names bound to a forbidden property name */
+#define JS_ARGS_SCAN_MAX 16   /* children of an argument list looked at for one argument */
 
 /* `const O = Object` makes `O.getPrototypeOf` mean `Object.getPrototypeOf`
  * when "Object.getPrototypeOf" is a forbidden call. Only aliases whose
@@ -65,16 +65,16 @@ struct js_ctx {
     TSNode *path;
     size_t path_len; /* entries of path */
     size_t depth;
-    TSSymbol sym;    /* ts_node_symbol(path[depth]) */
+    TSSymbol sym;                                     /* ts_node_symbol(path[depth]) */
     struct js_name_filter names_filter, attrs_filter; /* forbidden_names, _attributes */
     struct js_alias aliases[JS_ALIAS_MAX];
     size_t n_aliases;
     struct js_taint taints[JS_TAINT_MAX];
     size_t n_taints;
     struct js_consts *consts; /* string bindings, js_consts.c (owned) */
-    int second_pass;   /* second walk: only uses of aliases and tainted names */
-    int stop;          /* a fail-closed rule fired: end the walk */
-    int err;           /* first internal error (-ENOMEM) */
+    int second_pass;          /* second walk: only uses of aliases and tainted names */
+    int stop;                 /* a fail-closed rule fired: end the walk */
+    int err;                  /* first internal error (-ENOMEM) */
 };
 
 /* Build the name filters from ctx->lp (once per check). */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NUMBER_TEXT_MAX 32          /* digits of a number literal we render */
+#define NUMBER_TEXT_MAX 32                   /* digits of a number literal we render */
 #define SAFE_INTEGER_MAX 9007199254740991ULL /* 2^53 - 1: exact as a JS number */
 
 struct fold {
@@ -63,8 +63,9 @@ static void kids_close(struct kids *k)
 static int kids_next_any(const struct fold *f, struct kids *k, TSNode *ret)
 {
     for (;;) {
-        int moved = k->state == 0 ? ts_tree_cursor_goto_first_child(&k->c)
-                    : k->state == 1 ? ts_tree_cursor_goto_next_sibling(&k->c) : 0;
+        int moved = k->state == 0   ? ts_tree_cursor_goto_first_child(&k->c)
+                    : k->state == 1 ? ts_tree_cursor_goto_next_sibling(&k->c)
+                                    : 0;
         k->state = moved ? 1 : 2;
         if (!moved)
             return 0;
@@ -144,8 +145,7 @@ static enum js_fold_kind fold_number(struct fold *f, TSNode n, struct js_str *ou
 
 /* Append template text src[s..e): cooked, or raw for String.raw (where only
  * CRLF is normalised to LF). */
-static void template_text(const struct fold *f, uint32_t s, uint32_t e, int raw,
-                          struct js_str *out)
+static void template_text(const struct fold *f, uint32_t s, uint32_t e, int raw, struct js_str *out)
 {
     if (!raw) {
         js_str_append_cooked(out, f->src + s, e - s, 1);
@@ -357,8 +357,8 @@ static enum js_fold_kind fold_join(struct fold *f, TSNode array, TSNode args, st
 
 /* s.toLowerCase() / s.toUpperCase(); a locale argument could change the
  * mapping ("I".toLocaleLowerCase("tr")), so toLocale* folds only without. */
-static enum js_fold_kind fold_case(struct fold *f, TSNode obj, TSNode args, int upper,
-                                   int locale, struct js_str *out)
+static enum js_fold_kind fold_case(struct fold *f, TSNode obj, TSNode args, int upper, int locale,
+                                   struct js_str *out)
 {
     TSNode first;
     if (locale && count_args(f, args, &first) > 0)
@@ -415,7 +415,8 @@ static enum js_fold_kind fold_substring(struct fold *f, TSNode obj, TSNode args,
 {
     TSNode a, b;
     unsigned long long va = 0, vb = ULLONG_MAX;
-    if (two_args(f, args, &a, &b) > 2 || ts_node_is_null(a) || fold_uint(f, a, &va) != JS_FOLD_NUMBER ||
+    if (two_args(f, args, &a, &b) > 2 || ts_node_is_null(a) ||
+        fold_uint(f, a, &va) != JS_FOLD_NUMBER ||
         (!ts_node_is_null(b) && fold_uint(f, b, &vb) != JS_FOLD_NUMBER))
         return JS_FOLD_DYNAMIC;
     size_t from = out->len;
@@ -458,9 +459,9 @@ static enum js_fold_kind fold_replace(struct fold *f, TSNode obj, TSNode args, i
     size_t i = 0;
     int done = 0;
     while (i <= tmp.len) {
-        const char *hit = done ? NULL
-                               : pat.len ? memmem(tmp.buf + i, tmp.len - i, pat.buf, pat.len)
-                                         : tmp.buf + i;
+        const char *hit = done      ? NULL
+                          : pat.len ? memmem(tmp.buf + i, tmp.len - i, pat.buf, pat.len)
+                                    : tmp.buf + i;
         size_t at = hit ? (size_t)(hit - tmp.buf) : tmp.len;
         js_str_append(out, tmp.buf + i, at - i);
         if (!hit)
@@ -550,7 +551,8 @@ static enum js_fold_kind fold_logical(struct fold *f, TSNode n, struct js_str *o
         return not_text(kl);
     int nullish = kl == JS_FOLD_OTHER && (!strcmp(l.buf, "null") || !strcmp(l.buf, "undefined"));
     int falsy = nullish || (kl == JS_FOLD_OTHER && !strcmp(l.buf, "false")) ||
-                (kl == JS_FOLD_STRING && l.len == 0) || (kl == JS_FOLD_NUMBER && !strcmp(l.buf, "0"));
+                (kl == JS_FOLD_STRING && l.len == 0) ||
+                (kl == JS_FOLD_NUMBER && !strcmp(l.buf, "0"));
     if (kl == JS_FOLD_NUMBER_INEXACT && kind != 2)
         return JS_FOLD_DYNAMIC; /* 0.0 or -0 may be falsy */
     int take_left = kind == 0 ? !falsy : kind == 1 ? falsy : !nullish;
@@ -620,8 +622,7 @@ enum js_fold_kind js_fold(const struct js_syms *sy, const char *src, TSNode node
 }
 
 enum js_fold_kind js_fold_env(const struct js_syms *sy, const char *src,
-                              const struct js_fold_env *env, TSNode node,
-                              struct js_str *ret_value)
+                              const struct js_fold_env *env, TSNode node, struct js_str *ret_value)
 {
     struct fold f = {.sy = sy, .src = src, .env = env};
     js_str_clear(ret_value);

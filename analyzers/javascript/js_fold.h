@@ -24,12 +24,12 @@
 #define JS_FOLD_NODES_MAX 2048 /* nodes visited by one fold */
 
 enum js_fold_kind {
-    JS_FOLD_DYNAMIC = 0, /* not a compile-time constant */
-    JS_FOLD_STRING,      /* a string; its value is in the output */
-    JS_FOLD_NUMBER,      /* a number whose decimal text is in the output */
+    JS_FOLD_DYNAMIC = 0,    /* not a compile-time constant */
+    JS_FOLD_STRING,         /* a string; its value is in the output */
+    JS_FOLD_NUMBER,         /* a number whose decimal text is in the output */
     JS_FOLD_NUMBER_INEXACT, /* a number we do not render (1.5, 1e3, -1) */
-    JS_FOLD_OTHER,       /* true, false, null, undefined: text in the output */
-    JS_FOLD_COMPLEX,     /* past JS_FOLD_DEPTH_MAX or JS_FOLD_NODES_MAX */
+    JS_FOLD_OTHER,          /* true, false, null, undefined: text in the output */
+    JS_FOLD_COMPLEX,        /* past JS_FOLD_DEPTH_MAX or JS_FOLD_NODES_MAX */
 };
 
 /* Fold the expression `node` of src; its value (for STRING, NUMBER, OTHER)
@@ -49,8 +49,7 @@ struct js_fold_env {
 
 /* js_fold, following identifiers through env (NULL: like js_fold). */
 enum js_fold_kind js_fold_env(const struct js_syms *sy, const char *src,
-                              const struct js_fold_env *env, TSNode node,
-                              struct js_str *ret_value);
+                              const struct js_fold_env *env, TSNode node, struct js_str *ret_value);
 
 /* 1 when a kind is a constant whose text is exact (usable as a name). */
 int js_fold_is_text(enum js_fold_kind kind);

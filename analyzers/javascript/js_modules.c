@@ -57,7 +57,8 @@ static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *sp
     if (is_path_like(m)) {
         js_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED,
                   "%s of '" SHOWN "' is not allowed: only module names may be loaded, not file "
-                  "paths or URLs", how, spec->buf);
+                  "paths or URLs",
+                  how, spec->buf);
         return;
     }
     sg_imports_add(c->imports, m, top_level_len(m));

@@ -41,7 +41,8 @@ int js_chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str *ret
             if (!js_is(p, c->sy->property_identifier))
                 return -1;
             js_node_name(c, p, &part);
-        } else if (js_fold(c->sy, c->src, ts_node_child_by_field_id(l, c->sy->f_index), &part) != JS_FOLD_STRING) {
+        } else if (js_fold(c->sy, c->src, ts_node_child_by_field_id(l, c->sy->f_index), &part) !=
+                   JS_FOLD_STRING) {
             return -1;
         }
         js_str_append(ret_suffix, ".", 1);
@@ -51,7 +52,8 @@ int js_chain_of(struct js_ctx *c, TSNode n, TSNode *ret_root, struct js_str *ret
 }
 
 /* Report `root + suffix` when it is a forbidden call; 1 when reported. */
-static int check_resolved(struct js_ctx *c, TSNode at, const char *root, const struct js_str *suffix)
+static int check_resolved(struct js_ctx *c, TSNode at, const char *root,
+                          const struct js_str *suffix)
 {
     struct js_str full;
     js_str_clear(&full);
@@ -73,8 +75,7 @@ static int alias_matches(const struct js_alias *a, const struct js_str *name)
 /* Check the name `root_node + suffix` against forbidden_calls: the root as
  * written in the first walk, each alias of it in the alias walk (so a use
  * is reported once, and uses before the alias's declaration are seen). */
-void js_check_chain_name(struct js_ctx *c, TSNode at, TSNode root_node,
-                             const struct js_str *suffix)
+void js_check_chain_name(struct js_ctx *c, TSNode at, TSNode root_node, const struct js_str *suffix)
 {
     struct js_str root;
     js_node_name(c, root_node, &root);

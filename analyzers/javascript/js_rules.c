@@ -59,11 +59,11 @@ static int check_property(struct js_ctx *c, TSNode at, const struct js_str *name
     if (name->truncated)
         return 0; /* longer than any policy entry */
     if (js_is_forbidden_attr(c, name))
-        js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to property '" SHOWN "' is forbidden%s",
-                  name->buf, why_forbidden(name));
+        js_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN,
+                  "access to property '" SHOWN "' is forbidden%s", name->buf, why_forbidden(name));
     else if (js_is_denied_dunder(c, name))
-        js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder property '" SHOWN "' is forbidden",
-                  name->buf);
+        js_report(c, at, SG_RULE_ATTRIBUTE_DUNDER,
+                  "access to dunder property '" SHOWN "' is forbidden", name->buf);
     else
         return 0;
     return 1;
@@ -106,10 +106,12 @@ static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *na
     if (js_is_forbidden_name(c, name))
         js_report(c, n, SG_RULE_NAME_FORBIDDEN, "use of '" SHOWN "' is forbidden", name->buf);
     else if (js_is_forbidden_attr(c, name) || js_is_denied_dunder(c, name))
-        js_report(c, n, js_is_forbidden_attr(c, name) ? SG_RULE_ATTRIBUTE_FORBIDDEN
-                                                   : SG_RULE_ATTRIBUTE_DUNDER,
+        js_report(c, n,
+                  js_is_forbidden_attr(c, name) ? SG_RULE_ATTRIBUTE_FORBIDDEN
+                                                : SG_RULE_ATTRIBUTE_DUNDER,
                   "name '" SHOWN "' is forbidden (a plain name reads the global object's "
-                  "property of that name)", name->buf);
+                  "property of that name)",
+                  name->buf);
 }
 
 static void check_identifier(struct js_ctx *c)
@@ -125,8 +127,9 @@ static void check_identifier(struct js_ctx *c)
     }
     if (js_name_is(&name, "module")) {
         if (!is_module_exports(c, n, parent))
-            js_report(c, n, SG_RULE_NAME_FORBIDDEN,
-                      "only 'module.exports' may be used; 'module' itself reaches the module loader");
+            js_report(
+                c, n, SG_RULE_NAME_FORBIDDEN,
+                "only 'module.exports' may be used; 'module' itself reaches the module loader");
         return;
     }
     if (js_name_is(&name, "Error")) {
@@ -213,8 +216,8 @@ static int numeric_expr(const struct js_ctx *c, TSNode n, int budget)
  * they hold the runtime's internals under names we cannot see. */
 static const char *sensitive_object(const struct js_ctx *c, TSNode obj)
 {
-    static const char *const globals[] = {"globalThis", "global", "process", "Reflect", "Error",
-                                          "Object"};
+    static const char *const globals[] = {"globalThis", "global", "process",
+                                          "Reflect",    "Error",  "Object"};
     struct js_str name;
     while (js_is(obj, c->sy->parenthesized_expression) && ts_node_named_child_count(obj) == 1)
         obj = ts_node_named_child(obj, 0);
@@ -237,7 +240,8 @@ static int is_object_value(const struct js_ctx *c, TSNode n)
     while (js_is(n, sy->parenthesized_expression) && ts_node_named_child_count(n) == 1)
         n = ts_node_named_child(n, 0);
     return js_is(n, sy->object) || js_is(n, sy->array) || js_is(n, sy->new_expression) ||
-           js_is(n, sy->function_expression) || js_is(n, sy->arrow_function) || js_is(n, sy->class_);
+           js_is(n, sy->function_expression) || js_is(n, sy->arrow_function) ||
+           js_is(n, sy->class_);
 }
 
 /* A property name computed by `key` (a subscript index or a computed key
@@ -297,10 +301,14 @@ static void check_subscript(struct js_ctx *c)
  * the key of `o[name]` would be. */
 static void check_reflective_call(struct js_ctx *c, TSNode call)
 {
-    static const char *const by_name[] = {
-        "Reflect.get", "Reflect.set", "Reflect.has", "Reflect.getOwnPropertyDescriptor",
-        "Reflect.defineProperty", "Reflect.deleteProperty", "Object.getOwnPropertyDescriptor",
-        "Object.defineProperty"};
+    static const char *const by_name[] = {"Reflect.get",
+                                          "Reflect.set",
+                                          "Reflect.has",
+                                          "Reflect.getOwnPropertyDescriptor",
+                                          "Reflect.defineProperty",
+                                          "Reflect.deleteProperty",
+                                          "Object.getOwnPropertyDescriptor",
+                                          "Object.defineProperty"};
     TSNode fn = js_head(call), args = js_tail(call), obj = js_head(fn), root;
     struct js_str suffix, rootname;
     /* cheap test first: only Reflect.x / Object.x calls qualify */
@@ -465,10 +473,12 @@ static void check_string_value(struct js_ctx *c, TSNode n)
     if (spells_stack_hook(&v))
         js_report(c, n, SG_RULE_ATTRIBUTE_FORBIDDEN,
                   "string '" SHOWN "' names V8's stack-trace hook (exposes stack frames and their "
-                  "functions)", v.buf);
+                  "functions)",
+                  v.buf);
     else if (js_is_forbidden_attr(c, &v) && !is_comparison_operand(c, n, parent))
         js_report(c, n, SG_RULE_ATTRIBUTE_FORBIDDEN,
-                  "string '" SHOWN "' spells a forbidden property name%s", v.buf, why_forbidden(&v));
+                  "string '" SHOWN "' spells a forbidden property name%s", v.buf,
+                  why_forbidden(&v));
 }
 
 /* `Error` receives the stack-trace hook as a property: it may be called,
@@ -487,7 +497,8 @@ static void check_error_value(struct js_ctx *c, TSNode n)
         return;
     if (js_is(parent, sy->class_heritage))
         return;
-    if (js_is(parent, sy->binary_expression) && js_is(field(c, parent, sy->f_operator), sy->instanceof) &&
+    if (js_is(parent, sy->binary_expression) &&
+        js_is(field(c, parent, sy->f_operator), sy->instanceof) &&
         ts_node_eq(field(c, parent, sy->f_right), n))
         return;
     js_report(c, n, SG_RULE_NAME_FORBIDDEN,
@@ -537,8 +548,7 @@ void js_rules_visit(struct js_ctx *c)
     else if (s == sy->call_expression) {
         js_check_call(c, n);
         check_reflective_call(c, n);
-    }
-    else if (s == sy->pair_pattern)
+    } else if (s == sy->pair_pattern)
         check_pair_pattern(c);
     else if (s == sy->shorthand_property_identifier_pattern)
         check_shorthand_pattern(c);
@@ -561,8 +571,8 @@ void js_rules_visit(struct js_ctx *c)
                   "the 'with' statement is forbidden (it turns an object's properties, such as "
                   "'constructor', into plain names)");
     /* besides the above: a method is also a pair */
-    if (s == sy->function_declaration || s == sy->function_expression ||
-        s == sy->arrow_function || s == sy->method_definition || s == sy->generator_function ||
+    if (s == sy->function_declaration || s == sy->function_expression || s == sy->arrow_function ||
+        s == sy->method_definition || s == sy->generator_function ||
         s == sy->generator_function_declaration)
         js_check_async_line_break(c);
 }

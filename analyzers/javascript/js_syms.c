@@ -69,8 +69,8 @@ static void load_structure(const TSLanguage *l, struct js_syms *s)
     s->generator_function = sym(l, "generator_function", 1);
     s->generator_function_declaration = sym(l, "generator_function_declaration", 1);
     s->expression_statement = sym(l, "expression_statement", 1);
-    static const char *const ops[JS_NUMERIC_OPS] = {"-", "*", "/", "%",  "**", "|",
-                                                     "&", "^", "<<", ">>", ">>>"};
+    static const char *const ops[JS_NUMERIC_OPS] = {"-", "*", "/",  "%",  "**", "|",
+                                                    "&", "^", "<<", ">>", ">>>"};
     for (int i = 0; i < JS_NUMERIC_OPS; i++)
         s->numeric_ops[i] = sym(l, ops[i], 0);
     s->error = sym(l, "ERROR", 1);

@@ -17,9 +17,9 @@ struct js_syms {
         shorthand_property_identifier, shorthand_property_identifier_pattern, this_;
     /* expressions */
     TSSymbol member_expression, subscript_expression, call_expression, new_expression,
-        parenthesized_expression, sequence_expression, binary_expression, unary_expression,
-        array, arguments, import, string, template_string, template_substitution, number,
-        true_, false_, null_, undefined, plus, minus, tilde, comma;
+        parenthesized_expression, sequence_expression, binary_expression, unary_expression, array,
+        arguments, import, string, template_string, template_substitution, number, true_, false_,
+        null_, undefined, plus, minus, tilde, comma;
     /* objects, patterns, classes */
     TSSymbol object, pair, pair_pattern, computed_property_name, class_body, object_pattern,
         object_assignment_pattern, variable_declarator, assignment_expression, update_expression,

@@ -61,7 +61,7 @@ static void py_lang_init(void)
     f->definition = field("definition", &ok);
     f->key = field("key", &ok);
     f->type_parameters = field("type_parameters", &ok);
-    f->operator = field("operator", &ok);
+    f->operator= field("operator", &ok);
     f->argument = field("argument", &ok);
     f->expression = field("expression", &ok);
     py_lang_ok = ok;
@@ -78,7 +78,11 @@ static void ctx_free(struct py_ctx *c)
 static int analyze_tree(const struct sg_lang_policy *lp, const char *src, size_t len, TSNode root,
                         struct sg_violations *out, struct sg_analysis_stats *stats)
 {
-    struct py_ctx c = {.L = &py_lang, .lp = lp, .src = src, .len = len, .out = out,
+    struct py_ctx c = {.L = &py_lang,
+                       .lp = lp,
+                       .src = src,
+                       .len = len,
+                       .out = out,
                        .imports = stats ? &stats->imports : NULL};
     size_t first = out->count;
     sg_arena_init(&c.arena, PY_ARENA_CAP);

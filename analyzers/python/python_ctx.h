@@ -46,6 +46,8 @@
 #define PY_SENSITIVE_MAX 256
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
+/* One table, laid out by hand (the formatter is not stable on it). */
+// clang-format off
 #define PY_KINDS(X)                                                                        \
     X(MODULE, "module") X(IDENTIFIER, "identifier") X(ATTRIBUTE, "attribute")              \
     X(CALL, "call") X(SUBSCRIPT, "subscript") X(SLICE, "slice") X(STRING, "string")        \
@@ -82,6 +84,7 @@
     X(DECORATED_DEF, "decorated_definition") X(EXPRESSION_STMT, "expression_statement")    \
     X(EXCEPT_CLAUSE, "except_clause") X(EXCEPT_GROUP_CLAUSE, "except_group_clause")        \
     X(WITH_ITEM, "with_item") X(MEMBER_TYPE, "member_type")
+// clang-format on
 
 enum py_kind {
     PK_NONE = 0,
@@ -93,8 +96,8 @@ enum py_kind {
 
 /* Grammar field ids, looked up once. */
 struct py_fields {
-    TSFieldId name, alias, module_name, object, attribute, function, arguments, left, right,
-        value, subscript, body, parameters, return_type, type, superclasses, definition, key,
+    TSFieldId name, alias, module_name, object, attribute, function, arguments, left, right, value,
+        subscript, body, parameters, return_type, type, superclasses, definition, key,
         type_parameters, operator, argument, expression;
 };
 
@@ -141,19 +144,19 @@ struct py_binding {
 /* What a job-defined binding is (py_binding.own). */
 enum py_own {
     PY_OWN_NONE = 0,
-    PY_OWN_VALUE,  /* a def name, a method's self/cls */
-    PY_OWN_CLASS,  /* a class name */
-    PY_OWN_METHOD  /* a method whose first parameter Python binds to the instance */
+    PY_OWN_VALUE, /* a def name, a method's self/cls */
+    PY_OWN_CLASS, /* a class name */
+    PY_OWN_METHOD /* a method whose first parameter Python binds to the instance */
 };
 
 enum py_event_kind {
-    PE_NAME,     /* identifier in load context */
-    PE_ATTR,     /* attribute node */
-    PE_CALL,     /* call node */
-    PE_SUBSCRIPT,/* subscript node */
-    PE_IMPORT,   /* import / from-import statement */
-    PE_ATTRNAME, /* identifier used as an attribute name (match keyword pattern) */
-    PE_CHAIN     /* dotted_name read as a value (match value/class pattern) */
+    PE_NAME,      /* identifier in load context */
+    PE_ATTR,      /* attribute node */
+    PE_CALL,      /* call node */
+    PE_SUBSCRIPT, /* subscript node */
+    PE_IMPORT,    /* import / from-import statement */
+    PE_ATTRNAME,  /* identifier used as an attribute name (match keyword pattern) */
+    PE_CHAIN      /* dotted_name read as a value (match value/class pattern) */
 };
 
 struct py_event {
@@ -165,11 +168,11 @@ struct py_event {
 
 /* What a name or expression may evaluate to. */
 enum py_cand_kind {
-    PC_OPAQUE,   /* unknown object; s holds the attribute path taken from it */
-    PC_BUILTIN,  /* s = "builtins.<name>..." reached through an unbound name */
-    PC_IMPORT,   /* s = module path (+ attributes) reached through an import */
-    PC_NAMESPACE,/* s = "globals"/"locals": a dict of variables */
-    PC_ATTRS     /* the __dict__ of the object s (vars(x), x.__dict__); aux = its kind */
+    PC_OPAQUE,    /* unknown object; s holds the attribute path taken from it */
+    PC_BUILTIN,   /* s = "builtins.<name>..." reached through an unbound name */
+    PC_IMPORT,    /* s = module path (+ attributes) reached through an import */
+    PC_NAMESPACE, /* s = "globals"/"locals": a dict of variables */
+    PC_ATTRS      /* the __dict__ of the object s (vars(x), x.__dict__); aux = its kind */
 };
 
 struct py_cand {
@@ -213,7 +216,7 @@ struct py_ctx {
     } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
     size_t n_sens;
     uint8_t sens_ready, sens_all;
-    uint8_t stopped;        /* a fatal violation ended the analysis */
+    uint8_t stopped; /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };
 

@@ -115,7 +115,8 @@ static void eval_chain(struct py_ctx *c, const struct py_event *ev)
 /* One imported name of `import p` / `from m import p`. */
 static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int verdict)
 {
-    TSNode target = py_kind(c, k) == PK_ALIASED_IMPORT ? ts_node_child_by_field_id(k, c->L->f.name) : k;
+    TSNode target =
+        py_kind(c, k) == PK_ALIASED_IMPORT ? ts_node_child_by_field_id(k, c->L->f.name) : k;
     const char *path = py_dotted(c, target);
     char full[PY_NAME_MAX];
     if (!path)
@@ -125,7 +126,8 @@ static void eval_import_name(struct py_ctx *c, TSNode k, const char *mod, int ve
         py_check_module(c, k, full);
     /* `from random import _os` is the attribute step random._os */
     struct py_cand cand = {.s = full, .len = (uint32_t)strlen(full), .kind = PC_IMPORT};
-    py_check_cand(c, k, &cand, PY_CK_IMPORT | (mod && verdict == PY_MODULE_ALLOWED ? PY_CK_ATTR : 0), NULL);
+    py_check_cand(c, k, &cand,
+                  PY_CK_IMPORT | (mod && verdict == PY_MODULE_ALLOWED ? PY_CK_ATTR : 0), NULL);
 }
 
 static void eval_import(struct py_ctx *c, const struct py_event *ev)
@@ -233,7 +235,8 @@ static void check_attrgetter(struct py_ctx *c, const struct py_event *ev, int me
             py_check_attr_name(c, a, p, how);
             if (!methodcaller && py_is_sensitive_method(c, p))
                 py_report(c, a, SG_RULE_ATTRIBUTE_PRIVATE,
-                          "method '%s' of the job's taken by name: its self could be any object", p);
+                          "method '%s' of the job's taken by name: its self could be any object",
+                          p);
         }
     }
 }
@@ -278,8 +281,8 @@ static int template_is_data(struct py_ctx *c, int fmt, int str_format, TSNode re
 
 /* '{0.__class__}'.format(x): replacement fields read attributes; pandas'
  * eval/query strings name attributes too. */
-static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn, const char *method,
-                           int str_format)
+static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn,
+                           const char *method, int str_format)
 {
     const struct py_fields *f = &c->L->f;
     int unknown;
@@ -295,13 +298,15 @@ static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode f
         s.n = 0;
         if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
             if (template_is_data(c, fmt, str_format, first, src))
-                py_report(c, ts_node_is_null(first) ? ev->node : first, SG_RULE_REFLECTION_DYNAMIC,
-                          "%s() with a %s that is not a constant string: its names cannot be checked",
-                          method, fmt ? "format template" : "expression");
+                py_report(
+                    c, ts_node_is_null(first) ? ev->node : first, SG_RULE_REFLECTION_DYNAMIC,
+                    "%s() with a %s that is not a constant string: its names cannot be checked",
+                    method, fmt ? "format template" : "expression");
             return;
         }
     }
-    struct text_check t = {.at = src, .how = fmt ? " in a format string" : " in an expression string"};
+    struct text_check t = {.at = src,
+                           .how = fmt ? " in a format string" : " in an expression string"};
     if (fmt)
         py_format_fields(c, s.s, s.n, text_name, &t);
     else
@@ -331,7 +336,8 @@ static void check_key(struct py_ctx *c, TSNode key, int32_t scope, const struct 
     if (ts_node_is_null(key) || !py_fold_str(c, key, scope, 0, &k)) {
         TSNode where = ts_node_is_null(key) ? at : key;
         if (ns == NS_MODULES && lp->deny_dynamic_imports)
-            py_report(c, where, SG_RULE_IMPORT_DYNAMIC, "sys.modules indexed by a non-constant name");
+            py_report(c, where, SG_RULE_IMPORT_DYNAMIC,
+                      "sys.modules indexed by a non-constant name");
         else if (ns != NS_MODULES && lp->deny_dynamic_attributes)
             py_report(c, where, SG_RULE_REFLECTION_DYNAMIC,
                       "namespace dictionary indexed by a non-constant name");
@@ -350,9 +356,12 @@ static void check_key(struct py_ctx *c, TSNode key, int32_t scope, const struct 
                 py_check_cand(c, key, &out.v[i], PY_CK_ATTR, NULL);
         }
     } else if (sg_strset_has(&lp->forbidden_names, k.s)) {
-        py_report(c, key, SG_RULE_NAME_FORBIDDEN, "access to forbidden name '%s' through a namespace dictionary", k.s);
-    } else if (lp->deny_dunder_attributes && py_is_dunder(k.s) && !sg_strset_has(&lp->allowed_dunders, k.s)) {
-        py_report(c, key, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder name '%s' through a namespace dictionary", k.s);
+        py_report(c, key, SG_RULE_NAME_FORBIDDEN,
+                  "access to forbidden name '%s' through a namespace dictionary", k.s);
+    } else if (lp->deny_dunder_attributes && py_is_dunder(k.s) &&
+               !sg_strset_has(&lp->allowed_dunders, k.s)) {
+        py_report(c, key, SG_RULE_ATTRIBUTE_DUNDER,
+                  "access to dunder name '%s' through a namespace dictionary", k.s);
     }
 }
 
@@ -387,14 +396,14 @@ static void check_allow_pickle(struct py_ctx *c, const struct py_event *ev, cons
             return;
     }
     py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_CALL_FORBIDDEN,
-              "%s() with allow_pickle other than False unpickles (runs code from) the file",
-              fname);
+              "%s() with allow_pickle other than False unpickles (runs code from) the file", fname);
 }
 
 /* update_wrapper(w, f, assigned, updated) / wraps(f, assigned, updated):
  * the names are read from one object and set on another, so each must be
  * a constant the attribute rules accept. Absent, the defaults apply. */
-static void check_name_list(struct py_ctx *c, const struct py_event *ev, uint32_t pos, const char *kw)
+static void check_name_list(struct py_ctx *c, const struct py_event *ev, uint32_t pos,
+                            const char *kw)
 {
     int unknown;
     TSNode a = py_call_arg(c, ev->node, pos, kw, &unknown);
@@ -418,16 +427,17 @@ static void check_name_list(struct py_ctx *c, const struct py_event *ev, uint32_
     }
 dynamic:
     if (c->lp->deny_dynamic_attributes)
-        py_report(c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
-                  "'%s' names attributes to copy: only a literal tuple of constant names is checked", kw);
+        py_report(
+            c, ts_node_is_null(a) ? ev->node : a, SG_RULE_REFLECTION_DYNAMIC,
+            "'%s' names attributes to copy: only a literal tuple of constant names is checked", kw);
 }
 
 /* Backends the plotting libraries import by name: a name outside this set
  * (`module://x`, a pandas plotting backend) imports a module. */
 static int known_backend(const char *s)
 {
-    static const char *const names[] = {"matplotlib", "agg", "svg", "pdf", "ps", "cairo", "pgf",
-                                        "template"};
+    static const char *const names[] = {"matplotlib", "agg",   "svg", "pdf",
+                                        "ps",         "cairo", "pgf", "template"};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if (!strcasecmp(s, names[i]))
             return 1;
@@ -499,7 +509,8 @@ static void eval_call(struct py_ctx *c, const struct py_event *ev)
             uint32_t pos = fc->s[10] == 'u' ? 2 : 1;
             check_name_list(c, ev, pos, "assigned");
             check_name_list(c, ev, pos + 1, "updated");
-        } else if (cand_is(fc, "matplotlib.use") || cand_is(fc, "matplotlib.pyplot.switch_backend")) {
+        } else if (cand_is(fc, "matplotlib.use") ||
+                   cand_is(fc, "matplotlib.pyplot.switch_backend")) {
             int unknown;
             check_backend(c, py_call_arg(c, ev->node, 0, "backend", &unknown), ev->scope, ev->node);
         } else if (cand_is(fc, "pandas.set_option")) {

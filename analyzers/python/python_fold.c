@@ -250,7 +250,8 @@ int py_fold_int(struct py_ctx *c, TSNode n, int32_t scope, int depth, long long 
         return *ret <= FOLD_INT_MAX && *ret >= -FOLD_INT_MAX;
     case PK_IDENTIFIER: {
         const char *name = py_name(c, n);
-        const struct py_binding *bd = name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
+        const struct py_binding *bd =
+            name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
         if (!bd || bd->busy)
             return 0;
         c->binds[bd - c->binds].busy = 1;
@@ -331,7 +332,8 @@ static int fold_binary(struct py_ctx *c, TSNode n, int32_t scope, int depth, str
     if (py_fold_str(c, l, scope, depth + 1, &a)) {
         if (!py_fold_int(c, r, scope, depth + 1, &k))
             return 0;
-    } else if (!py_fold_int(c, l, scope, depth + 1, &k) || !py_fold_str(c, r, scope, depth + 1, &a)) {
+    } else if (!py_fold_int(c, l, scope, depth + 1, &k) ||
+               !py_fold_str(c, r, scope, depth + 1, &a)) {
         return 0;
     }
     if (k > 0 && a.n > 0 && (unsigned long long)k > sizeof(out->s) / a.n)
@@ -418,7 +420,8 @@ static int fold_join_arg(struct py_ctx *c, const struct py_sbuf *sep, TSNode arg
     enum py_kind k = py_kind(c, arg);
     int unknown, by_chr = 0;
     if (k == PK_CALL) {
-        const char *fn = callee_name(c, ts_node_child_by_field_id(arg, c->L->f.function), scope, depth);
+        const char *fn =
+            callee_name(c, ts_node_child_by_field_id(arg, c->L->f.function), scope, depth);
         TSNode a0 = py_call_arg(c, arg, 0, NULL, &unknown);
         struct py_sbuf s = {0};
         if (fn && !strcmp(fn, "builtins.reversed") && py_fold_str(c, a0, scope, depth + 1, &s) &&
@@ -428,8 +431,8 @@ static int fold_join_arg(struct py_ctx *c, const struct py_sbuf *sep, TSNode arg
                     return 0;
             return 1;
         }
-        if (!fn || strcmp(fn, "builtins.map") ||
-            !(fn = callee_name(c, a0, scope, depth)) || strcmp(fn, "builtins.chr"))
+        if (!fn || strcmp(fn, "builtins.map") || !(fn = callee_name(c, a0, scope, depth)) ||
+            strcmp(fn, "builtins.chr"))
             return 0;
         by_chr = 1;
         arg = py_call_arg(c, arg, 1, NULL, &unknown);
@@ -445,7 +448,8 @@ static int fold_join_arg(struct py_ctx *c, const struct py_sbuf *sep, TSNode arg
         if (ts_node_is_extra(e))
             continue;
         if ((done++ && !sb_put(out, sep->s, sep->n)) ||
-            !(by_chr ? py_fold_int(c, e, scope, depth + 1, &v) && v >= 0 && sb_put_cp(out, (unsigned long)v)
+            !(by_chr ? py_fold_int(c, e, scope, depth + 1, &v) && v >= 0 &&
+                           sb_put_cp(out, (unsigned long)v)
                      : py_fold_str(c, e, scope, depth + 1, &part) && sb_put(out, part.s, part.n)))
             return 0;
     }
@@ -461,7 +465,8 @@ static int fold_method(struct py_ctx *c, TSNode call, TSNode fn, int32_t scope, 
     TSNode obj = ts_node_child_by_field_id(fn, f->object);
     struct py_sbuf s = {0}, a = {0}, b = {0};
     int unknown;
-    TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown), a1 = py_call_arg(c, call, 1, NULL, &unknown);
+    TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown),
+           a1 = py_call_arg(c, call, 1, NULL, &unknown);
     if (!m)
         return 0;
     if (!strcmp(m, "fromhex")) {
@@ -527,7 +532,8 @@ static int fold_call(struct py_ctx *c, TSNode n, int32_t scope, int depth, struc
     if (!name)
         return 0;
     if (!strcmp(name, "builtins.chr"))
-        return py_fold_int(c, a0, scope, depth + 1, &v) && v >= 0 && sb_put_cp(out, (unsigned long)v);
+        return py_fold_int(c, a0, scope, depth + 1, &v) && v >= 0 &&
+               sb_put_cp(out, (unsigned long)v);
     if (!strcmp(name, "builtins.str"))
         return py_fold_str(c, a0, scope, depth + 1, out);
     return 0;
@@ -570,7 +576,8 @@ int py_fold_str(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_
     }
     case PK_IDENTIFIER: {
         const char *name = py_name(c, n);
-        const struct py_binding *bd = name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
+        const struct py_binding *bd =
+            name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
         if (!bd || bd->busy)
             break;
         c->binds[bd - c->binds].busy = 1;

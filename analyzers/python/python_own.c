@@ -114,8 +114,8 @@ static const char *first_param(struct py_ctx *c, TSNode fn, uint32_t *ret_req)
 
 static int word_char(char ch)
 {
-    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           (unsigned char)ch >= 0x80;
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (ch >= '0' && ch <= '9') || (unsigned char)ch >= 0x80;
 }
 
 /* 1 when the body of def fn reads a private or capability name through
@@ -238,5 +238,6 @@ void py_check_method_access(struct py_ctx *c, const struct py_event *ev, const c
         return;
     py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
               "method '%s' reads private names through its self and is taken where the caller "
-              "may choose self (only the job's own objects may be its self)", name);
+              "may choose self (only the job's own objects may be its self)",
+              name);
 }

@@ -40,8 +40,8 @@ void py_cands_add(struct py_ctx *c, struct py_cands *out, enum py_cand_kind kind
         py_fail(c, -ENOMEM);
         return;
     }
-    out->v[out->n++] = (struct py_cand){.s = p, .len = (uint32_t)len, .kind = (uint8_t)kind,
-                                        .aux = (uint8_t)aux};
+    out->v[out->n++] =
+        (struct py_cand){.s = p, .len = (uint32_t)len, .kind = (uint8_t)kind, .aux = (uint8_t)aux};
 }
 
 TSNode py_first_expr(const struct py_ctx *c, TSNode n)
@@ -67,7 +67,8 @@ static struct scope_view view_of(const struct py_ctx *c, int32_t h, uint32_t pos
     for (int32_t i = h; i >= 0; i = c->binds[i].next) {
         const struct py_binding *b = &c->binds[i];
         switch (b->kind) {
-        case PB_GLOBAL: case PB_NONLOCAL:
+        case PB_GLOBAL:
+        case PB_NONLOCAL:
             v.decl = b->kind;
             break;
         case PB_DEL:
@@ -364,7 +365,8 @@ static void resolve_subscript(struct py_ctx *c, TSNode n, int32_t scope, int dep
                               struct py_cands *out)
 {
     const struct py_fields *f = &c->L->f;
-    TSNode v = ts_node_child_by_field_id(n, f->value), key = ts_node_child_by_field_id(n, f->subscript);
+    TSNode v = ts_node_child_by_field_id(n, f->value),
+           key = ts_node_child_by_field_id(n, f->subscript);
     while (py_kind(c, v) == PK_PAREN && !ts_node_is_null(py_first_expr(c, v)))
         v = py_first_expr(c, v);
     enum py_kind vk = py_kind(c, v);

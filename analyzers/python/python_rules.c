@@ -48,9 +48,10 @@ static int is_parent_of_entry(const struct sg_strset *set, const char *mod)
  * policy allows that module itself. Kept short: every name here also
  * rejects a same-named submodule of an allowed package. */
 static const char *const escape_modules[] = {
-    "_ctypes", "_pickle", "_posixsubprocess", "builtins", "codeop", "ctypes", "gc", "imp",
-    "importlib", "inspect", "marshal", "multiprocessing", "nt", "os", "pickle", "posix", "pty",
-    "runpy", "subprocess", "sys"};
+    "_ctypes",    "_pickle", "_posixsubprocess", "builtins", "codeop",  "ctypes",
+    "gc",         "imp",     "importlib",        "inspect",  "marshal", "multiprocessing",
+    "nt",         "os",      "pickle",           "posix",    "pty",     "runpy",
+    "subprocess", "sys"};
 
 /* "_os" is how many stdlib modules keep os: match it as "os". */
 static const char *unprivate(const char *name)
@@ -102,21 +103,24 @@ void py_check_module(struct py_ctx *c, TSNode at, const char *mod)
     if (mod[0] != '.') /* top-level: "pandas" of "pandas.io.json" */
         sg_imports_add(c->imports, mod, strcspn(mod, "."));
     if (mod[0] == '.') {
-        py_report(c, at, lp->import_mode == SG_IMPORTS_ALLOW ? SG_RULE_IMPORT_NOT_ALLOWED
-                                                             : SG_RULE_IMPORT_DENIED,
+        py_report(c, at,
+                  lp->import_mode == SG_IMPORTS_ALLOW ? SG_RULE_IMPORT_NOT_ALLOWED
+                                                      : SG_RULE_IMPORT_DENIED,
                   "relative import '%s' is not allowed: a job is a single file", mod);
         return;
     }
     if (lp->import_mode == SG_IMPORTS_ALLOW) {
         if (!sg_strset_has_prefix(&lp->modules, mod, '.'))
-            py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "import of module '%s' is not allowed", mod);
+            py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "import of module '%s' is not allowed",
+                      mod);
         return;
     }
     const char *hit = denied_in(lp, mod, 0);
     if (hit == mod)
         py_report(c, at, SG_RULE_IMPORT_DENIED, "import of module '%s' is denied", mod);
     else if (hit)
-        py_report(c, at, SG_RULE_IMPORT_DENIED, "import of '%s' reaches denied module '%s'", mod, hit);
+        py_report(c, at, SG_RULE_IMPORT_DENIED, "import of '%s' reaches denied module '%s'", mod,
+                  hit);
 }
 
 int py_is_private(const struct sg_lang_policy *lp, const char *name)
@@ -129,10 +133,12 @@ int py_check_attr_rules(struct py_ctx *c, TSNode at, const char *name, const cha
 {
     const struct sg_lang_policy *lp = c->lp;
     if (sg_strset_has(&lp->forbidden_attributes, name)) {
-        py_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to forbidden attribute '%s'%s", name, how);
+        py_report(c, at, SG_RULE_ATTRIBUTE_FORBIDDEN, "access to forbidden attribute '%s'%s", name,
+                  how);
         return 1;
     }
-    if (lp->deny_dunder_attributes && py_is_dunder(name) && !sg_strset_has(&lp->allowed_dunders, name)) {
+    if (lp->deny_dunder_attributes && py_is_dunder(name) &&
+        !sg_strset_has(&lp->allowed_dunders, name)) {
         py_report(c, at, SG_RULE_ATTRIBUTE_DUNDER, "access to dunder attribute '%s'%s", name, how);
         return 1;
     }
@@ -140,12 +146,14 @@ int py_check_attr_rules(struct py_ctx *c, TSNode at, const char *name, const cha
         return 0;
     if (py_is_private(lp, name)) {
         py_report(c, at, SG_RULE_ATTRIBUTE_PRIVATE,
-                  "access to private attribute '%s'%s of an object the job did not define", name, how);
+                  "access to private attribute '%s'%s of an object the job did not define", name,
+                  how);
         return 1;
     }
     if (sg_strset_has(&lp->capability_attributes, name)) {
         py_report(c, at, SG_RULE_ATTRIBUTE_CAPABILITY,
-                  "access to capability attribute '%s'%s of an object the job did not define", name, how);
+                  "access to capability attribute '%s'%s of an object the job did not define", name,
+                  how);
         return 1;
     }
     return 0;
@@ -173,11 +181,13 @@ static void check_path_steps(struct py_ctx *c, TSNode at, const char *s)
         memcpy(step, p + 1, n);
         step[n] = '\0';
         if (py_is_private(lp, step)) {
-            py_report(c, at, SG_RULE_ATTRIBUTE_PRIVATE, "'%s' reaches private name '%s' of a package", s, step);
+            py_report(c, at, SG_RULE_ATTRIBUTE_PRIVATE,
+                      "'%s' reaches private name '%s' of a package", s, step);
             return;
         }
         if (sg_strset_has(&lp->capability_attributes, step)) {
-            py_report(c, at, SG_RULE_ATTRIBUTE_CAPABILITY, "'%s' reaches capability name '%s'", s, step);
+            py_report(c, at, SG_RULE_ATTRIBUTE_CAPABILITY, "'%s' reaches capability name '%s'", s,
+                      step);
             return;
         }
     }
@@ -202,7 +212,8 @@ static const char *forbidden_call(const struct sg_lang_policy *lp, const struct 
                 return buf;
         }
     }
-    for (const char *p = cand->kind == PC_OPAQUE ? s : strchr(s, '.'); p && *p; p = strchr(p, '.')) {
+    for (const char *p = cand->kind == PC_OPAQUE ? s : strchr(s, '.'); p && *p;
+         p = strchr(p, '.')) {
         if (*p == '.')
             p++;
         if (strchr(p, '.') && sg_strset_has(&lp->forbidden_calls, p))
@@ -215,20 +226,22 @@ static const char *forbidden_call(const struct sg_lang_policy *lp, const struct 
  * they are a dynamic lookup nobody can check. */
 static void check_reflective_ref(struct py_ctx *c, TSNode at, const char *s, unsigned flags)
 {
-    static const char *const attr_fns[] = {"builtins.getattr", "builtins.setattr", "builtins.delattr",
-                                           "builtins.hasattr", "operator.attrgetter",
-                                           "operator.methodcaller", "functools.update_wrapper",
-                                           "functools.wraps"};
+    static const char *const attr_fns[] = {"builtins.getattr",         "builtins.setattr",
+                                           "builtins.delattr",         "builtins.hasattr",
+                                           "operator.attrgetter",      "operator.methodcaller",
+                                           "functools.update_wrapper", "functools.wraps"};
     static const char *const import_fns[] = {"builtins.__import__", "importlib.import_module",
                                              "importlib.__import__"};
     if (flags & (PY_CK_CALLEE | PY_CK_IMPORT))
         return;
-    for (size_t i = 0; c->lp->deny_dynamic_attributes && i < sizeof(attr_fns) / sizeof(*attr_fns); i++)
+    for (size_t i = 0; c->lp->deny_dynamic_attributes && i < sizeof(attr_fns) / sizeof(*attr_fns);
+         i++)
         if (!strcmp(s, attr_fns[i]))
             py_report(c, at, SG_RULE_REFLECTION_DYNAMIC,
                       "'%s' used other than in a direct call: its names cannot be checked",
                       strrchr(s, '.') + 1);
-    for (size_t i = 0; c->lp->deny_dynamic_imports && i < sizeof(import_fns) / sizeof(*import_fns); i++)
+    for (size_t i = 0; c->lp->deny_dynamic_imports && i < sizeof(import_fns) / sizeof(*import_fns);
+         i++)
         if (!strcmp(s, import_fns[i]))
             py_report(c, at, SG_RULE_IMPORT_DYNAMIC,
                       "'%s' used other than in a direct call: its module cannot be checked",
@@ -255,17 +268,19 @@ static void check_module_step(struct py_ctx *c, TSNode at, const struct py_cand 
             py_report(c, at, SG_RULE_IMPORT_DENIED, "'%s' reaches denied module '%s'", s, hit);
         return;
     }
-    int parent_ok = sg_strset_has_prefix(&lp->modules, parent, '.') || is_parent_of_entry(&lp->modules, parent);
-    if (parent_ok && !sg_strset_has_prefix(&lp->modules, s, '.') && !is_parent_of_entry(&lp->modules, s)) {
-        py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "module '%s' (reached through '%s') is not allowed",
-                  s, parent);
+    int parent_ok =
+        sg_strset_has_prefix(&lp->modules, parent, '.') || is_parent_of_entry(&lp->modules, parent);
+    if (parent_ok && !sg_strset_has_prefix(&lp->modules, s, '.') &&
+        !is_parent_of_entry(&lp->modules, s)) {
+        py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED,
+                  "module '%s' (reached through '%s') is not allowed", s, parent);
         return;
     }
     const char *name = last + 1;
     if (is_escape_module(name) && !sg_strset_has_prefix(&lp->modules, name, '.') &&
         !sg_strset_has_prefix(&lp->modules, unprivate(name), '.'))
-        py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "'%s' reaches module '%s', which is not allowed",
-                  s, unprivate(name));
+        py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED,
+                  "'%s' reaches module '%s', which is not allowed", s, unprivate(name));
 }
 
 void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsigned flags,
@@ -279,14 +294,17 @@ void py_check_cand(struct py_ctx *c, TSNode at, const struct py_cand *cand, unsi
     if (cand->kind == PC_BUILTIN || cand->kind == PC_IMPORT) {
         if (!strncmp(s, "builtins.", 9) && !strchr(s + 9, '.') &&
             sg_strset_has(&lp->forbidden_names, s + 9))
-            py_report(c, at, SG_RULE_NAME_FORBIDDEN, "reference to forbidden builtin '%s'%s", s + 9, how);
+            py_report(c, at, SG_RULE_NAME_FORBIDDEN, "reference to forbidden builtin '%s'%s", s + 9,
+                      how);
         check_reflective_ref(c, at, s, flags);
     }
     char prefix[PY_NAME_MAX];
     const char *fc = forbidden_call(lp, cand, flags, prefix, sizeof(prefix));
     if (fc)
         py_report(c, at, SG_RULE_CALL_FORBIDDEN, "%s forbidden function '%s'%s",
-                  flags & PY_CK_CALLEE ? "call to" : flags & PY_CK_IMPORT ? "import of" : "reference to",
+                  flags & PY_CK_CALLEE   ? "call to"
+                  : flags & PY_CK_IMPORT ? "import of"
+                                         : "reference to",
                   fc, how);
     if (cand->kind == PC_IMPORT && (flags & PY_CK_ATTR))
         check_module_step(c, at, cand);

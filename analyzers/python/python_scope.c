@@ -30,8 +30,8 @@ static int grow(void **items, size_t *cap, size_t count, size_t elem, size_t ini
 
 int32_t py_scope_new(struct py_ctx *c, int32_t parent, enum py_scope_kind kind)
 {
-    if (c->n_scopes >= INT32_MAX ||
-        grow((void **)&c->scopes, &c->cap_scopes, c->n_scopes, sizeof(*c->scopes), SCOPES_INITIAL) < 0) {
+    if (c->n_scopes >= INT32_MAX || grow((void **)&c->scopes, &c->cap_scopes, c->n_scopes,
+                                         sizeof(*c->scopes), SCOPES_INITIAL) < 0) {
         py_fail(c, -ENOMEM);
         return -1;
     }

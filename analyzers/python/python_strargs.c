@@ -44,8 +44,8 @@ static int scan_text(struct py_ctx *c, TSNode at, const char *s, size_t n)
         memcpy(word, s + start, len);
         word[len] = '\0';
         int after_dot = start > 0 && s[start - 1] == '.';
-        int bare_forbidden = memchr(word, '_', len) &&
-                             sg_strset_has(&c->lp->forbidden_attributes, word);
+        int bare_forbidden =
+            memchr(word, '_', len) && sg_strset_has(&c->lp->forbidden_attributes, word);
         if ((after_dot || bare_forbidden) && py_check_attr_name(c, at, word, HOW))
             return 1;
     }

@@ -50,8 +50,8 @@ struct py_frame {
     uint32_t top_end;
     uint16_t nidx; /* named children entered so far */
     uint8_t kind, mode, has_value, top, callee, seen_for, first_for;
-    uint8_t own;    /* the name bound here is the job's own object (enum py_own) */
-    TSNode owner;   /* CM_DEF of a class: the class_definition (its body is inner) */
+    uint8_t own;  /* the name bound here is the job's own object (enum py_own) */
+    TSNode owner; /* CM_DEF of a class: the class_definition (its body is inner) */
     int32_t owner_scope;
     uint8_t method; /* a def whose first parameter is the instance (or class) */
 };
@@ -71,17 +71,23 @@ static int add_event(struct py_ctx *c, TSNode n, int32_t scope, enum py_event_ki
         c->events = e;
         c->cap_events = ncap;
     }
-    c->events[c->n_events++] =
-        (struct py_event){.node = n, .scope = scope, .kind = (uint8_t)kind, .callee = (uint8_t)callee};
+    c->events[c->n_events++] = (struct py_event){
+        .node = n, .scope = scope, .kind = (uint8_t)kind, .callee = (uint8_t)callee};
     return 0;
 }
 
-static void bind_simple(struct py_ctx *c, const struct py_frame *F, TSNode ident, enum py_bind_kind kind)
+static void bind_simple(struct py_ctx *c, const struct py_frame *F, TSNode ident,
+                        enum py_bind_kind kind)
 {
-    struct py_binding b = {.name = py_name(c, ident), .scope = F->bind, .eval_scope = F->scope,
-                           .kind = (uint8_t)kind, .definite = F->top, .stmt_end = F->top_end,
+    struct py_binding b = {.name = py_name(c, ident),
+                           .scope = F->bind,
+                           .eval_scope = F->scope,
+                           .kind = (uint8_t)kind,
+                           .definite = F->top,
+                           .stmt_end = F->top_end,
                            .own = (uint8_t)(kind == PB_OPAQUE ? F->own : 0),
-                           .inner = F->owner_scope, .def = F->owner};
+                           .inner = F->owner_scope,
+                           .def = F->owner};
     if (kind == PB_OPAQUE && F->mode == CM_STORE && F->has_value) {
         b.kind = PB_ALIAS;
         b.value = F->value;
@@ -99,7 +105,10 @@ static void on_identifier(struct py_ctx *c, const struct py_frame *F, TSNode n)
         add_event(c, n, F->scope, PE_NAME, 0);
         bind_simple(c, F, n, PB_OPAQUE);
         break;
-    case CM_STORE: case CM_PARAM: case CM_DEF: case CM_CAPTURE:
+    case CM_STORE:
+    case CM_PARAM:
+    case CM_DEF:
+    case CM_CAPTURE:
         bind_simple(c, F, n, PB_OPAQUE);
         break;
     case CM_DEL:
@@ -123,9 +132,13 @@ static void on_identifier(struct py_ctx *c, const struct py_frame *F, TSNode n)
 static void bind_import(struct py_ctx *c, const struct py_frame *F, TSNode name_ident,
                         const char *path, int partial)
 {
-    struct py_binding b = {.name = py_name(c, name_ident), .scope = F->scope,
-                           .eval_scope = F->scope, .kind = PB_IMPORT, .import_val = path,
-                           .partial = (uint8_t)partial, .definite = F->top,
+    struct py_binding b = {.name = py_name(c, name_ident),
+                           .scope = F->scope,
+                           .eval_scope = F->scope,
+                           .kind = PB_IMPORT,
+                           .import_val = path,
+                           .partial = (uint8_t)partial,
+                           .definite = F->top,
                            .stmt_end = F->top_end};
     if (path)
         py_bind(c, &b);
@@ -182,8 +195,11 @@ static void bind_from_stmt(struct py_ctx *c, const struct py_frame *F, TSNode n)
          more = ts_tree_cursor_goto_next_sibling(cur)) {
         if (py_kind(c, ts_tree_cursor_current_node(cur)) == PK_WILDCARD_IMPORT && mod) {
             /* recorded under "*": an unbound name may be any of mod's */
-            struct py_binding b = {.name = "*", .scope = PY_MODULE_SCOPE, .eval_scope = F->scope,
-                                   .kind = PB_IMPORT, .import_val = mod};
+            struct py_binding b = {.name = "*",
+                                   .scope = PY_MODULE_SCOPE,
+                                   .eval_scope = F->scope,
+                                   .kind = PB_IMPORT,
+                                   .import_val = mod};
             py_bind(c, &b);
             continue;
         }
@@ -213,9 +229,16 @@ static void bind_from_stmt(struct py_ctx *c, const struct py_frame *F, TSNode n)
 static int is_container(enum py_kind k)
 {
     switch (k) {
-    case PK_PATTERN_LIST: case PK_TUPLE_PATTERN: case PK_LIST_PATTERN: case PK_TUPLE:
-    case PK_LIST: case PK_EXPRESSION_LIST: case PK_PAREN: case PK_LIST_SPLAT_PATTERN:
-    case PK_LIST_SPLAT: case PK_AS_PATTERN_TARGET:
+    case PK_PATTERN_LIST:
+    case PK_TUPLE_PATTERN:
+    case PK_LIST_PATTERN:
+    case PK_TUPLE:
+    case PK_LIST:
+    case PK_EXPRESSION_LIST:
+    case PK_PAREN:
+    case PK_LIST_SPLAT_PATTERN:
+    case PK_LIST_SPLAT:
+    case PK_AS_PATTERN_TARGET:
         return 1;
     default:
         return 0;
@@ -245,7 +268,8 @@ static void check_pairwise(struct py_ctx *c, struct py_frame *F)
 static void derive_generic(struct py_ctx *c, const struct py_frame *P, struct py_frame *F, int idx)
 {
     switch (P->mode) {
-    case CM_STORE: case CM_DEL:
+    case CM_STORE:
+    case CM_DEL:
         if (!is_container(P->kind))
             return;
         F->mode = P->mode;
@@ -280,10 +304,10 @@ static void derive_scope_owner(const struct py_ctx *c, const struct py_frame *P,
         F->mode = CM_DEF;
         F->bind = P->scope;
         F->top = P->top;
-        F->own = P->kind == PK_CLASS_DEF ? PY_OWN_CLASS
-                 : P->kind == PK_LAMBDA  ? PY_OWN_NONE
+        F->own = P->kind == PK_CLASS_DEF        ? PY_OWN_CLASS
+                 : P->kind == PK_LAMBDA         ? PY_OWN_NONE
                  : P->method == METHOD_INSTANCE ? PY_OWN_METHOD
-                                         : PY_OWN_VALUE;
+                                                : PY_OWN_VALUE;
         F->owner = P->node;
         F->owner_scope = P->inner;
     } else if (fld == f->parameters) {
@@ -333,21 +357,29 @@ static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSF
     case PK_DECORATED_DEF:
         F->top = fld == f->definition && P->top;
         return;
-    case PK_FUNCTION_DEF: case PK_CLASS_DEF: case PK_LAMBDA:
+    case PK_FUNCTION_DEF:
+    case PK_CLASS_DEF:
+    case PK_LAMBDA:
         derive_scope_owner(c, P, F, fld);
         return;
-    case PK_PARAMETERS: case PK_LAMBDA_PARAMETERS:
+    case PK_PARAMETERS:
+    case PK_LAMBDA_PARAMETERS:
         F->mode = k == PK_IDENTIFIER ? CM_PARAM : CM_PARAMS;
         /* a method's first parameter is its own instance (or class) */
         if (ts_node_is_named(F->node) && !ts_node_is_extra(F->node) && P->nidx++ == 0)
             F->own = P->method && k == PK_IDENTIFIER ? PY_OWN_VALUE : PY_OWN_NONE;
         return;
-    case PK_DEFAULT_PARAM: case PK_TYPED_DEFAULT_PARAM: case PK_TYPED_PARAM:
+    case PK_DEFAULT_PARAM:
+    case PK_TYPED_DEFAULT_PARAM:
+    case PK_TYPED_PARAM:
     case PK_DICT_SPLAT_PATTERN:
         if (derive_param(c, P, F, fld))
             return;
         break;
-    case PK_LIST_COMP: case PK_SET_COMP: case PK_DICT_COMP: case PK_GENERATOR:
+    case PK_LIST_COMP:
+    case PK_SET_COMP:
+    case PK_DICT_COMP:
+    case PK_GENERATOR:
         F->scope = F->bind = P->inner;
         if (k == PK_FOR_IN_CLAUSE && !P->seen_for) {
             P->seen_for = 1;
@@ -367,7 +399,8 @@ static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSF
     case PK_ASSIGNMENT:
         if (fld == f->left) {
             /* `exec: object` annotates, it binds nothing: exec stays the builtin */
-            F->mode = ts_node_is_null(ts_node_child_by_field_id(P->node, f->right)) ? CM_LOAD : CM_STORE;
+            F->mode =
+                ts_node_is_null(ts_node_child_by_field_id(P->node, f->right)) ? CM_LOAD : CM_STORE;
             F->top = P->top;
             F->value = P->value;
             F->has_value = P->has_value;
@@ -423,7 +456,9 @@ static void derive(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSF
         if (fld == f->name)
             F->mode = CM_SKIP;
         return;
-    case PK_IMPORT: case PK_IMPORT_FROM: case PK_FUTURE_IMPORT:
+    case PK_IMPORT:
+    case PK_IMPORT_FROM:
+    case PK_FUTURE_IMPORT:
         F->mode = CM_SKIP;
         return;
     case PK_CASE_CLAUSE:
@@ -465,9 +500,9 @@ static int stop_with(struct py_ctx *c, TSNode n, const char *rule, const char *m
  * class. Any other decorator may call the function with anything. */
 static int keeps_self(const char *s, size_t n)
 {
-    static const char *const names[] = {"property", "classmethod", "abstractmethod",
-                                        "abc.abstractmethod", "cached_property",
-                                        "functools.cached_property"};
+    static const char *const names[] = {"property",        "classmethod",
+                                        "abstractmethod",  "abc.abstractmethod",
+                                        "cached_property", "functools.cached_property"};
     static const char *const suffixes[] = {".setter", ".getter", ".deleter"};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
@@ -555,7 +590,10 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
     case PK_CLASS_DEF:
         F->inner = py_scope_new(c, F->scope, PS_CLASS);
         break;
-    case PK_LIST_COMP: case PK_SET_COMP: case PK_DICT_COMP: case PK_GENERATOR:
+    case PK_LIST_COMP:
+    case PK_SET_COMP:
+    case PK_DICT_COMP:
+    case PK_GENERATOR:
         F->inner = py_scope_new(c, F->scope, PS_COMPREHENSION);
         break;
     case PK_ASSIGNMENT:
@@ -570,7 +608,8 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
             F->mode = CM_CAPTURE;
         }
         break;
-    case PK_EXEC_STMT: case PK_PRINT_STMT:
+    case PK_EXEC_STMT:
+    case PK_PRINT_STMT:
         /* tree-sitter-python still knows Python 2; CPython 3 does not */
         stop_with(c, n, SG_RULE_SYNTAX_ERROR,
                   F->kind == PK_EXEC_STMT ? "invalid syntax: Python 2 exec statement"
@@ -588,11 +627,25 @@ static void on_node(struct py_ctx *c, struct py_frame *F)
 static int needs_field(enum py_kind k)
 {
     switch (k) {
-    case PK_DECORATED_DEF: case PK_FUNCTION_DEF: case PK_CLASS_DEF: case PK_LAMBDA:
-    case PK_DEFAULT_PARAM: case PK_TYPED_DEFAULT_PARAM: case PK_TYPED_PARAM:
-    case PK_DICT_SPLAT_PATTERN: case PK_FOR_IN_CLAUSE: case PK_FOR_STATEMENT: case PK_ASSIGNMENT:
-    case PK_AUG_ASSIGNMENT: case PK_NAMED_EXPR: case PK_AS_PATTERN: case PK_EXCEPT_CLAUSE:
-    case PK_ATTRIBUTE: case PK_CALL: case PK_KEYWORD_ARGUMENT: case PK_DICT_PATTERN:
+    case PK_DECORATED_DEF:
+    case PK_FUNCTION_DEF:
+    case PK_CLASS_DEF:
+    case PK_LAMBDA:
+    case PK_DEFAULT_PARAM:
+    case PK_TYPED_DEFAULT_PARAM:
+    case PK_TYPED_PARAM:
+    case PK_DICT_SPLAT_PATTERN:
+    case PK_FOR_IN_CLAUSE:
+    case PK_FOR_STATEMENT:
+    case PK_ASSIGNMENT:
+    case PK_AUG_ASSIGNMENT:
+    case PK_NAMED_EXPR:
+    case PK_AS_PATTERN:
+    case PK_EXCEPT_CLAUSE:
+    case PK_ATTRIBUTE:
+    case PK_CALL:
+    case PK_KEYWORD_ARGUMENT:
+    case PK_DICT_PATTERN:
         return 1;
     default:
         return 0;
@@ -606,12 +659,18 @@ static void enter(struct py_ctx *c, struct py_frame *P, struct py_frame *F, TSTr
     /* named-child positions matter only for targets and keyword patterns */
     if ((P->mode == CM_STORE || P->kind == PK_KEYWORD_PATTERN) && ts_node_is_named(n))
         idx = P->nidx < UINT16_MAX ? P->nidx++ : UINT16_MAX;
-    *F = (struct py_frame){.node = n, .scope = P->scope, .bind = P->scope, .inner = -1,
-                           .outer = P->outer, .top_end = P->top_end,
-                           .kind = (uint8_t)py_kind(c, n), .mode = CM_LOAD};
+    *F = (struct py_frame){.node = n,
+                           .scope = P->scope,
+                           .bind = P->scope,
+                           .inner = -1,
+                           .outer = P->outer,
+                           .top_end = P->top_end,
+                           .kind = (uint8_t)py_kind(c, n),
+                           .mode = CM_LOAD};
     if (P->mode == CM_STORE || P->mode == CM_DEL || P->mode == CM_PARAMS)
         F->bind = P->bind;
-    TSFieldId fld = P->mode != CM_SKIP && needs_field(P->kind) ? ts_tree_cursor_current_field_id(cur) : 0;
+    TSFieldId fld =
+        P->mode != CM_SKIP && needs_field(P->kind) ? ts_tree_cursor_current_field_id(cur) : 0;
     derive(c, P, F, fld, idx);
     on_node(c, F);
 }
@@ -688,9 +747,13 @@ int py_walk(struct py_ctx *c, TSNode root)
         free(fr);
         return -ENOMEM;
     }
-    fr[0] = (struct py_frame){.node = root, .scope = PY_MODULE_SCOPE, .bind = PY_MODULE_SCOPE,
-                              .inner = -1, .outer = PY_MODULE_SCOPE,
-                              .kind = (uint8_t)py_kind(c, root), .mode = CM_LOAD};
+    fr[0] = (struct py_frame){.node = root,
+                              .scope = PY_MODULE_SCOPE,
+                              .bind = PY_MODULE_SCOPE,
+                              .inner = -1,
+                              .outer = PY_MODULE_SCOPE,
+                              .kind = (uint8_t)py_kind(c, root),
+                              .mode = CM_LOAD};
     TSTreeCursor cur = ts_tree_cursor_new(root);
     size_t depth = 0;
     int leaf = 0;
@@ -717,7 +780,8 @@ int py_walk(struct py_ctx *c, TSNode root)
                 break;
             }
             leaf = is_plain_string(c, &fr[depth]);
-            if (leaf && over_limits_by(c, n, ts_node_child_count(n), depth + 2, max_depth, max_nodes))
+            if (leaf &&
+                over_limits_by(c, n, ts_node_child_count(n), depth + 2, max_depth, max_nodes))
                 break;
         }
     }

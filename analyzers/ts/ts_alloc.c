@@ -32,7 +32,7 @@ struct ts_thread {
     size_t limit;    /* 0: no budget (outside sg_ts_alloc_run) */
     uint64_t deadline;
     unsigned tick;
-    int code;        /* why the run was abandoned */
+    int code; /* why the run was abandoned */
     jmp_buf *escape;
 };
 

@@ -270,8 +270,8 @@ TSNode sg_ts_first_error(TSNode root)
     return n;
 }
 
-int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names,
-                   uint8_t *map, size_t map_len)
+int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names, uint8_t *map,
+                   size_t map_len)
 {
     uint32_t count = ts_language_symbol_count(lang);
     if (count > map_len || n_names > UINT8_MAX - 1)
@@ -315,8 +315,9 @@ void sg_ts_sort_violations(struct sg_violations *vs, size_t from)
     for (size_t i = from + 1; i < vs->count; i++) {
         struct sg_violation v = vs->items[i];
         size_t j = i;
-        while (j > from && (vs->items[j - 1].line > v.line ||
-                            (vs->items[j - 1].line == v.line && vs->items[j - 1].column > v.column))) {
+        while (j > from &&
+               (vs->items[j - 1].line > v.line ||
+                (vs->items[j - 1].line == v.line && vs->items[j - 1].column > v.column))) {
             vs->items[j] = vs->items[j - 1];
             j--;
         }

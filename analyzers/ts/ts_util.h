@@ -70,8 +70,8 @@ TSNode sg_ts_first_error(TSNode root);
 /* Fill map[0..map_len) so that map[symbol] = k + 1 for every named symbol
  * whose name is names[k] (aliases and duplicates included), 0 for the rest.
  * Returns 0, or -E2BIG when the language has more than map_len symbols. */
-int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names,
-                   uint8_t *map, size_t map_len);
+int sg_ts_kind_map(const TSLanguage *lang, const char *const *names, size_t n_names, uint8_t *map,
+                   size_t map_len);
 
 /* Add a violation spanning node n of src (printf-style message).
  * Returns 0 or -ENOMEM. */

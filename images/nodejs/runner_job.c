@@ -98,11 +98,13 @@ static int decode_files(const struct runner_cfg *cfg, json_t *files, struct runn
     size_t total = 0;
     const char *name;
     json_t *b64;
-    json_object_foreach(files, name, b64) {
+    json_object_foreach(files, name, b64)
+    {
         if (!runner_name_ok(name, strlen(name), cfg->main_file))
             return sg_error_set(err, -EINVAL,
                                 "refused file name \"%.300s\": " SG_FILE_NAME_RULE
-                                ", not a name reserved by the runner", name);
+                                ", not a name reserved by the runner",
+                                name);
         if (!json_is_string(b64))
             return sg_error_set(err, -EINVAL, "file \"%s\": content must be a base64 string", name);
         struct runner_file *f = &job->files[job->n_files];
@@ -113,8 +115,9 @@ static int decode_files(const struct runner_cfg *cfg, json_t *files, struct runn
             return sg_error_set(err, -EINVAL, "input files larger than %zu bytes in total",
                                 cfg->max_files_bytes);
         if (r < 0)
-            return r == -ENOMEM ? r : sg_error_set(err, -EINVAL,
-                                                   "file \"%s\": content is not valid base64", name);
+            return r == -ENOMEM ? r
+                                : sg_error_set(err, -EINVAL,
+                                               "file \"%s\": content is not valid base64", name);
         job->n_files++;
         total += f->len;
         if (!(f->name = strdup(name)))
@@ -159,11 +162,9 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     job->timeout_ms = (unsigned)timeout_ms;
     job->code_len = json_string_length(code);
     job->code = malloc(job->code_len + 1);
-    json_t *payload = json_pack("{s:o,s:o}", "arguments",
-                                args && json_is_object(args) ? json_incref(args) : json_object(),
-                                "runtime",
-                                runtime && json_is_object(runtime) ? json_incref(runtime)
-                                                                   : json_null());
+    json_t *payload = json_pack(
+        "{s:o,s:o}", "arguments", args && json_is_object(args) ? json_incref(args) : json_object(),
+        "runtime", runtime && json_is_object(runtime) ? json_incref(runtime) : json_null());
     job->payload_json = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
     json_decref(payload);
     if (!job->code || !job->payload_json)

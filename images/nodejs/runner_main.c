@@ -32,23 +32,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: sandgate-runner [--workspace DIR] [--main-file NAME] -- CHILD [ARG...]\n"
-            "\n"
-            "The main process of a sandgate sandbox container (executors/PROTOCOL.md).\n"
-            "Starts CHILD at once (fd 0 /dev/null, 1/2 output pipes, 3 the job's\n"
-            "arguments, 4 its one-line report), then reads one JSON job line from\n"
-            "stdin, writes the code to DIR/NAME and the input files to DIR, hands the\n"
-            "arguments to CHILD and writes one result line to stdout.\n"
-            "\n"
-            "  --workspace DIR   the program's directory (default /workspace)\n"
-            "  --main-file NAME  the program's file name (default main.js)\n"
-            "  -h, --help        this text\n"
-            "\n"
-            "Environment: SANDGATE_MAX_JOB_BYTES, SANDGATE_MAX_INPUT_FILES,\n"
-            "SANDGATE_MAX_INPUT_BYTES, SANDGATE_ARTIFACT_MAX_FILES,\n"
-            "SANDGATE_ARTIFACT_MAX_BYTES, SANDGATE_ARTIFACT_MAX_TOTAL; PATH and\n"
-            "SANDGATE_PREIMPORT are passed on to CHILD.\n");
+    fprintf(f, "usage: sandgate-runner [--workspace DIR] [--main-file NAME] -- CHILD [ARG...]\n"
+               "\n"
+               "The main process of a sandgate sandbox container (executors/PROTOCOL.md).\n"
+               "Starts CHILD at once (fd 0 /dev/null, 1/2 output pipes, 3 the job's\n"
+               "arguments, 4 its one-line report), then reads one JSON job line from\n"
+               "stdin, writes the code to DIR/NAME and the input files to DIR, hands the\n"
+               "arguments to CHILD and writes one result line to stdout.\n"
+               "\n"
+               "  --workspace DIR   the program's directory (default /workspace)\n"
+               "  --main-file NAME  the program's file name (default main.js)\n"
+               "  -h, --help        this text\n"
+               "\n"
+               "Environment: SANDGATE_MAX_JOB_BYTES, SANDGATE_MAX_INPUT_FILES,\n"
+               "SANDGATE_MAX_INPUT_BYTES, SANDGATE_ARTIFACT_MAX_FILES,\n"
+               "SANDGATE_ARTIFACT_MAX_BYTES, SANDGATE_ARTIFACT_MAX_TOTAL; PATH and\n"
+               "SANDGATE_PREIMPORT are passed on to CHILD.\n");
 }
 
 static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret_child)
@@ -177,7 +176,8 @@ int main(int argc, char **argv)
     struct runner_child child = {.pid = -1};
     struct sg_error err = {0};
     if (sigfd < 0 || runner_child_spawn(child_argv, envp, cfg.workspace, &child, &err) < 0) {
-        fprintf(stderr, "runner: cannot start the child: %s\n", sigfd < 0 ? strerror(-sigfd) : err.msg);
+        fprintf(stderr, "runner: cannot start the child: %s\n",
+                sigfd < 0 ? strerror(-sigfd) : err.msg);
         return EXIT_SETUP;
     }
     /* Same uid as the program: without this it could read the nonce from

@@ -106,10 +106,10 @@ json_t *runner_text(const char *data, size_t len)
 static json_t *base_result(const char *outcome, int exit_code, int sig, const char *message)
 {
     /* memory_used_kb null: unknown until a run measured it */
-    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:n, s:f, s:s?}", "outcome",
-                     outcome, "exit_code", exit_code, "signal", sig, "stdout", "", "stderr", "",
-                     "result", "present", 0, "artifacts", "memory_used_kb", "time_used_ms",
-                     0.0, "message", message);
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:{s:b}, s:[], s:n, s:f, s:s?}", "outcome", outcome,
+                     "exit_code", exit_code, "signal", sig, "stdout", "", "stderr", "", "result",
+                     "present", 0, "artifacts", "memory_used_kb", "time_used_ms", 0.0, "message",
+                     message);
 }
 
 json_t *runner_result_failed(const char *outcome, const char *message)
@@ -145,18 +145,20 @@ static json_t *unauthorized_result(json_t *rep)
 {
     json_t *in = json_object_get(rep, "denials"), *d, *out = json_array();
     size_t i;
-    json_array_foreach(in, i, d) {
+    json_array_foreach(in, i, d)
+    {
         json_t *type = json_object_get(d, "type"), *target = json_object_get(d, "target");
         if (out && i < RUNNER_DENIALS_MAX && json_is_string(type) && json_is_string(target))
             json_array_append_new(out, json_pack("{s:O,s:O}", "type", type, "target", target));
     }
     if (!out || json_array_size(out) == 0) {
         json_decref(out);
-        return base_result("exception", 1, 0, "unreadable report from the program: "
-                                               "a denial without its record");
+        return base_result("exception", 1, 0,
+                           "unreadable report from the program: "
+                           "a denial without its record");
     }
-    json_t *res = base_result("unauthorized", 1, 0,
-                              json_string_value(json_object_get(rep, "message")));
+    json_t *res =
+        base_result("unauthorized", 1, 0, json_string_value(json_object_get(rep, "message")));
     if (res)
         json_object_set_new(res, "denials", out);
     else
@@ -171,7 +173,8 @@ static json_t *classify_report(const struct runner_watch *w)
     size_t len = w->res.len;
     const char *nl = memchr(w->res.data, '\n', len);
     /* NUL is a character a returned string may hold (JSON.stringify writes \u0000). */
-    json_t *rep = json_loadb(w->res.data, nl ? (size_t)(nl - w->res.data) : len, JSON_ALLOW_NUL, &je);
+    json_t *rep =
+        json_loadb(w->res.data, nl ? (size_t)(nl - w->res.data) : len, JSON_ALLOW_NUL, &je);
     const char *outcome = rep ? json_string_value(json_object_get(rep, "outcome")) : NULL;
     const char *why = rep ? "not a known outcome" : je.text;
     json_t *res, *result = NULL;
@@ -288,7 +291,8 @@ static char **list_dir(int dirfd, size_t *ret_n)
     }
     struct dirent *e;
     while (*ret_n < ARTIFACT_NAMES_MAX && (e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (names[*ret_n] = strdup(e->d_name)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            (names[*ret_n] = strdup(e->d_name)))
             (*ret_n)++;
     closedir(d);
     qsort(names, *ret_n, sizeof(*names), by_name);
@@ -331,9 +335,8 @@ static void add_artifact(json_t *found, const char *name, const char *mime,
     size_t b64_len = 0;
     if (sg_b64_encode(data, len, &b64, &b64_len) < 0)
         return;
-    json_array_append_new(found, json_pack("{s:s, s:s, s:I, s:s%}", "name", name, "mime_type",
-                                           mime, "size", (json_int_t)len, "content_b64", b64,
-                                           b64_len));
+    json_array_append_new(found, json_pack("{s:s, s:s, s:I, s:s%}", "name", name, "mime_type", mime,
+                                           "size", (json_int_t)len, "content_b64", b64, b64_len));
     free(b64);
 }
 

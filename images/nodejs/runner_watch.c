@@ -257,9 +257,8 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
     }
 }
 
-void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args,
-                      size_t args_len, size_t max_output, unsigned timeout_ms,
-                      struct runner_watch *ret_watch)
+void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
+                      size_t max_output, unsigned timeout_ms, struct runner_watch *ret_watch)
 {
     struct runner_watch *w = ret_watch;
     *w = (struct runner_watch){0};

@@ -62,9 +62,8 @@ void runner_child_kill(const struct runner_child *child);
  * enum runner_stop). ret_watch is always filled; caller frees it with
  * runner_watch_free(). The child is left running (kill it with
  * runner_child_kill()). */
-void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args,
-                      size_t args_len, size_t max_output, unsigned timeout_ms,
-                      struct runner_watch *ret_watch);
+void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
+                      size_t max_output, unsigned timeout_ms, struct runner_watch *ret_watch);
 
 /* NULL is a no-op. */
 void runner_watch_free(struct runner_watch *watch);

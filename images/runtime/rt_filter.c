@@ -32,7 +32,7 @@
 #define MAX_SELF_VALUES 3
 #define X32_SYSCALL_BIT 0x40000000u
 
-#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #define ARG0_LOW offsetof(struct seccomp_data, args[0]) /* little-endian: low 32 bits */
 
 struct prog {
@@ -63,8 +63,8 @@ static void deny_nr(struct prog *p, unsigned sysno, unsigned ret)
  * -- pids are ints, so the low half is what the kernel reads. */
 static void arg0_in(struct prog *p, unsigned sysno, const unsigned *vals, unsigned n)
 {
-    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0,
-                                         (unsigned char)(n + 3)));
+    emit(p,
+         (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0, (unsigned char)(n + 3)));
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
     for (unsigned i = 0; i < n; i++)
         emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, vals[i],

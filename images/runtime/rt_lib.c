@@ -33,7 +33,7 @@ void *napi_register_module_v1(void *env, void *exports)
     char *end = NULL;
     unsigned long flags = s && *s ? strtoul(s, &end, 10) : 0;
     int r = (!s || !*s || *end || flags > SG_RT_FLAGS_ALL) ? -EINVAL
-                                                          : sg_rt_filter_install((unsigned)flags);
+                                                           : sg_rt_filter_install((unsigned)flags);
     char text[16];
     snprintf(text, sizeof(text), "%d", r);
     setenv("SANDGATE_RT_RESULT", text, 1);

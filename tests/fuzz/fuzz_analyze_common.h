@@ -40,7 +40,8 @@ static void fuzz_check_invariants(const struct sg_analysis *a, size_t len)
         size_t sl = strlen(v->snippet);
         if (!v->rule || !v->message || v->line < 1 || v->column < 1 || v->end_line < v->line ||
             (v->end_line == v->line && v->end_column < v->column) || sl > SG_SNIPPET_MAX ||
-            u8_check((const uint8_t *)v->snippet, sl) || u8_check((const uint8_t *)v->message, strlen(v->message)))
+            u8_check((const uint8_t *)v->snippet, sl) ||
+            u8_check((const uint8_t *)v->message, strlen(v->message)))
             abort();
     }
     json_t *j = sg_violations_to_json(vs);

@@ -35,8 +35,7 @@ static void load_tenants(void)
 }
 
 /* Copy the value of header `name` from the header block into out. */
-static const char *header(const char *block, size_t len, const char *name, char *out,
-                          size_t outsz)
+static const char *header(const char *block, size_t len, const char *name, char *out, size_t outsz)
 {
     size_t n = strlen(name);
     for (size_t i = 0; i + n < len; i++) {

@@ -28,9 +28,10 @@ static void check_lang(const struct sg_lang_policy *lp)
     check_set(&lp->forbidden_calls);
     check_set(&lp->forbidden_attributes);
     check_set(&lp->allowed_dunders);
-    if (lp->max_source_bytes < SG_LIMIT_SOURCE_BYTES_MIN || lp->max_source_bytes > SG_LIMIT_SOURCE_BYTES_MAX ||
-        lp->max_depth < SG_LIMIT_DEPTH_MIN || lp->max_depth > SG_LIMIT_DEPTH_MAX ||
-        lp->max_nodes < SG_LIMIT_NODES_MIN || lp->max_nodes > SG_LIMIT_NODES_MAX)
+    if (lp->max_source_bytes < SG_LIMIT_SOURCE_BYTES_MIN ||
+        lp->max_source_bytes > SG_LIMIT_SOURCE_BYTES_MAX || lp->max_depth < SG_LIMIT_DEPTH_MIN ||
+        lp->max_depth > SG_LIMIT_DEPTH_MAX || lp->max_nodes < SG_LIMIT_NODES_MIN ||
+        lp->max_nodes > SG_LIMIT_NODES_MAX)
         abort();
 }
 

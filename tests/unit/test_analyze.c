@@ -13,7 +13,9 @@
 static struct sg_policy *policy_with(const char *py_extra, const char *js_extra)
 {
     char *s = NULL;
-    cr_assert(asprintf(&s, "{\"name\": \"t\", \"python\": " LANG_MIN "%s}, \"javascript\": " LANG_MIN "%s}}",
+    cr_assert(asprintf(&s,
+                       "{\"name\": \"t\", \"python\": " LANG_MIN "%s}, \"javascript\": " LANG_MIN
+                       "%s}}",
                        py_extra, js_extra) > 0);
     struct sg_policy *p = NULL;
     struct sg_error err = {0};
@@ -66,7 +68,8 @@ Test(analyze, size_limit_comes_first)
     cr_assert_eq(a.violations.count, 1);
     cr_assert_eq(a.violations.items[0].line, 1);
     cr_assert_eq(a.violations.items[0].column, 1);
-    cr_assert(strstr(a.violations.items[0].message, "17 bytes"), "%s", a.violations.items[0].message);
+    cr_assert(strstr(a.violations.items[0].message, "17 bytes"), "%s",
+              a.violations.items[0].message);
     sg_analysis_free(&a);
     /* exactly at the limit passes the gate (and stops at the NUL) */
     expect_reject(p, SG_LANG_PYTHON, "x = 1\0", 6, SG_RULE_NUL_BYTE);

@@ -33,7 +33,8 @@ struct sample {
 };
 
 static const struct sample samples[] = {
-    {SG_LANG_PYTHON, "default", "import json\n\ndef main(x=1):\n    return json.dumps({'x': x})\n", NULL},
+    {SG_LANG_PYTHON, "default", "import json\n\ndef main(x=1):\n    return json.dumps({'x': x})\n",
+     NULL},
     {SG_LANG_PYTHON, "default", "# ok\r\nimport json\r\n", NULL},
     {SG_LANG_PYTHON, "default", "import os\n", SG_RULE_IMPORT_NOT_ALLOWED},
     {SG_LANG_PYTHON, "default", "x = eval('1')\n", SG_RULE_NAME_FORBIDDEN},
@@ -41,8 +42,12 @@ static const struct sample samples[] = {
     {SG_LANG_PYTHON, "strict", "f = open('x')\n", SG_RULE_NAME_FORBIDDEN},
     {SG_LANG_PYTHON, "permissive", "import subprocess\n", SG_RULE_IMPORT_DENIED},
     {SG_LANG_PYTHON, "permissive", "import sqlite3\n", NULL},
-    {SG_LANG_JAVASCRIPT, "default", "const path = require('path');\nfunction main(a) { return path.join('a', 'b'); }\nmodule.exports = { main };\n", NULL},
-    {SG_LANG_JAVASCRIPT, "default", "const cp = require('child_process');\n", SG_RULE_IMPORT_NOT_ALLOWED},
+    {SG_LANG_JAVASCRIPT, "default",
+     "const path = require('path');\nfunction main(a) { return path.join('a', 'b'); "
+     "}\nmodule.exports = { main };\n",
+     NULL},
+    {SG_LANG_JAVASCRIPT, "default", "const cp = require('child_process');\n",
+     SG_RULE_IMPORT_NOT_ALLOWED},
     {SG_LANG_JAVASCRIPT, "default", "eval('1');\n", SG_RULE_NAME_FORBIDDEN},
     {SG_LANG_JAVASCRIPT, "default", "function (\n", SG_RULE_SYNTAX_ERROR},
 };
@@ -103,6 +108,7 @@ Test(pipeline, concurrent_analyses_agree, .init = load_set, .fini = free_set)
     for (int i = 0; i < 4; i++) {
         void *bad;
         pthread_join(th[i], &bad);
-        cr_assert_eq((uintptr_t)bad, 0, "thread %d saw %zu wrong verdicts", i, (size_t)(uintptr_t)bad);
+        cr_assert_eq((uintptr_t)bad, 0, "thread %d saw %zu wrong verdicts", i,
+                     (size_t)(uintptr_t)bad);
     }
 }

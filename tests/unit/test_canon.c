@@ -66,13 +66,15 @@ Test(canon, lone_cr)
 
 Test(canon, coding_cookie)
 {
-    expect_one(SG_LANG_PYTHON, S("# -*- coding: latin-1 -*-\nx = 1\n"), SG_RULE_CODING_COOKIE, 1, 15);
+    expect_one(SG_LANG_PYTHON, S("# -*- coding: latin-1 -*-\nx = 1\n"), SG_RULE_CODING_COOKIE, 1,
+               15);
     expect_one(SG_LANG_PYTHON, S("#!/usr/bin/python\n# vim: set fileencoding=utf-7 :\n"),
                SG_RULE_CODING_COOKIE, 2, 25);
     expect_one(SG_LANG_PYTHON, S("\xef\xbb\xbf# coding=cp1252\n"), SG_RULE_CODING_COOKIE, 1, 11);
     expect_one(SG_LANG_PYTHON, S("  \t# coding:\tutf-16\n"), SG_RULE_CODING_COOKIE, 1, 14);
     /* the first "coding" with no name after it does not stop the search */
-    expect_one(SG_LANG_PYTHON, S("# coding: \xc3\xa9 coding=ascii\n"), SG_RULE_CODING_COOKIE, 1, 20);
+    expect_one(SG_LANG_PYTHON, S("# coding: \xc3\xa9 coding=ascii\n"), SG_RULE_CODING_COOKIE, 1,
+               20);
     const char *ok[] = {"# coding: utf-8\n", "# -*- coding: UTF8 -*-\n", "# coding=utf_8\n",
                         "# coding: utf-8-sig\n", "x = 1\n# coding: utf8\n",
                         /* not a comment line: no cookie */
@@ -96,7 +98,10 @@ Test(canon, coding_cookie_message_names_encoding)
 
 Test(canon, line_separators)
 {
-    expect_one(SG_LANG_JAVASCRIPT, S("// a\xe2\x80\xa8" "alert(1)\n"), SG_RULE_LINE_SEPARATOR, 1, 5);
+    expect_one(SG_LANG_JAVASCRIPT,
+               S("// a\xe2\x80\xa8"
+                 "alert(1)\n"),
+               SG_RULE_LINE_SEPARATOR, 1, 5);
     expect_one(SG_LANG_PYTHON, S("x = 1\ns = '\xe2\x80\xa9'\n"), SG_RULE_LINE_SEPARATOR, 2, 6);
     /* neighbours in the same block are fine: U+2027, U+2030 */
     expect_clean(SG_LANG_JAVASCRIPT, S("s = '\xe2\x80\xa7\xe2\x80\xb0';"));
@@ -104,9 +109,9 @@ Test(canon, line_separators)
 
 Test(canon, bidi_controls)
 {
-    const char *bidi[] = {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad",
-                          "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8",
-                          "\xe2\x81\xa9"};
+    const char *bidi[] = {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",
+                          "\xe2\x80\xad", "\xe2\x80\xae", "\xe2\x81\xa6",
+                          "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"};
     for (size_t i = 0; i < sizeof(bidi) / sizeof(bidi[0]); i++) {
         char src[64];
         int n = snprintf(src, sizeof(src), "ok = 1\ns = \"%s\"\n", bidi[i]);
@@ -162,7 +167,8 @@ Test(canon, mixed_indentation_through_the_analysis)
 Test(canon, bom_only_at_start)
 {
     expect_clean(SG_LANG_PYTHON, S("\xef\xbb\xbfimport json\n"));
-    expect_clean(SG_LANG_JAVASCRIPT, S("\xef\xbb\xbf" "1;"));
+    expect_clean(SG_LANG_JAVASCRIPT, S("\xef\xbb\xbf"
+                                       "1;"));
     expect_clean(SG_LANG_PYTHON, "", 0);
 }
 
@@ -189,7 +195,8 @@ Test(nfkc, identifiers)
     cr_assert_str_eq(s, "exec");
     free(s);
     /* mathematical bold "eval" */
-    cr_assert_eq(sg_nfkc(S("\xf0\x9d\x90\x9e\xf0\x9d\x90\xaf\xf0\x9d\x90\x9a\xf0\x9d\x90\xa5"), &s), 0);
+    cr_assert_eq(sg_nfkc(S("\xf0\x9d\x90\x9e\xf0\x9d\x90\xaf\xf0\x9d\x90\x9a\xf0\x9d\x90\xa5"), &s),
+                 0);
     cr_assert_str_eq(s, "eval");
     free(s);
     /* the ligature U+FB01 "fi" */

@@ -131,7 +131,7 @@ Test(check_cli, usage_errors_exit_2, .init = setup, .fini = teardown)
         (const char *[]){"--bogus", "x.py", NULL},
         (const char *[]){"--lang", "ruby", "x.py", NULL},
         (const char *[]){"--format", "xml", "x.py", NULL},
-        (const char *[]){"-", NULL},                       /* stdin without --lang */
+        (const char *[]){"-", NULL}, /* stdin without --lang */
         (const char *[]){"--lang", "python", "-", "-", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -145,7 +145,8 @@ Test(check_cli, io_and_language_errors_exit_2, .init = setup, .fini = teardown)
 {
     static struct run r;
     const char *bad = tmpfile_with(0, "bad.py", LONE_CR_PY, strlen(LONE_CR_PY));
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "/nonexistent/x.py", bad, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "/nonexistent/x.py", bad, NULL});
     cr_assert_eq(r.status, 2, "an I/O error wins over a rejection");
     cr_assert(strstr(r.err, "/nonexistent/x.py"), "%s", r.err);
     cr_assert(strstr(r.out, "source.lone-cr"), "the other file is still reported");
@@ -159,7 +160,8 @@ Test(check_cli, policy_errors_exit_2, .init = setup, .fini = teardown)
 {
     static struct run r;
     const char *bad = tmpfile_with(0, "bad.py", LONE_CR_PY, strlen(LONE_CR_PY));
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--policy", "nosuch", bad, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--policy", "nosuch", bad, NULL});
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "no policy named 'nosuch'") && strstr(r.err, "default"), "%s", r.err);
     const char *pol = tmpfile_with(1, "p.json", "{\"name\": \"p\", \"oops\": 1}", 24);
@@ -183,19 +185,25 @@ Test(check_cli, text_format_rejection_exit_1, .init = setup, .fini = teardown)
     cr_assert(strstr(r.out, "      2 | # a\n        |    ^\n"), "%s", r.out);
     /* stdin with an explicit language; SANDGATE_POLICY_DIR is not needed
      * because ./policies is the fallback from the repository root */
-    run_check(&r, "a;\xe2\x80\xa8" "b;\n", (const char *[]){"--lang", "javascript", "-", NULL});
+    run_check(&r,
+              "a;\xe2\x80\xa8"
+              "b;\n",
+              (const char *[]){"--lang", "javascript", "-", NULL});
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "-:1:3: error[source.line-separator]: "), "%s", r.out);
     /* the separator is never echoed raw: U+FFFD stands in for it */
-    cr_assert(strstr(r.out, "      1 | a;\xef\xbf\xbd" "b;\n        |   ^\n"), "%s", r.out);
+    cr_assert(strstr(r.out, "      1 | a;\xef\xbf\xbd"
+                            "b;\n        |   ^\n"),
+              "%s", r.out);
 }
 
 Test(check_cli, json_format, .init = setup, .fini = teardown)
 {
     static struct run r;
     const char *bad = tmpfile_with(0, "bad.py", LONE_CR_PY, strlen(LONE_CR_PY));
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--policy", "strict",
-                                         "--format", "json", bad, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--policy", "strict", "--format",
+                               "json", bad, NULL});
     cr_assert_eq(r.status, 1);
     json_error_t jerr;
     json_t *doc = json_loads(r.out, 0, &jerr);
@@ -219,7 +227,8 @@ Test(check_cli, sarif_format, .init = setup, .fini = teardown)
 {
     static struct run r;
     const char *bad = tmpfile_with(0, "bad file.py", "# coding: latin-1\n", 18);
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--format", "sarif", bad, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--format", "sarif", bad, NULL});
     cr_assert_eq(r.status, 1);
     json_error_t jerr;
     json_t *doc = json_loads(r.out, 0, &jerr);
@@ -238,9 +247,10 @@ Test(check_cli, sarif_format, .init = setup, .fini = teardown)
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(rules, (size_t)idx), "id")),
                      "source.coding-cookie");
     cr_assert(json_is_string(json_object_get(json_object_get(res, "message"), "text")));
-    json_t *loc = json_object_get(json_array_get(json_object_get(res, "locations"), 0),
-                                  "physicalLocation");
-    const char *uri = json_string_value(json_object_get(json_object_get(loc, "artifactLocation"), "uri"));
+    json_t *loc =
+        json_object_get(json_array_get(json_object_get(res, "locations"), 0), "physicalLocation");
+    const char *uri =
+        json_string_value(json_object_get(json_object_get(loc, "artifactLocation"), "uri"));
     cr_assert(strstr(uri, "bad%20file.py"), "%s", uri);
     json_t *region = json_object_get(loc, "region");
     cr_assert_eq(json_integer_value(json_object_get(region, "startLine")), 1);
@@ -250,7 +260,8 @@ Test(check_cli, sarif_format, .init = setup, .fini = teardown)
     json_decref(doc);
 }
 
-#define GOOD_JS "const path = require(\"path\");\nmodule.exports = { main: () => path.join(\"a\", \"b\") };\n"
+#define GOOD_JS                                                                                    \
+    "const path = require(\"path\");\nmodule.exports = { main: () => path.join(\"a\", \"b\") };\n"
 
 Test(check_cli, accepted_exit_0_and_mixed_exit_1, .init = setup, .fini = teardown)
 {
@@ -259,7 +270,8 @@ Test(check_cli, accepted_exit_0_and_mixed_exit_1, .init = setup, .fini = teardow
     run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", good, NULL});
     cr_assert_eq(r.status, 0, "stdout %s stderr %s", r.out, r.err);
     cr_assert_str_eq(r.out, "", "an accepted file prints nothing in text mode");
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--format", "json", good, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--format", "json", good, NULL});
     cr_assert_eq(r.status, 0);
     json_t *doc = json_loads(r.out, 0, NULL);
     json_t *f = json_array_get(doc, 0);
@@ -272,7 +284,8 @@ Test(check_cli, accepted_exit_0_and_mixed_exit_1, .init = setup, .fini = teardow
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "bad.cjs:1:") && !strstr(r.out, "good.mjs"), "%s", r.out);
     /* an empty SARIF run still lists the rules */
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--format", "sarif", good, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--format", "sarif", good, NULL});
     cr_assert_eq(r.status, 0);
     doc = json_loads(r.out, 0, NULL);
     json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
@@ -285,9 +298,10 @@ Test(check_cli, policy_dir_from_environment, .init = setup, .fini = teardown)
     static struct run r;
     /* a one-policy directory where JavaScript is disabled */
     char *pol = NULL;
-    cr_assert(asprintf(&pol, "{\"name\": \"custom\", \"python\": {\"imports\": {\"mode\": \"allow\", "
-                             "\"modules\": []}}, \"javascript\": {\"enabled\": false, \"imports\": "
-                             "{\"mode\": \"allow\", \"modules\": []}}}") > 0);
+    cr_assert(asprintf(&pol,
+                       "{\"name\": \"custom\", \"python\": {\"imports\": {\"mode\": \"allow\", "
+                       "\"modules\": []}}, \"javascript\": {\"enabled\": false, \"imports\": "
+                       "{\"mode\": \"allow\", \"modules\": []}}}") > 0);
     tmpfile_with(0, "custom.json", pol, strlen(pol));
     free(pol);
     const char *js = tmpfile_with(1, "x.js", "1;\n", 3);
@@ -296,7 +310,8 @@ Test(check_cli, policy_dir_from_environment, .init = setup, .fini = teardown)
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.out, "error[language.disabled]"), "%s", r.out);
     /* --policies-dir wins over the environment */
-    run_check(&r, NULL, (const char *[]){"--policies-dir", "policies", "--policy", "custom", js, NULL});
+    run_check(&r, NULL,
+              (const char *[]){"--policies-dir", "policies", "--policy", "custom", js, NULL});
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "no policy named 'custom'"), "%s", r.err);
     unsetenv("SANDGATE_POLICY_DIR");
@@ -318,33 +333,35 @@ Test(check_cli, oversize_input_is_an_error, .init = setup, .fini = teardown)
     cr_assert(strstr(r.err, "larger than 16777216 bytes"), "%s", r.err);
 }
 
-#define LISTING "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":" \
-                "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"os\"],\"packages\":[{\"name\":" \
-                "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]},{\"name\":" \
-                "\"tabulate\",\"version\":\"0.8.9\",\"modules\":[\"tabulate\"]}]," \
-                "\"system_packages\":[]}"
+#define LISTING                                                                                    \
+    "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":"                  \
+    "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"os\"],\"packages\":[{\"name\":"                    \
+    "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]},{\"name\":"                         \
+    "\"tabulate\",\"version\":\"0.8.9\",\"modules\":[\"tabulate\"]}],"                             \
+    "\"system_packages\":[]}"
 
 static int json_has(json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s))
-        return 1;
+    json_array_foreach(arr, i,
+                       v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
     return 0;
 }
 
 Test(check_cli, list_modules_with_an_image_listing, .init = setup, .fini = teardown)
 {
     static struct run r;
-    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
-                                               NULL});
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--list-modules", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "policy default (sha256 "), "%s", r.out);
     cr_assert(strstr(r.out, "python: only these modules"), "%s", r.out);
     cr_assert(strstr(r.out, " pathlib "), "%s", r.out);
     const char *listing = tmpfile_with(0, "py.json", LISTING, strlen(LISTING));
-    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
-                                               "--runtime", listing, "--format", "json", NULL});
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--list-modules", "--runtime",
+                                    listing, "--format", "json", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     json_t *doc = json_loads(r.out, 0, NULL);
     cr_assert_not_null(doc, "%s", r.out);
@@ -365,8 +382,9 @@ Test(check_cli, list_modules_refuses_misuse, .init = setup, .fini = teardown)
 {
     static struct run r;
     const char *bad = tmpfile_with(0, "bad.json", "{\"language\": \"ruby\"}", 20);
-    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--list-modules",
-                                               "--runtime", bad, NULL});
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--list-modules", "--runtime",
+                                    bad, NULL});
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "not a runtime listing"), "%s", r.err);
     run_check(&r, NULL, (const char *const[]){"--list-modules", "x.py", NULL});
@@ -384,8 +402,8 @@ Test(check_cli, a_policy_file_that_extends_finds_its_parent, .init = setup, .fin
                                "{\"imports\": {\"modules\": [\"tabulate\"]}}}";
     const char *pol = tmpfile_with(0, "data.json", data, strlen(data));
     const char *src = tmpfile_with(1, "job.py", "import tabulate\n", 16);
-    run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", "--policy", pol,
-                                               src, NULL});
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--policy", pol, src, NULL});
     cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     run_check(&r, NULL, (const char *const[]){"--policies-dir", "policies", src, NULL});
     cr_assert_eq(r.status, 1);

@@ -245,10 +245,12 @@ Test(httpsrv, serves_body_and_headers)
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
     struct sg_httpsrv *srv = NULL;
     struct sg_error err = {0};
-    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, &err), 0, "%s", err.msg);
-    char *resp = raw_request(sg_httpsrv_port(srv),
-                             "POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
-                             "Connection: close\r\n\r\nhello");
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
+                                  &srv, &err),
+                 0, "%s", err.msg);
+    char *resp =
+        raw_request(sg_httpsrv_port(srv), "POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                                          "Connection: close\r\n\r\nhello");
     cr_assert(strstr(resp, "200 OK"), "%s", resp);
     cr_assert(strstr(resp, "X-Test: yes"), "%s", resp);
     cr_assert(strstr(resp, "\"len\":5"), "%s", resp);
@@ -259,11 +261,13 @@ Test(httpsrv, body_over_cap_gets_413_without_calling_handler)
 {
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 4};
     struct sg_httpsrv *srv = NULL;
-    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, NULL), 0);
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
+                                  &srv, NULL),
+                 0);
     /* declared too large */
-    char *resp = raw_request(sg_httpsrv_port(srv),
-                             "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
-                             "Connection: close\r\n\r\nhello");
+    char *resp =
+        raw_request(sg_httpsrv_port(srv), "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                                          "Connection: close\r\n\r\nhello");
     cr_assert(strstr(resp, "413"), "%s", resp);
     cr_assert(strstr(resp, "body_too_large"), "%s", resp);
     /* chunked, no declared length */
@@ -280,7 +284,9 @@ Test(httpsrv, rejects_non_ip_bind_address)
     struct sg_httpsrv_config cfg = {.bind_addr = "localhost", .port = 0, .max_body = 4};
     struct sg_httpsrv *srv = NULL;
     struct sg_error err = {0};
-    cr_assert_lt(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL, &srv, &err), 0);
+    cr_assert_lt(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
+                                  &srv, &err),
+                 0);
     cr_assert(strstr(err.msg, "localhost"));
 }
 
@@ -309,8 +315,9 @@ Test(httpsrv, a_full_worker_pool_refuses_at_once_and_gets_still_answer)
 {
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .max_body = 16, .workers = 1};
     struct sg_httpsrv *srv = NULL;
-    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = gated_handler},
-                                  NULL, &srv, NULL), 0);
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = gated_handler}, NULL,
+                                  &srv, NULL),
+                 0);
     uint16_t port = sg_httpsrv_port(srv);
     pthread_t t;
     pthread_create(&t, NULL, post_in_background, &port);
@@ -335,10 +342,10 @@ Test(sg_parse, durations)
         const char *text;
         uint64_t bare, ms;
     } ok[] = {
-        {"10s", 1000, 10000},  {"1m", 1000, 60000},   {"1m30s", 1000, 90000},
-        {"1h", 1, 3600000},    {"1h1m1s1ms", 1, 3661001}, {"1500ms", 1000, 1500},
-        {"1500MS", 1000, 1500}, {"2s500ms", 1, 2500}, {"90", 1000, 90000},
-        {"90", 1, 90},         {"\t 5s ", 1, 5000},    {"0", 1000, 0},
+        {"10s", 1000, 10000},   {"1m", 1000, 60000},       {"1m30s", 1000, 90000},
+        {"1h", 1, 3600000},     {"1h1m1s1ms", 1, 3661001}, {"1500ms", 1000, 1500},
+        {"1500MS", 1000, 1500}, {"2s500ms", 1, 2500},      {"90", 1000, 90000},
+        {"90", 1, 90},          {"\t 5s ", 1, 5000},       {"0", 1000, 0},
         {"0s", 1, 0},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -348,8 +355,9 @@ Test(sg_parse, durations)
                      ok[i].text, e.msg);
         cr_expect_eq(v, ok[i].ms, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
     }
-    static const char *const bad[] = {"", " ", "s", "ms", "-1", "+1s", "1.5s", "1m1m", "30s1m",
-                                      "1ms1s", "1m30", "10x", "10 s", "1d", "0x10", "1e3"};
+    static const char *const bad[] = {"",     " ",    "s",     "ms",    "-1",   "+1s",
+                                      "1.5s", "1m1m", "30s1m", "1ms1s", "1m30", "10x",
+                                      "10 s", "1d",   "0x10",  "1e3"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         uint64_t v = 7;
         struct sg_error e = {0};
@@ -374,20 +382,28 @@ Test(sg_parse, sizes)
         const char *text;
         uint64_t bare, bytes;
     } ok[] = {
-        {"256m", 1, 256ull << 20}, {"1g", 1, 1ull << 30},     {"1G", 1, 1ull << 30},
-        {"512k", 1, 512ull << 10}, {"512kb", 1, 512ull << 10}, {"64MiB", 1, 64ull << 20},
-        {"100b", 1, 100},          {"100B", 1, 100},          {"268435456", 1, 268435456},
-        {"256", SG_MIB, 256ull << 20}, {" 1g\t", 1, 1ull << 30}, {"0", 1, 0},
+        {"256m", 1, 256ull << 20},
+        {"1g", 1, 1ull << 30},
+        {"1G", 1, 1ull << 30},
+        {"512k", 1, 512ull << 10},
+        {"512kb", 1, 512ull << 10},
+        {"64MiB", 1, 64ull << 20},
+        {"100b", 1, 100},
+        {"100B", 1, 100},
+        {"268435456", 1, 268435456},
+        {"256", SG_MIB, 256ull << 20},
+        {" 1g\t", 1, 1ull << 30},
+        {"0", 1, 0},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         uint64_t v = 7;
         struct sg_error e = {0};
-        cr_expect_eq(sg_parse_size_bytes(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s",
-                     ok[i].text, e.msg);
+        cr_expect_eq(sg_parse_size_bytes(ok[i].text, ok[i].bare, &v, &e), 0, "'%s': %s", ok[i].text,
+                     e.msg);
         cr_expect_eq(v, ok[i].bytes, "'%s' -> %llu", ok[i].text, (unsigned long long)v);
     }
-    static const char *const bad[] = {"", "m", "-1m", "+1m", "1.5g", "256x", "256mm", "1t",
-                                      "1bb", "1kbb", "1mi", "1 m", "0x10", "1e3"};
+    static const char *const bad[] = {"",   "m",   "-1m",  "+1m", "1.5g", "256x", "256mm",
+                                      "1t", "1bb", "1kbb", "1mi", "1 m",  "0x10", "1e3"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         uint64_t v = 7;
         struct sg_error e = {0};
@@ -453,8 +469,8 @@ Test(sg_random, hex_is_fresh_and_bounded)
 Test(sg_file_name, one_rule)
 {
     static const char *const ok[] = {"data.csv", "A_b-9", "a.b.c", "x", "-x", "_"};
-    static const char *const bad[] = {"", ".", "..", ".env", "../x", "a/b", "a..b", "a b",
-                                      "a\\b", "a\nb", "caf\xc3\xa9", "a:b", "a*b", "~"};
+    static const char *const bad[] = {"",    ".",    "..",   ".env",        "../x", "a/b", "a..b",
+                                      "a b", "a\\b", "a\nb", "caf\xc3\xa9", "a:b",  "a*b", "~"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         cr_expect(sg_file_name_ok(ok[i], strlen(ok[i])), "'%s'", ok[i]);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -484,11 +500,16 @@ Test(sg_token, first_line_trimmed_printable)
     static const struct {
         const char *data, *token; /* token NULL: refused */
     } cases[] = {
-        {"abc-123\n", "abc-123"},          {"  abc-123 \n second line\n", "abc-123"},
-        {"abc\r\n", "abc"},               {"\tabc", "abc"},
-        {"\n", NULL},                      {"", NULL},
-        {"   \nabc\n", NULL},             {"a b\n", NULL},
-        {"caf\xc3\xa9\n", NULL},         {"a\x01b", NULL},
+        {"abc-123\n", "abc-123"},
+        {"  abc-123 \n second line\n", "abc-123"},
+        {"abc\r\n", "abc"},
+        {"\tabc", "abc"},
+        {"\n", NULL},
+        {"", NULL},
+        {"   \nabc\n", NULL},
+        {"a b\n", NULL},
+        {"caf\xc3\xa9\n", NULL},
+        {"a\x01b", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct sg_error e = {0};

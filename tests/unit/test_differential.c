@@ -199,7 +199,8 @@ Test(differential, py_ordinary_annotations_pass)
         "import numpy as np\nx: np.ndarray = None\n",
         "import pandas as pd\ndef f(a: pd.DataFrame) -> pd.Series:\n    return a\n",
         "from typing import Dict, List, Optional\nx: Dict[str, List[int]] = {}\n"
-        "y: Optional[int] = None\nclass A:\n    b: int\n    c: list[dict[str, int]] | None = None\n",
+        "y: Optional[int] = None\nclass A:\n    b: int\n    c: list[dict[str, int]] | None = "
+        "None\n",
     };
     for (size_t i = 0; i < N(cases); i++)
         expect_accept(SG_LANG_PYTHON, cases[i]);

@@ -35,8 +35,14 @@ static int collect(void *ctx, int stream, const char *data, size_t len)
 static size_t frame(unsigned char *buf, int stream, const char *payload)
 {
     size_t n = strlen(payload);
-    unsigned char hdr[8] = {(unsigned char)stream, 0, 0, 0, (unsigned char)(n >> 24),
-                            (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n};
+    unsigned char hdr[8] = {(unsigned char)stream,
+                            0,
+                            0,
+                            0,
+                            (unsigned char)(n >> 24),
+                            (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 8),
+                            (unsigned char)n};
     memcpy(buf, hdr, 8);
     memcpy(buf + 8, payload, n);
     return 8 + n;
@@ -109,8 +115,14 @@ Test(docker, parse_create_and_ids)
     const char *ok = "{\"Id\":\"" ID64 "\",\"Warnings\":[]}";
     cr_assert_eq(docker_parse_create(ok, strlen(ok), id), 0);
     cr_assert_str_eq(id, ID64);
-    const char *bad[] = {"{\"Id\":\"../../etc\"}", "{\"Id\":5}", "[]", "{", "",
-                         "{\"Id\":\"" ID64 "0\"}", "{\"Id\":\"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}"};
+    const char *bad[] = {
+        "{\"Id\":\"../../etc\"}",
+        "{\"Id\":5}",
+        "[]",
+        "{",
+        "",
+        "{\"Id\":\"" ID64 "0\"}",
+        "{\"Id\":\"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(docker_parse_create(bad[i], strlen(bad[i]), id), -EPROTO, "%s", bad[i]);
     cr_assert(docker_id_valid(ID64));
@@ -165,8 +177,9 @@ Test(docker, parse_wait_runtimes_list_message)
 static struct exec_config test_config(void)
 {
     struct exec_config c;
-    const char *args[] = {"x", "--language", "python", "--seccomp", "none", "--instance",
-                          "unit-1", "--memory-mb", "300", "--pids-limit", "150", "--cpus", "0.5"};
+    const char *args[] = {"x",          "--language", "python",      "--seccomp", "none",
+                          "--instance", "unit-1",     "--memory-mb", "300",       "--pids-limit",
+                          "150",        "--cpus",     "0.5"};
     char *argv[14] = {0};
     for (int i = 0; i < 13; i++)
         argv[i] = strdup(args[i]); /* getopt wants char * */
@@ -180,18 +193,16 @@ Test(sandbox, create_body_carries_every_security_setting)
 {
     struct exec_config c = test_config();
     char *body = NULL;
-    cr_assert_eq(sandbox_create_body(&c, "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}", NULL, &body,
-                                     NULL),
-                 0);
+    cr_assert_eq(
+        sandbox_create_body(&c, "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}", NULL, &body, NULL), 0);
     json_t *j = json_loads(body, 0, NULL);
     json_t *hc = json_object_get(j, "HostConfig");
     cr_assert_str_eq(json_string_value(json_object_get(j, "User")), "65534:65534");
     cr_assert(json_is_true(json_object_get(j, "OpenStdin")));
     cr_assert(json_is_false(json_object_get(j, "Tty")));
     cr_assert(json_is_true(json_object_get(j, "NetworkDisabled")));
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "Labels"),
-                                                       EXEC_LABEL_KEY)),
-                     "unit-1");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "Labels"), EXEC_LABEL_KEY)), "unit-1");
     cr_assert_str_eq(json_string_value(json_object_get(hc, "Runtime")), "runsc");
     cr_assert_str_eq(json_string_value(json_object_get(hc, "NetworkMode")), "none");
     cr_assert(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
@@ -288,13 +299,12 @@ Test(job, result_is_the_line_with_the_nonce)
 {
     struct job_io io;
     job_io_init(&io, 4096, NONCE);
-    const char *chunks[] = {
-        "partial line from someone\n\n",
-        "{\"sandgate_runner\":1,\"nonce\":\"forged\",\"outcome\":\"ok\"}\n",
-        "not json " NONCE "\n",
-        "\n{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",",
-        "\"outcome\":\"ok\"}\nignored after",
-        NULL};
+    const char *chunks[] = {"partial line from someone\n\n",
+                            "{\"sandgate_runner\":1,\"nonce\":\"forged\",\"outcome\":\"ok\"}\n",
+                            "not json " NONCE "\n",
+                            "\n{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",",
+                            "\"outcome\":\"ok\"}\nignored after",
+                            NULL};
     cr_assert_eq(feed_frames(&io, chunks), 1);
     cr_assert_str_eq(json_string_value(json_object_get(io.result, "nonce")), NONCE);
     job_io_free(&io);

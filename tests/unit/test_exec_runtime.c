@@ -12,19 +12,19 @@
 #include "exec_api.h"
 #include "outcome.h"
 
-#define PY_RT                                                                                   \
-    "{\"processes\": false, \"network\": false, \"imports\": {\"mode\": \"allow\", "            \
-    "\"modules\": [\"json\"]}, \"files\": \"sandbox\", \"read_paths\": [\"/usr/lib/python3\"], " \
+#define PY_RT                                                                                      \
+    "{\"processes\": false, \"network\": false, \"imports\": {\"mode\": \"allow\", "               \
+    "\"modules\": [\"json\"]}, \"files\": \"sandbox\", \"read_paths\": [\"/usr/lib/python3\"], "   \
     "\"native_code\": false, \"unpickle\": false, \"reflection\": false}"
-#define JS_RT                                                                                   \
-    "{\"processes\": false, \"network\": false, \"imports\": null, \"process_properties\": "    \
+#define JS_RT                                                                                      \
+    "{\"processes\": false, \"network\": false, \"imports\": null, \"process_properties\": "       \
     "[\"nextTick\"]}"
 
 static int parse_lang(const char *lang, const char *runtime, struct exec_request *r,
                       struct sg_error *e)
 {
     char *argv[] = {strdup("sandgate-executor"), strdup("--language"), strdup(lang),
-                    strdup("--seccomp"), strdup("none"), NULL};
+                    strdup("--seccomp"),         strdup("none"),       NULL};
     struct exec_config c;
     cr_assert_eq(exec_config_parse(5, argv, &c, e), 0);
     for (int i = 0; i < 5; i++)
@@ -160,18 +160,23 @@ Test(exec_runtime, unauthorized_outcome_is_checked)
     struct exec_outcome o;
     /* a type outside the list, no denials, or a non-array: malformed */
     cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
-                             "\"denials\": [{\"type\": \"root\", \"target\": \"x\"}]}", &o),
+                             "\"denials\": [{\"type\": \"root\", \"target\": \"x\"}]}",
+                             &o),
                  -EPROTO);
     cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
-                             "\"denials\": []}", &o), -EPROTO);
+                             "\"denials\": []}",
+                             &o),
+                 -EPROTO);
     cr_expect_eq(from_runner("{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\"}", &o),
                  -EPROTO);
     /* a long multi-byte target is cut on a character boundary */
     char line[2048], target[700] = "x"; /* odd: the cut falls inside a character */
     for (int i = 0; i < 150; i++)
         strcat(target, "\xc3\xa9"); /* 300 bytes of é */
-    snprintf(line, sizeof(line), "{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
-             "\"denials\": [{\"type\": \"file\", \"target\": \"%s\"}]}", target);
+    snprintf(line, sizeof(line),
+             "{\"sandgate_runner\": 1, \"outcome\": \"unauthorized\", "
+             "\"denials\": [{\"type\": \"file\", \"target\": \"%s\"}]}",
+             target);
     cr_assert_eq(from_runner(line, &o), 0);
     const char *t = json_string_value(json_object_get(json_array_get(o.denials, 0), "target"));
     cr_assert_not_null(t, "the target must survive as valid UTF-8");

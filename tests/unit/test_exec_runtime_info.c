@@ -7,10 +7,11 @@
 
 #include "runtime_info.h"
 
-#define OK_DOC "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":" \
-               "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"re\"],\"packages\":[{\"name\":" \
-               "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]}]," \
-               "\"system_packages\":[{\"name\":\"python3\",\"version\":\"3.11.2-1\"}]}"
+#define OK_DOC                                                                                     \
+    "{\"language\":\"python\",\"interpreter\":{\"name\":\"CPython\",\"version\":"                  \
+    "\"3.11.2\"},\"stdlib_modules\":[\"json\",\"re\"],\"packages\":[{\"name\":"                    \
+    "\"numpy\",\"version\":\"1.24.2\",\"modules\":[\"numpy\"]}],"                                  \
+    "\"system_packages\":[{\"name\":\"python3\",\"version\":\"3.11.2-1\"}]}"
 
 /* Append one tar entry (header + padded data) at *off. */
 static void entry(char *tar, size_t *off, char type, const char *data, const char *size_field)
@@ -66,11 +67,14 @@ Test(runtime_info, refuses_malformed_streams_and_documents)
         {"[1]", "not a JSON object"},
         {"{\"language\":\"python\"}", "interpreter.version"},
         {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[1],"
-         "\"packages\":[],\"system_packages\":[]}", "stdlib_modules[0]"},
+         "\"packages\":[],\"system_packages\":[]}",
+         "stdlib_modules[0]"},
         {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[],"
-         "\"packages\":[{\"name\":\"x\"}],\"system_packages\":[]}", "packages[0]"},
+         "\"packages\":[{\"name\":\"x\"}],\"system_packages\":[]}",
+         "packages[0]"},
         {"{\"language\":\"python\",\"interpreter\":{\"version\":\"3\"},\"stdlib_modules\":[],"
-         "\"packages\":[]}", "system_packages"},
+         "\"packages\":[]}",
+         "system_packages"},
     };
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
         size_t len;

@@ -19,9 +19,9 @@
 #include "json_raw.h"
 
 static const char *const env_names[] = {
-    "SANDGATE_LANGUAGE", "SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY", "SANDBOX_ENABLE_SECCOMP",
-    "SANDGATE_SECCOMP_PROFILE", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE",
-    "SANDBOX_BASE_PYTHON_IMAGE", "SANDGATE_LISTEN", NULL};
+    "SANDGATE_LANGUAGE",         "SANDBOX_TIMEOUT",          "SANDBOX_MAX_MEMORY",
+    "SANDBOX_ENABLE_SECCOMP",    "SANDGATE_SECCOMP_PROFILE", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE",
+    "SANDBOX_BASE_PYTHON_IMAGE", "SANDGATE_LISTEN",          NULL};
 
 static void clean_env(void)
 {
@@ -79,12 +79,13 @@ Test(config, language_required_and_checked)
 Test(config, language_spellings)
 {
     struct exec_config c;
-    const char *js[] = {"nodejs", "javascript"}, *bad[] = {"js", "node", "python3", "JavaScript",
-                                                          "Python"};
+    const char *js[] = {"nodejs", "javascript"},
+               *bad[] = {"js", "node", "python3", "JavaScript", "Python"};
     cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", NULL), 0);
     cr_assert_eq(c.language, SG_LANG_PYTHON);
     for (size_t i = 0; i < 2; i++) {
-        cr_assert_eq(parse(&c, NULL, "--language", js[i], "--seccomp", "none", NULL), 0, "%s", js[i]);
+        cr_assert_eq(parse(&c, NULL, "--language", js[i], "--seccomp", "none", NULL), 0, "%s",
+                     js[i]);
         cr_assert_eq(c.language, SG_LANG_JAVASCRIPT);
         cr_assert_str_eq(c.instance, "sandgate-nodejs");
     }
@@ -135,12 +136,18 @@ Test(config, seccomp_profile_selection)
 Test(config, ranges_enforced)
 {
     struct exec_config c;
-    const char *bad[][2] = {{"--pids-limit", "32"},  {"--pool-size", "0"},
-                            {"--pool-size", "65"},   {"--memory-mb", "16"},
-                            {"--cpus", "0"},         {"--cpus", "abc"},
-                            {"--timeout-ms", "-5"},  {"--listen", "nocolon"},
-                            {"--listen", "1.2.3.4:99999"}, {"--instance", "bad/name"},
-                            {"--max-output-bytes", "10"}, {"--log-level", "loud"}};
+    const char *bad[][2] = {{"--pids-limit", "32"},
+                            {"--pool-size", "0"},
+                            {"--pool-size", "65"},
+                            {"--memory-mb", "16"},
+                            {"--cpus", "0"},
+                            {"--cpus", "abc"},
+                            {"--timeout-ms", "-5"},
+                            {"--listen", "nocolon"},
+                            {"--listen", "1.2.3.4:99999"},
+                            {"--instance", "bad/name"},
+                            {"--max-output-bytes", "10"},
+                            {"--log-level", "loud"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", bad[i][0],
                            bad[i][1], NULL),
@@ -156,12 +163,12 @@ Test(config, runc_only_with_explicit_flag)
 {
     struct exec_config c;
     struct sg_error e = {0};
-    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--runtime", "runc",
-                       NULL),
-                 -EINVAL);
+    cr_assert_eq(
+        parse(&c, &e, "--language", "python", "--seccomp", "none", "--runtime", "runc", NULL),
+        -EINVAL);
     cr_assert(strstr(e.msg, "--insecure-runtime"));
-    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none",
-                       "--insecure-runtime", "runc", NULL),
+    cr_assert_eq(parse(&c, NULL, "--language", "python", "--seccomp", "none", "--insecure-runtime",
+                       "runc", NULL),
                  0);
     cr_assert(c.insecure_runtime);
     cr_assert_str_eq(c.runtime, "runc");
@@ -186,35 +193,34 @@ Test(config, bare_numbers_mean_the_unit_of_their_name)
      * ms and MiB, RAGFlow's variables seconds and (Docker's) bytes. */
     struct exec_config c;
     struct sg_error e = {0};
-    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms",
-                       "1500", "--memory-mb", "512", NULL),
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms", "1500",
+                       "--memory-mb", "512", NULL),
                  0, "%s", e.msg);
     cr_assert_eq(c.timeout_ms, 1500);
     cr_assert_eq(c.memory_mb, 512);
-    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms",
-                       "1m30s", "--memory-mb", "1g", "--max-timeout-ms", "2m", NULL),
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--timeout-ms", "1m30s",
+                       "--memory-mb", "1g", "--max-timeout-ms", "2m", NULL),
                  0, "%s", e.msg);
     cr_assert_eq(c.timeout_ms, 90000);
     cr_assert_eq(c.memory_mb, 1024);
     cr_assert_eq(c.max_timeout_ms, 120000);
     setenv("SANDBOX_TIMEOUT", "20", 1);
     setenv("SANDBOX_MAX_MEMORY", "536870912", 1);
-    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), 0, "%s",
-                 e.msg);
+    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), 0, "%s", e.msg);
     cr_assert_eq(c.timeout_ms, 20000);
     cr_assert_eq(c.memory_mb, 512);
     setenv("SANDBOX_MAX_MEMORY", "512", 1);
     cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), -EINVAL);
-    cr_assert(strstr(e.msg, "SANDBOX_MAX_MEMORY='512' is invalid: 1 is outside [32, 65536]"),
-              "%s", e.msg);
+    cr_assert(strstr(e.msg, "SANDBOX_MAX_MEMORY='512' is invalid: 1 is outside [32, 65536]"), "%s",
+              e.msg);
     unsetenv("SANDBOX_MAX_MEMORY");
     setenv("SANDBOX_TIMEOUT", "1m1m", 1);
     cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), -EINVAL);
     cr_assert(strstr(e.msg, "is not a duration"), "%s", e.msg);
     clean_env();
-    cr_assert_eq(parse(&c, &e, "--language", "python", "--seccomp", "none", "--pool-size", "x",
-                       NULL),
-                 -EINVAL);
+    cr_assert_eq(
+        parse(&c, &e, "--language", "python", "--seccomp", "none", "--pool-size", "x", NULL),
+        -EINVAL);
     cr_assert(strstr(e.msg, "--pool-size 'x' is invalid: 'x' is not an unsigned integer"), "%s",
               e.msg);
 }
@@ -304,19 +310,30 @@ Test(exec_api, enable_seccomp_fails_closed_without_a_profile)
 
 Test(exec_api, invalid_requests)
 {
-    const char *bad[] = {
-        "", "[]", "{\"code\":1}", "{}", "{\"code\":\"x\",\"language\":\"nodejs\"}",
-        "{\"code\":\"x\",\"language\":7}", "{\"code\":\"x\",\"job_id\":\"\"}",
-        "{\"code\":\"x\",\"job_id\":\"a b\"}",
-        "{\"code\":\"x\",\"job_id\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
-        "{\"code\":\"x\",\"arguments\":[]}", "{\"code\":\"x\",\"arguments\":\"s\"}",
-        "{\"code\":\"x\",\"files\":[]}", "{\"code\":\"x\",\"files\":{\"a/b\":\"\"}}",
-        "{\"code\":\"x\",\"files\":{\"..\":\"\"}}", "{\"code\":\"x\",\"files\":{\".env\":\"\"}}",
-        "{\"code\":\"x\",\"files\":{\"a\":5}}", "{\"code\":\"x\",\"files\":{\"a\":\"!!!!\"}}",
-        "{\"code\":\"x\",\"limits\":{\"timeout_ms\":0}}",
-        "{\"code\":\"x\",\"limits\":{\"timeout_ms\":1.5}}",
-        "{\"code\":\"x\",\"limits\":{\"nproc\":1}}", "{\"code\":\"x\",\"limits\":[]}",
-        "{\"code\":\"x\",\"code\":\"y\"}", "{\"code\":\"a\\u0000b\"}"};
+    const char *bad[] = {"",
+                         "[]",
+                         "{\"code\":1}",
+                         "{}",
+                         "{\"code\":\"x\",\"language\":\"nodejs\"}",
+                         "{\"code\":\"x\",\"language\":7}",
+                         "{\"code\":\"x\",\"job_id\":\"\"}",
+                         "{\"code\":\"x\",\"job_id\":\"a b\"}",
+                         "{\"code\":\"x\",\"job_id\":"
+                         "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+                         "{\"code\":\"x\",\"arguments\":[]}",
+                         "{\"code\":\"x\",\"arguments\":\"s\"}",
+                         "{\"code\":\"x\",\"files\":[]}",
+                         "{\"code\":\"x\",\"files\":{\"a/b\":\"\"}}",
+                         "{\"code\":\"x\",\"files\":{\"..\":\"\"}}",
+                         "{\"code\":\"x\",\"files\":{\".env\":\"\"}}",
+                         "{\"code\":\"x\",\"files\":{\"a\":5}}",
+                         "{\"code\":\"x\",\"files\":{\"a\":\"!!!!\"}}",
+                         "{\"code\":\"x\",\"limits\":{\"timeout_ms\":0}}",
+                         "{\"code\":\"x\",\"limits\":{\"timeout_ms\":1.5}}",
+                         "{\"code\":\"x\",\"limits\":{\"nproc\":1}}",
+                         "{\"code\":\"x\",\"limits\":[]}",
+                         "{\"code\":\"x\",\"code\":\"y\"}",
+                         "{\"code\":\"a\\u0000b\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct exec_request r;
         struct sg_error e = {0};
@@ -413,10 +430,10 @@ Test(outcome, runner_outcomes_map_to_ragflow_codes)
         int code;
         const char *limit, *rt;
     } cases[] = {
-        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":1}", EXEC_PROGRAM_ERROR,
-         1, NULL, "nonzero_exit"},
-        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":3}", EXEC_PROGRAM_ERROR,
-         3, NULL, "nonzero_exit"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":1}", EXEC_PROGRAM_ERROR, 1,
+         NULL, "nonzero_exit"},
+        {"{\"sandgate_runner\":1,\"outcome\":\"exception\",\"exit_code\":3}", EXEC_PROGRAM_ERROR, 3,
+         NULL, "nonzero_exit"},
         {"{\"sandgate_runner\":1,\"outcome\":\"no_main\",\"exit_code\":1}", EXEC_PROGRAM_ERROR, 1,
          NULL, "nonzero_exit"},
         {"{\"sandgate_runner\":1,\"outcome\":\"timeout\",\"exit_code\":-124}", EXEC_RESOURCE_LIMIT,
@@ -427,8 +444,8 @@ Test(outcome, runner_outcomes_map_to_ragflow_codes)
          EXEC_PROGRAM_ERROR, -9, NULL, "signalled"},
         {"{\"sandgate_runner\":1,\"outcome\":\"bad_job\",\"exit_code\":-3}", EXEC_RUNNER_ERROR, -3,
          NULL, NULL},
-        {"{\"sandgate_runner\":1,\"outcome\":\"runner_error\",\"exit_code\":-3}",
-         EXEC_RUNNER_ERROR, -3, NULL, NULL},
+        {"{\"sandgate_runner\":1,\"outcome\":\"runner_error\",\"exit_code\":-3}", EXEC_RUNNER_ERROR,
+         -3, NULL, NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         classify(cases[i].line, &o);
@@ -446,7 +463,10 @@ Test(outcome, runner_outcomes_map_to_ragflow_codes)
 
 Test(outcome, malformed_runner_lines)
 {
-    const char *bad[] = {"{}", "[]", "nope", "{\"sandgate_runner\":2,\"outcome\":\"ok\"}",
+    const char *bad[] = {"{}",
+                         "[]",
+                         "nope",
+                         "{\"sandgate_runner\":2,\"outcome\":\"ok\"}",
                          "{\"sandgate_runner\":1,\"outcome\":\"weird\"}",
                          "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"stdout\":5}",
                          "{\"sandgate_runner\":1,\"outcome\":\"ok\",\"exit_code\":100000}",
@@ -490,7 +510,8 @@ Test(outcome, dead_sandbox_classification)
     cr_assert_eq(o.status, EXEC_RUNNER_ERROR);
     cr_assert_eq(o.exit_code, EXEC_CODE_RUNNER);
     cr_assert(strstr(o.detail, "exit 134"), "%s", o.detail);
-    cr_assert_null(strstr(o.detail, "Traceback"), "runner internals stay out of detail: %s", o.detail);
+    cr_assert_null(strstr(o.detail, "Traceback"), "runner internals stay out of detail: %s",
+                   o.detail);
     cr_assert_null(strstr(o.detail, "/opt/"), "%s", o.detail);
     cr_assert_str_eq(o.log_detail, tb, "the executor log gets them");
     outcome_init(&o);
@@ -502,9 +523,9 @@ Test(outcome, dead_sandbox_classification)
 Test(outcome, response_fields)
 {
     struct exec_request r;
-    cr_assert_eq(req("{\"job_id\":\"resp\",\"code\":\"x\",\"limits\":{\"timeout_ms\":99999999}}",
-                     &r, NULL),
-                 0);
+    cr_assert_eq(
+        req("{\"job_id\":\"resp\",\"code\":\"x\",\"limits\":{\"timeout_ms\":99999999}}", &r, NULL),
+        0);
     struct exec_outcome o;
     outcome_init(&o);
     outcome_limit(&o, "time", EXEC_CODE_TIME, "time limit exceeded");

@@ -49,8 +49,18 @@ Test(flavour_parse, short_forms)
 Test(flavour_parse, rejects_bad_specs)
 {
     static const char *bad[] = {
-        "", "=numpy", "bad name=numpy", "n=numpy:", "n=numpy:65", "n=numpy:-1", "n=numpy:1x",
-        "n=num py", "n=numpy,,pandas", "n=numpy,numpy", "n=a;b", "n=$(id)",
+        "",
+        "=numpy",
+        "bad name=numpy",
+        "n=numpy:",
+        "n=numpy:65",
+        "n=numpy:-1",
+        "n=numpy:1x",
+        "n=num py",
+        "n=numpy,,pandas",
+        "n=numpy,numpy",
+        "n=a;b",
+        "n=$(id)",
         "a_name_that_is_longer_than_31_bytes=numpy",
         "n=a_module_name_that_is_longer_than_sixty_three_bytes_and_so_is_refused_here",
         "n=a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q"};
@@ -238,8 +248,7 @@ Test(flavour_targets, never_exceeds_budget)
             used += t[i] * mem[i];
         cr_assert_leq(used, budget);
         for (int i = 0; i < 4; i++) /* and nothing more would fit */
-            cr_assert(t[i] == want[i] || used + mem[i] > budget, "budget %u flavour %d", budget,
-                      i);
+            cr_assert(t[i] == want[i] || used + mem[i] > budget, "budget %u flavour %d", budget, i);
     }
 }
 
@@ -294,7 +303,9 @@ Test(exec_imports, accepted_and_borrowed)
 {
     struct exec_request r;
     cr_assert_eq(parse_req("{\"code\":\"x\",\"imports\":[\"pandas\",\"numpy.linalg\","
-                           "\"@scope/pkg\",\"node:fs\"]}", &r, NULL), 0);
+                           "\"@scope/pkg\",\"node:fs\"]}",
+                           &r, NULL),
+                 0);
     cr_assert_eq(r.n_imports, 4);
     cr_assert_str_eq(r.imports[0], "pandas");
     cr_assert_str_eq(r.imports[3], "node:fs");
@@ -392,8 +403,9 @@ Test(sandbox_flavour, env_and_label)
     cr_assert_str_eq(json_string_value(json_object_get(labels, EXEC_LABEL_POOL)), "inst.pandas");
     cr_assert_str_eq(json_string_value(json_object_get(labels, EXEC_LABEL_KEY)), c.instance,
                      "the instance label stays: the start-up reap removes every flavour's");
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "HostConfig"), "Runtime")),
-                     "runsc", "the rest of the spec is untouched");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "HostConfig"), "Runtime")), "runsc",
+        "the rest of the spec is untouched");
     json_decref(j);
     free(body);
     cr_assert_eq(sandbox_flavour_body("not json", "l", "", &body, NULL), -ENOMEM);
@@ -412,7 +424,10 @@ Test(docker_stats, memory_minus_inactive_cache)
     const char *v2 = "{\"memory_stats\":{\"usage\":1000,\"stats\":{\"inactive_file\":5000}}}";
     cr_assert_eq(docker_parse_stats_memory(v2, strlen(v2), &b), 0);
     cr_assert_eq(b, 1000, "a cache figure above usage is ignored");
-    static const char *bad[] = {"", "[]", "{}", "{\"memory_stats\":{}}",
+    static const char *bad[] = {"",
+                                "[]",
+                                "{}",
+                                "{\"memory_stats\":{}}",
                                 "{\"memory_stats\":{\"usage\":-1}}",
                                 "{\"memory_stats\":{\"usage\":\"1\"}}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -461,7 +476,7 @@ Test(flavour_config, errors_name_the_problem)
     cr_assert_eq(cfg_parse(&c, &e, "--language", "python", "--seccomp", "none", NULL), -EINVAL);
     cr_assert(strstr(e.msg, "SANDGATE_FLAVOURS"), "%s", e.msg);
     unsetenv("SANDGATE_FLAVOURS");
-    cr_assert_eq(cfg_parse(&c, &e, "--language", "python", "--seccomp", "none",
-                           "--pool-memory-mb", "lots", NULL),
+    cr_assert_eq(cfg_parse(&c, &e, "--language", "python", "--seccomp", "none", "--pool-memory-mb",
+                           "lots", NULL),
                  -EINVAL);
 }

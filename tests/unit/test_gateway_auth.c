@@ -29,7 +29,8 @@ Test(gw_tenants, lookup_by_plain_and_hashed_token)
              "{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"policies\": [\"default\","
              "\"strict\"], \"default_policy\": \"strict\", \"rate_limit\": {\"per_second\": 5},"
              "\"max_limits\": {\"timeout_ms\": 2000, \"memory_mb\": 64}},"
-             "\"b\": {\"token_sha256\": [\"%s\"]}}}", hex);
+             "\"b\": {\"token_sha256\": [\"%s\"]}}}",
+             hex);
     struct sg_error err = {0};
     struct gw_tenants *t = load(json, &err);
     cr_assert_not_null(t, "%s", err.msg);
@@ -63,13 +64,16 @@ Test(gw_tenants, invalid_documents_are_refused_with_the_path)
         {"{\"tenants\": {\"a\": {}}}", "no tokens"},
         {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"colour\": 1}}}", "colour"},
         {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"]}, \"b\": {\"tokens\": [\"" TOK_A
-         "\"]}}}", "share a token"},
+         "\"]}}}",
+         "share a token"},
         {"{\"tenants\": {\"a b\": {\"tokens\": [\"" TOK_A "\"]}}}", "tenant name"},
         {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"policies\": [\"x\"], "
-         "\"default_policy\": \"y\"}}}", "not in policies"},
+         "\"default_policy\": \"y\"}}}",
+         "not in policies"},
         {"{\"tenants\": {\"a\": {\"token_sha256\": [\"abc\"]}}}", "64 hex"},
         {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"rate_limit\": {\"per_second\": "
-         "-1}}}}", "per_second"},
+         "-1}}}}",
+         "per_second"},
         {"{\"users\": {}}", "expected"},
         {"{\"tenants\": ", "line"},
     };

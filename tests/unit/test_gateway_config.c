@@ -37,10 +37,11 @@ Test(gw_config, defaults_are_valid_and_loopback)
 
 Test(gw_config, file_sets_keys_and_executors)
 {
-    cr_assert_eq(load("{\"port\": 1234, \"default_timeout_ms\": 5000, \"audit_log\": \"/tmp/a\","
-                      "\"executors\": {\"python\": [\"http://127.0.0.1:1/\", \"http://127.0.0.2:2\"]},"
-                      "\"enable_seccomp\": true, \"log_level\": \"debug\"}"),
-                 0, "%s", err.msg);
+    cr_assert_eq(
+        load("{\"port\": 1234, \"default_timeout_ms\": 5000, \"audit_log\": \"/tmp/a\","
+             "\"executors\": {\"python\": [\"http://127.0.0.1:1/\", \"http://127.0.0.2:2\"]},"
+             "\"enable_seccomp\": true, \"log_level\": \"debug\"}"),
+        0, "%s", err.msg);
     cr_assert_eq(cfg.port, 1234);
     cr_assert_eq(cfg.default_timeout_ms, 5000);
     cr_assert_str_eq(cfg.audit_log, "/tmp/a");
@@ -80,7 +81,8 @@ Test(gw_config, bad_executor_urls_are_refused)
 Test(gw_config, discovery_urls_need_a_name_and_a_port)
 {
     cr_assert_eq(load("{\"executors\": {\"python\": [\"http://tasks.sg_exec:9401\", "
-                      "\"dns+http://exec.ns.svc:9401\"]}}"), 0, "%s", err.msg);
+                      "\"dns+http://exec.ns.svc:9401\"]}}"),
+                 0, "%s", err.msg);
     cr_assert_str_eq(cfg.executors[0][1], "dns+http://exec.ns.svc:9401");
     cr_assert_neq(load("{\"executors\": {\"python\": [\"http://tasks.sg_exec\"]}}"), 0);
     cr_assert(strstr(err.msg, "executors.python[0]") && strstr(err.msg, ":PORT"), "%s", err.msg);
@@ -164,7 +166,8 @@ Test(gw_config, front_door_limits)
 {
     cr_assert_eq(load("{\"max_connections_per_ip\": 8, \"receive_timeout_s\": 5, "
                       "\"max_inflight_requests\": 32, \"max_queued_requests\": 0, "
-                      "\"max_bodies_bytes\": 16777216}"), 0, "%s", err.msg);
+                      "\"max_bodies_bytes\": 16777216}"),
+                 0, "%s", err.msg);
     cr_assert_eq(cfg.max_connections_per_ip, 8);
     cr_assert_eq(cfg.receive_timeout_s, 5);
     cr_assert_eq(cfg.max_inflight_requests, 32);
@@ -197,7 +200,8 @@ Test(gw_config, values_use_the_shared_grammar)
     setenv("SANDGATE_MAX_BODY_BYTES", "2k", 1); /* a count of bytes, not a size */
     cr_assert_eq(gw_config_apply_env(&cfg, &err), -EINVAL);
     cr_assert(strstr(err.msg, "SANDGATE_MAX_BODY_BYTES: max_body_bytes: '2k' is not an unsigned "
-                              "integer"), "%s", err.msg);
+                              "integer"),
+              "%s", err.msg);
     setenv("SANDGATE_MAX_BODY_BYTES", "", 1); /* empty: unset */
     setenv("SANDGATE_ENABLE_SECCOMP", "maybe", 1);
     cr_assert_eq(gw_config_apply_env(&cfg, &err), -EINVAL);
@@ -236,9 +240,16 @@ Test(gw_config, help_lists_every_key_and_env)
     FILE *f = open_memstream(&text, &len);
     gw_config_print_help(f);
     fclose(f);
-    const char *must[] = {"listen", "SANDGATE_LISTEN", "tokens_file", "max_files_bytes",
-                          "SANDBOX_TIMEOUT", "SANDBOX_MAX_MEMORY", "SANDBOX_ENABLE_SECCOMP",
-                          "SANDGATE_EXECUTORS_PYTHON", "drain_timeout_ms", "busy_retries"};
+    const char *must[] = {"listen",
+                          "SANDGATE_LISTEN",
+                          "tokens_file",
+                          "max_files_bytes",
+                          "SANDBOX_TIMEOUT",
+                          "SANDBOX_MAX_MEMORY",
+                          "SANDBOX_ENABLE_SECCOMP",
+                          "SANDGATE_EXECUTORS_PYTHON",
+                          "drain_timeout_ms",
+                          "busy_retries"};
     for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
         cr_assert(strstr(text, must[i]), "help lacks %s", must[i]);
     free(text);

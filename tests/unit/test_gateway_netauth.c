@@ -65,8 +65,8 @@ Test(gw_cidr, refuses_malformed_and_dangerous_networks)
         struct gw_cidr c;
         struct sg_error err = {0};
         cr_assert_lt(gw_cidr_parse(cases[i].text, &c, &err), 0, "'%s' parsed", cases[i].text);
-        cr_assert(strstr(err.msg, cases[i].needle), "'%s': '%s' lacks '%s'", cases[i].text,
-                  err.msg, cases[i].needle);
+        cr_assert(strstr(err.msg, cases[i].needle), "'%s': '%s' lacks '%s'", cases[i].text, err.msg,
+                  cases[i].needle);
     }
 }
 
@@ -94,11 +94,12 @@ static struct gw_tenants *load(const char *json, struct sg_error *err)
 Test(gw_netauth, tenant_by_network_and_token_wins)
 {
     struct sg_error err = {0};
-    struct gw_tenants *t = load("{\"tenants\": {"
-                                "\"ragflow\": {\"networks\": [\"172.28.0.0/16\", \"fd00:28::/64\"]},"
-                                "\"default\": {\"tokens\": [\"" TOK_A "\"], "
-                                "\"networks\": [\"172.18.0.1/32\"]}}}",
-                                &err);
+    struct gw_tenants *t =
+        load("{\"tenants\": {"
+             "\"ragflow\": {\"networks\": [\"172.28.0.0/16\", \"fd00:28::/64\"]},"
+             "\"default\": {\"tokens\": [\"" TOK_A "\"], "
+             "\"networks\": [\"172.18.0.1/32\"]}}}",
+             &err);
     cr_assert_not_null(t, "%s", err.msg);
     const struct gw_cidr *net = NULL;
     const struct gw_tenant *r = gw_tenants_lookup_peer(t, "172.28.3.4", &net);
@@ -129,9 +130,11 @@ Test(gw_netauth, invalid_networks_are_refused_naming_tenants)
         const char *json, *needle;
     } cases[] = {
         {"{\"tenants\": {\"a\": {\"networks\": [\"10.0.0.0/8\"]}, \"b\": {\"networks\": "
-         "[\"10.20.0.0/16\"]}}}", "tenants a (10.0.0.0/8) and b (10.20.0.0/16) overlap"},
+         "[\"10.20.0.0/16\"]}}}",
+         "tenants a (10.0.0.0/8) and b (10.20.0.0/16) overlap"},
         {"{\"tenants\": {\"a\": {\"networks\": [\"10.0.0.0/8\"]}, \"b\": {\"tokens\": [\"" TOK_A
-         "\"], \"networks\": [\"192.168.0.0/16\", \"::ffff:10.9.9.9\"]}}}", "overlap"},
+         "\"], \"networks\": [\"192.168.0.0/16\", \"::ffff:10.9.9.9\"]}}}",
+         "overlap"},
         {"{\"tenants\": {\"a\": {\"networks\": []}}}", "no tokens and no networks"},
         {"{\"tenants\": {\"a\": {\"networks\": \"10.0.0.0/8\"}}}", "tenants.a.networks: expected"},
         {"{\"tenants\": {\"a\": {\"networks\": [8]}}}", "networks[0]: expected a string"},
@@ -141,7 +144,8 @@ Test(gw_netauth, invalid_networks_are_refused_naming_tenants)
         {"{\"tenants\": {\"a\": {\"networks\": [\"1.0.0.0/8\",\"2.0.0.0/8\",\"3.0.0.0/8\","
          "\"4.0.0.0/8\",\"5.0.0.0/8\",\"6.0.0.0/8\",\"7.0.0.0/8\",\"8.0.0.0/8\",\"9.0.0.0/8\","
          "\"10.0.0.0/8\",\"11.0.0.0/8\",\"12.0.0.0/8\",\"13.0.0.0/8\",\"14.0.0.0/8\","
-         "\"15.0.0.0/8\",\"16.0.0.0/8\",\"17.0.0.0/8\"]}}}", "at most 16"},
+         "\"15.0.0.0/8\",\"16.0.0.0/8\",\"17.0.0.0/8\"]}}}",
+         "at most 16"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct sg_error err = {0};

@@ -40,7 +40,8 @@ TestSuite(gw_request, .fini = teardown);
 Test(gw_request, ragflow_run_shape)
 {
     cr_assert_eq(parse(GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"" B64_MAIN "\", \"language\": "
-                       "\"python\", \"arguments\": {\"a\": [1, 2]}}"), 0, "%s", rerr.message);
+                                           "\"python\", \"arguments\": {\"a\": [1, 2]}}"),
+                 0, "%s", rerr.message);
     cr_assert_eq(req.lang, SG_LANG_PYTHON);
     cr_assert_eq(req.code_len, strlen("def main(): return 1"));
     cr_assert_str_eq(req.code, "def main(): return 1");
@@ -51,12 +52,13 @@ Test(gw_request, ragflow_run_shape)
 Test(gw_request, ragflow_defaults_and_leniency)
 {
     cr_assert_eq(parse(GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"" B64_MAIN "\", \"arguments\": "
-                       "null, \"extra\": 1}"), 0, "%s", rerr.message);
+                                           "null, \"extra\": 1}"),
+                 0, "%s", rerr.message);
     cr_assert_eq(req.lang, SG_LANG_PYTHON, "language defaults to python");
     cr_assert_eq(json_object_size(req.arguments), 0, "null arguments are {}");
     gw_request_free(&req);
-    cr_assert_eq(parse(GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"\", \"language\": \"JavaScript\"}"),
-                 0, "%s", rerr.message);
+    cr_assert_eq(parse(GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"\", \"language\": \"JavaScript\"}"), 0,
+                 "%s", rerr.message);
     cr_assert_eq(req.lang, SG_LANG_JAVASCRIPT, "javascript alias, any case");
     cr_assert_eq(req.code_len, 0);
     gw_request_free(&req);
@@ -66,10 +68,11 @@ Test(gw_request, ragflow_defaults_and_leniency)
 
 Test(gw_request, native_run_with_everything)
 {
-    cr_assert_eq(parse(GW_REQ_RUN, "{\"language\": \"nodejs\", \"code\": \"x\", \"policy\": "
+    cr_assert_eq(parse(GW_REQ_RUN,
+                       "{\"language\": \"nodejs\", \"code\": \"x\", \"policy\": "
                        "\"strict\", \"limits\": {\"timeout_ms\": 500, \"memory_mb\": 64}, "
-                       "\"files\": {\"data.csv\": \"YWJj\", \"b-1_x\": \"\"}}"), 0, "%s",
-                 rerr.message);
+                       "\"files\": {\"data.csv\": \"YWJj\", \"b-1_x\": \"\"}}"),
+                 0, "%s", rerr.message);
     cr_assert_eq(req.lang, SG_LANG_JAVASCRIPT);
     cr_assert_str_eq(req.code, "x");
     cr_assert_str_eq(req.policy, "strict");
@@ -81,12 +84,14 @@ Test(gw_request, native_run_with_everything)
 
 Test(gw_request, analyze_shape)
 {
-    cr_assert_eq(parse(GW_REQ_ANALYZE, "{\"language\": \"python\", \"code_b64\": \"" B64_MAIN
-                       "\"}"), 0, "%s", rerr.message);
+    cr_assert_eq(
+        parse(GW_REQ_ANALYZE, "{\"language\": \"python\", \"code_b64\": \"" B64_MAIN "\"}"), 0,
+        "%s", rerr.message);
     cr_assert_null(req.arguments);
     gw_request_free(&req);
     cr_assert_eq(parse(GW_REQ_ANALYZE, "{\"language\": \"python\", \"code\": \"x\", "
-                       "\"arguments\": {}}"), -EINVAL, "analyze takes no arguments");
+                                       "\"arguments\": {}}"),
+                 -EINVAL, "analyze takes no arguments");
     cr_assert_str_eq(rerr.code, "unknown_field");
 }
 
@@ -109,8 +114,7 @@ static const struct bad_case bad_cases[] = {
     {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ\"}", 400, "bad_base64", "code_b64"},
     {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"language\": \"ruby\"}", 400,
      "unknown_language", "language"},
-    {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"language\": 3}", 400, "bad_type",
-     "language"},
+    {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"language\": 3}", 400, "bad_type", "language"},
     {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"language\": \"pythonpythonpythonpython\"}",
      400, "unknown_language", "language"},
     {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"arguments\": [1]}", 400, "bad_type",
@@ -119,19 +123,24 @@ static const struct bad_case bad_cases[] = {
      "arguments"},
     {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"arguments\": {\"a\": {\"b\": {\"c\": {}}}}}",
      400, "arguments_too_deep", "arguments"},
-    {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"arguments\": {\"a\": \"xxxxxxxxxxxxxxxxxxxx"
+    {GW_REQ_RAGFLOW_RUN,
+     "{\"code_b64\": \"YQ==\", \"arguments\": {\"a\": \"xxxxxxxxxxxxxxxxxxxx"
      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}",
      413, "arguments_too_large", "arguments"},
-    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}", 413, "code_too_large", "code"},
-    {GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4"
-     "eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4\"}", 413, "code_too_large", "code_b64"},
+    {GW_REQ_RUN,
+     "{\"language\": \"python\", \"code\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}",
+     413, "code_too_large", "code"},
+    {GW_REQ_RAGFLOW_RUN,
+     "{\"code_b64\": \"eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4"
+     "eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4\"}",
+     413, "code_too_large", "code_b64"},
     {GW_REQ_RUN, "{\"code\": \"x\"}", 400, "bad_request", "language"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"code_b64\": \"YQ==\"}", 400,
      "bad_request", "exactly one"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": 1}", 400, "bad_type", "code"},
-    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"colour\": 1}", 400,
-     "unknown_field", "colour"},
+    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"colour\": 1}", 400, "unknown_field",
+     "colour"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"policy\": 1}", 400, "bad_type",
      "policy"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"policy\": \"\"}", 400,
@@ -140,8 +149,10 @@ static const struct bad_case bad_cases[] = {
      "limits"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"limits\": {\"timeout_ms\": 0}}",
      400, "bad_type", "limits.timeout_ms"},
-    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"limits\": {\"timeout_ms\": "
-     "10001}}", 400, "limit_too_high", "limits.timeout_ms"},
+    {GW_REQ_RUN,
+     "{\"language\": \"python\", \"code\": \"x\", \"limits\": {\"timeout_ms\": "
+     "10001}}",
+     400, "limit_too_high", "limits.timeout_ms"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"limits\": {\"memory_mb\": 1.5}}",
      400, "bad_type", "limits.memory_mb"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"limits\": {\"cpus\": 1}}", 400,
@@ -158,10 +169,14 @@ static const struct bad_case bad_cases[] = {
      "bad_type", "files.a"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"files\": {\"a\": \"!!\"}}", 400,
      "bad_base64", "files.a"},
-    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"files\": {\"a\": \"\", \"b\": "
-     "\"\", \"c\": \"\"}}", 413, "too_many_files", "files"},
-    {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"files\": {\"a\": \"YWJjZGVm\", "
-     "\"b\": \"YWJjZGVm\"}}", 413, "files_too_large", "files"},
+    {GW_REQ_RUN,
+     "{\"language\": \"python\", \"code\": \"x\", \"files\": {\"a\": \"\", \"b\": "
+     "\"\", \"c\": \"\"}}",
+     413, "too_many_files", "files"},
+    {GW_REQ_RUN,
+     "{\"language\": \"python\", \"code\": \"x\", \"files\": {\"a\": \"YWJjZGVm\", "
+     "\"b\": \"YWJjZGVm\"}}",
+     413, "files_too_large", "files"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"a\\u0000b\"}", 400, "bad_json", "NUL"},
 };
 
@@ -182,10 +197,10 @@ Test(gw_request, every_bad_request_is_refused_with_its_field)
 Test(gw_request, depth_and_size_at_the_caps_pass)
 {
     cr_assert_eq(parse(GW_REQ_RAGFLOW_RUN, "{\"code_b64\": \"YQ==\", \"arguments\": {\"a\": "
-                       "{\"b\": [1]}}}"), 0, "depth 3 is allowed: %s", rerr.message);
+                                           "{\"b\": [1]}}}"),
+                 0, "depth 3 is allowed: %s", rerr.message);
     gw_request_free(&req);
     cr_assert_eq(parse(GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"x\", \"files\": "
-                       "{\"a\": \"YWJjZA==\", \"b\": \"YWJjZA==\"}}"), 0,
-                 "8 decoded bytes is the cap: %s", rerr.message);
+                                   "{\"a\": \"YWJjZA==\", \"b\": \"YWJjZA==\"}}"),
+                 0, "8 decoded bytes is the cap: %s", rerr.message);
 }
-

@@ -47,7 +47,9 @@ static void fake_start(struct fake *f, int status)
     memset(f, 0, sizeof(*f));
     f->status = status;
     struct sg_httpsrv_config c = {.max_body = 1 << 20, .max_connections = 16, .timeout_s = 5};
-    cr_assert_eq(sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = fake_handler}, f, &f->srv, NULL), 0);
+    cr_assert_eq(
+        sg_httpsrv_start(&c, &(struct sg_http_handlers){.handle = fake_handler}, f, &f->srv, NULL),
+        0);
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u", sg_httpsrv_port(f->srv));
 }
 
@@ -174,8 +176,8 @@ Test(gw_router, other_errors_are_not_retried)
     cr_assert_eq(atomic_load(&b.calls), 0);
     gw_exec_result_free(&res);
     json_t *st = gw_router_status(r);
-    cr_assert(json_is_true(json_object_get(json_array_get(json_object_get(st, "python"), 0),
-                                           "healthy")));
+    cr_assert(
+        json_is_true(json_object_get(json_array_get(json_object_get(st, "python"), 0), "healthy")));
     json_decref(st);
     gw_router_free(r);
     sg_httpsrv_stop(a.srv);
@@ -214,8 +216,11 @@ static int fake_start_at(struct fake *f, const char *addr, uint16_t port)
 {
     memset(f, 0, sizeof(*f));
     f->status = 200;
-    struct sg_httpsrv_config c = {.bind_addr = addr, .port = port, .max_body = 1 << 20,
-                                  .max_connections = 16, .timeout_s = 5};
+    struct sg_httpsrv_config c = {.bind_addr = addr,
+                                  .port = port,
+                                  .max_body = 1 << 20,
+                                  .max_connections = 16,
+                                  .timeout_s = 5};
     const struct sg_http_handlers h = {.handle = fake_handler};
     if (sg_httpsrv_start(&c, &h, f, &f->srv, NULL) != 0)
         return -1;
@@ -228,8 +233,8 @@ static size_t status_count(struct gw_router *r, const char *lang, const char *ur
     json_t *st = gw_router_status(r);
     json_t *arr = json_object_get(st, lang), *v;
     size_t i, n = 0;
-    json_array_foreach(arr, i, v)
-        n += !url || strcmp(json_string_value(json_object_get(v, "url")), url) == 0;
+    json_array_foreach(arr, i, v) n +=
+        !url || strcmp(json_string_value(json_object_get(v, "url")), url) == 0;
     json_decref(st);
     return n;
 }
@@ -351,7 +356,7 @@ Test(gw_discover, urls)
     cr_assert_eq(gw_discover_new("http://tasks.svc:9401", &d, &err), 0, "%s", err.msg);
     cr_assert_str_eq(gw_discover_source(d), "http://tasks.svc:9401");
     gw_discover_free(d);
-    const char *bad[] = {"http://tasks.svc", "http://tasks.svc:0", "http://tasks.svc:70000",
+    const char *bad[] = {"http://tasks.svc",         "http://tasks.svc:0", "http://tasks.svc:70000",
                          "http://tasks.svc:9401/v1", "dns+http://[::1]:1", "dns+http://a@b:1",
                          "http://tasks.x:9401x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -469,7 +474,7 @@ Test(gw_ruleset, bad_inputs_are_refused)
                "\"default_policy\": \"b\"}}}");
     cr_assert_eq(gw_ruleset_load(policies_dir, "a", tokens, &rs, &err), 0, "%s", err.msg);
     const struct gw_tenant *t = gw_tenants_lookup(rs->tenants, "tenant-token-0123456789",
-                                                   strlen("tenant-token-0123456789"));
+                                                  strlen("tenant-token-0123456789"));
     cr_assert_not_null(t);
     cr_assert_str_eq(gw_ruleset_policy(rs, t, NULL)->name, "b", "tenant default wins");
     cr_assert_str_eq(gw_ruleset_policy(rs, t, "a")->name, "a", "a request names its policy");
@@ -673,7 +678,8 @@ Test(gw_respond, executor_fields_are_filtered_and_defaulted)
 {
     json_t *exec = json_loads("{\"status\":\"success\",\"stdout\":\"hi\",\"exit_code\":0,"
                               "\"result\":{\"present\":true,\"value\":[1]},\"secret\":1,"
-                              "\"artifacts\":\"nope\"}", 0, NULL);
+                              "\"artifacts\":\"nope\"}",
+                              0, NULL);
     json_t *o = gw_result_from_executor(exec);
     cr_assert_eq(json_object_size(o), 12);
     cr_assert_null(json_object_get(o, "secret"));

@@ -45,9 +45,9 @@ Test(imports, python_top_level_names_once_in_order)
 
 Test(imports, python_resolved_dynamic_imports)
 {
-    cr_assert_str_eq(imports_of(SG_LANG_PYTHON,
-                                "import importlib\nm = importlib.import_module('pandas')\n"),
-                     "importlib,pandas");
+    cr_assert_str_eq(
+        imports_of(SG_LANG_PYTHON, "import importlib\nm = importlib.import_module('pandas')\n"),
+        "importlib,pandas");
 }
 
 Test(imports, javascript_specifiers)

@@ -515,8 +515,9 @@ Test(javascript, messages_name_the_construct)
 {
     expect_first("require('child_process')", SG_RULE_IMPORT_NOT_ALLOWED, 1, 9,
                  "require of module 'child_process' is not allowed");
-    expect_first("x.constructor", A_FORBIDDEN, 1, 3,
-                 "access to property 'constructor' is forbidden (reaches the Function constructor)");
+    expect_first(
+        "x.constructor", A_FORBIDDEN, 1, 3,
+        "access to property 'constructor' is forbidden (reaches the Function constructor)");
     /* getPrototypeOf is a forbidden property on any object: reported at the name */
     expect_first("const O = Object; O.getPrototypeOf(x)", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 21,
                  "'getPrototypeOf'");
@@ -558,7 +559,8 @@ Test(javascript, depth_limit)
 Test(javascript, node_limit_and_stats)
 {
     static const char pol[] =
-        "{\"name\": \"t\", \"python\": {\"imports\": {\"mode\": \"allow\", \"modules\": [\"json\"]}},"
+        "{\"name\": \"t\", \"python\": {\"imports\": {\"mode\": \"allow\", \"modules\": "
+        "[\"json\"]}},"
         " \"javascript\": {\"imports\": {\"mode\": \"allow\", \"modules\": [\"path\"]},"
         " \"limits\": {\"max_nodes\": 40}}}";
     struct sg_policy *p = NULL;
@@ -586,16 +588,21 @@ Test(javascript, parse_stack_guard)
     static const struct {
         const char *prefix, *unit;
         size_t n;
-    } bombs[] = {{"x = ", "[", 66000}, {"", "x:", 34000}, {"", "if(", 34000},
-                 {"x = ", "!", 66000}, {"x = ", "`${", 34000}};
+    } bombs[] = {{"x = ", "[", 66000},
+                 {"", "x:", 34000},
+                 {"", "if(", 34000},
+                 {"x = ", "!", 66000},
+                 {"x = ", "`${", 34000}};
     for (size_t i = 0; i < N(bombs); i++) {
         char *s = test_repeat(bombs[i].prefix, bombs[i].unit, bombs[i].n, NULL);
         expect_reject_lp(&p->javascript, s, SG_RULE_DEPTH);
         free(s);
     }
     /* a long ordinary program is parsed under the guard and accepted */
-    char *big = test_repeat("", "function f(a, b) { const r = [a, b].map((x) => x * 2); "
-                                "return { r, s: `${a}-${b}` } }\n", 2500, NULL);
+    char *big = test_repeat("",
+                            "function f(a, b) { const r = [a, b].map((x) => x * 2); "
+                            "return { r, s: `${a}-${b}` } }\n",
+                            2500, NULL);
     cr_assert_gt(strlen(big), 100000);
     expect_accept_lp(&p->javascript, big);
     free(big);

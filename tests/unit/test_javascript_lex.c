@@ -34,15 +34,18 @@ Test(js_lex, string_escapes)
     expect_cooked("a\\nb\\tc\\\\d\\'e\\\"", "a\nb\tc\\d'e\"", 10);
     expect_cooked("\\b\\f\\v\\r", "\b\f\v\r", 4);
     expect_cooked("\\0", "\0", 1);
-    expect_cooked("\\08", "\0" "8", 2);      /* \0 then a plain 8 */
-    expect_cooked("\\101\\1012", "AA2", 3);  /* at most three octal digits */
-    expect_cooked("\\477", "'7", 2);         /* \47 is "'" : 4-7 take two digits */
+    expect_cooked("\\08",
+                  "\0"
+                  "8",
+                  2);                       /* \0 then a plain 8 */
+    expect_cooked("\\101\\1012", "AA2", 3); /* at most three octal digits */
+    expect_cooked("\\477", "'7", 2);        /* \47 is "'" : 4-7 take two digits */
     expect_cooked("\\8\\9", "89", 2);
-    expect_cooked("\\q\\$", "q$", 2);        /* any other char stands for itself */
-    expect_cooked("con\\\nstructor", "constructor", 11);   /* line continuation */
+    expect_cooked("\\q\\$", "q$", 2);                    /* any other char stands for itself */
+    expect_cooked("con\\\nstructor", "constructor", 11); /* line continuation */
     expect_cooked("con\\\r\nstructor", "constructor", 11);
     expect_cooked("con\\\xe2\x80\xa8structor", "constructor", 11); /* U+2028 continuation */
-    expect_cooked("\\\xc3\xa9", "\xc3\xa9", 2); /* escaped multibyte char */
+    expect_cooked("\\\xc3\xa9", "\xc3\xa9", 2);                    /* escaped multibyte char */
     expect_cooked("\\u{1F600}", "\xf0\x9f\x98\x80", 4);
     expect_cooked("\\uD83D\\uDE00", "\xf0\x9f\x98\x80", 4); /* surrogate pair */
     expect_cooked("\\uD83D", "\xed\xa0\xbd", 3);            /* lone surrogate: WTF-8 */
@@ -94,11 +97,17 @@ Test(js_lex, case_mapping_is_unicode)
 {
     struct js_str s;
     js_str_clear(&s);
-    js_str_append(&s, "x\xe2\x84\xaa" "EY", 6); /* KELVIN SIGN lowercases to k */
+    js_str_append(&s,
+                  "x\xe2\x84\xaa"
+                  "EY",
+                  6); /* KELVIN SIGN lowercases to k */
     cr_assert_eq(js_str_casemap(&s, 1, 0), 0);
     cr_assert_str_eq(s.buf, "xkey");
     js_str_clear(&s);
-    js_str_append(&s, "\xc5\xbf" "ecret", 7); /* LATIN SMALL LETTER LONG S uppercases to S */
+    js_str_append(&s,
+                  "\xc5\xbf"
+                  "ecret",
+                  7); /* LATIN SMALL LETTER LONG S uppercases to S */
     cr_assert_eq(js_str_casemap(&s, 0, 1), 0);
     cr_assert_str_eq(s.buf, "SECRET");
     cr_assert(js_is_dunder("__proto__", 9));

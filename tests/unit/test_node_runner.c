@@ -35,8 +35,8 @@ Test(node_runner, names)
 {
     cr_assert(runner_name_ok("data.csv", 8, "main.js"));
     cr_assert(runner_name_ok("helper.js", 9, "main.js"));
-    const char *bad[] = {"", "../x", "a/b", ".env", "..", "x..y", "main.js", "artifacts", "a b",
-                         "caf\xc3\xa9"};
+    const char *bad[] = {"",     "../x",    "a/b",       ".env", "..",
+                         "x..y", "main.js", "artifacts", "a b",  "caf\xc3\xa9"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_not(runner_name_ok(bad[i], strlen(bad[i]), "main.js"), "%s", bad[i]);
     cr_assert_not(runner_name_ok("a\0b", 3, "main.js"));
@@ -67,9 +67,10 @@ Test(node_runner, full_job_and_clamps)
     struct runner_cfg cfg = test_cfg();
     struct runner_job job;
     struct sg_error err = {0};
-    const char *line = "{\"nonce\": \"abcdefABCDEF0123\", \"code\": \"x\", \"arguments\": {\"a\": [1, 2]},"
-                       " \"files\": {\"d.csv\": \"YSxiCg==\"},"
-                       " \"limits\": {\"timeout_ms\": 999999999, \"max_output_bytes\": 7}}";
+    const char *line =
+        "{\"nonce\": \"abcdefABCDEF0123\", \"code\": \"x\", \"arguments\": {\"a\": [1, 2]},"
+        " \"files\": {\"d.csv\": \"YSxiCg==\"},"
+        " \"limits\": {\"timeout_ms\": 999999999, \"max_output_bytes\": 7}}";
     cr_assert_eq(parse(&cfg, line, &job, &err), 0, "%s", err.msg);
     cr_assert_str_eq(job.nonce, "abcdefABCDEF0123");
     cr_assert_str_eq(job.payload_json, "{\"arguments\":{\"a\":[1,2]},\"runtime\":null}");
@@ -117,7 +118,8 @@ Test(node_runner, bad_job_keeps_a_good_nonce)
 {
     struct runner_cfg cfg = test_cfg();
     struct runner_job job;
-    cr_assert_eq(parse(&cfg, "{\"nonce\": \"0123456789abcdef\", \"code\": 1}", &job, NULL), -EINVAL);
+    cr_assert_eq(parse(&cfg, "{\"nonce\": \"0123456789abcdef\", \"code\": 1}", &job, NULL),
+                 -EINVAL);
     cr_assert_str_eq(job.nonce, "0123456789abcdef");
     runner_job_free(&job);
 }
@@ -134,8 +136,9 @@ Test(node_runner, input_file_caps)
     runner_job_free(&job);
     cfg = test_cfg();
     cfg.max_files_bytes = 5;
-    cr_assert_eq(parse(&cfg, "{\"code\": \"\", \"files\": {\"a\": \"YWFh\", \"b\": \"YmJi\"}}", &job,
-                       &err), -EINVAL);
+    cr_assert_eq(
+        parse(&cfg, "{\"code\": \"\", \"files\": {\"a\": \"YWFh\", \"b\": \"YmJi\"}}", &job, &err),
+        -EINVAL);
     cr_assert(strstr(err.msg, "larger than 5 bytes"), "%s", err.msg);
     runner_job_free(&job);
 }
@@ -170,7 +173,8 @@ Test(node_runner, workspace_written_once)
     char *dir = make_workspace();
     cfg.workspace = dir;
     struct runner_job job;
-    cr_assert_eq(parse(&cfg, "{\"code\": \"x = 1\", \"files\": {\"d.txt\": \"aGk=\"}}", &job, NULL), 0);
+    cr_assert_eq(parse(&cfg, "{\"code\": \"x = 1\", \"files\": {\"d.txt\": \"aGk=\"}}", &job, NULL),
+                 0);
     struct sg_error err = {0};
     cr_assert_eq(runner_job_write(&cfg, &job, &err), 0, "%s", err.msg);
     char path[512];
@@ -202,10 +206,13 @@ Test(node_runner, text_replaces_invalid_utf8)
     } cases[] = {
         {"plain", "plain"},
         {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
-        {"\xff" "A", "\xef\xbf\xbd" "A"},
-        {"\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd"},             /* overlong NUL */
-        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* surrogate */
-        {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},             /* cut short */
+        {"\xff"
+         "A",
+         "\xef\xbf\xbd"
+         "A"},
+        {"\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* overlong NUL */
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},                 /* surrogate */
+        {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* cut short */
         {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* > U+10FFFF */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -260,7 +267,8 @@ static json_int_t num(json_t *r, const char *key)
 Test(node_runner, report_ok_with_value)
 {
     json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,\"max_rss_kb\":99,"
-                         "\"value_json\":\"{\\\"a\\\":\\\"\\\\u0000\\\"}\"}\n", 0, 0);
+                         "\"value_json\":\"{\\\"a\\\":\\\"\\\\u0000\\\"}\"}\n",
+                         0, 0);
     cr_assert_str_eq(str(r, "outcome"), "ok");
     cr_assert_eq(num(r, "exit_code"), 0);
     cr_assert_str_eq(str(r, "stdout"), "hi\n");
@@ -291,7 +299,9 @@ Test(node_runner, unusable_reports_are_the_programs_exception)
     /* the program holds fd 4: NaN, deep nesting, numbers beyond a double,
      * a value not given as text */
     const char *reports[] = {
-        "garbage\n", "{\"outcome\":\"bad_job\"}\n", "[1]\n",
+        "garbage\n",
+        "{\"outcome\":\"bad_job\"}\n",
+        "[1]\n",
         "{\"outcome\":\"ok\",\"present\":true,\"value\":18446744073709552000}\n",
         "{\"outcome\":\"ok\",\"present\":true,\"value\":NaN}\n",
         "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"NaN\"}\n",
@@ -370,7 +380,8 @@ Test(node_runner, artifacts_within_caps_in_name_order)
     cr_assert_eq(symlink("/etc/passwd", link), 0);
     json_t *r = json_object();
     runner_result_artifacts(&cfg, r);
-    json_t *found = json_object_get(r, "artifacts"), *skipped = json_object_get(r, "artifacts_skipped");
+    json_t *found = json_object_get(r, "artifacts"),
+           *skipped = json_object_get(r, "artifacts_skipped");
     cr_assert_eq(json_array_size(found), 3);
     cr_assert_str_eq(str(json_array_get(found, 0), "name"), "a.PNG");
     cr_assert_str_eq(str(json_array_get(found, 0), "mime_type"), "image/png");
@@ -416,7 +427,8 @@ Test(node_runner, unknown_memory_is_null)
 Test(node_runner, integers_beyond_64_bits_travel_as_text)
 {
     json_t *r = classify("{\"outcome\":\"ok\",\"present\":true,"
-                         "\"value_json\":\"[100000000000000000000,9223372036854775808,1]\"}\n", 0, 0);
+                         "\"value_json\":\"[100000000000000000000,9223372036854775808,1]\"}\n",
+                         0, 0);
     cr_assert_str_eq(str(r, "outcome"), "ok");
     json_t *res = json_object_get(r, "result");
     cr_assert(json_is_true(json_object_get(res, "present")));

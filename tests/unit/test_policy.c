@@ -36,8 +36,8 @@ static void expect_error(const char *json, const char *want)
 static char *with_python(const char *lang)
 {
     char *s = NULL;
-    cr_assert(asprintf(&s, "{\"name\": \"t\", \"python\": %s, \"javascript\": " LANG_MIN "}",
-                       lang) > 0);
+    cr_assert(
+        asprintf(&s, "{\"name\": \"t\", \"python\": %s, \"javascript\": " LANG_MIN "}", lang) > 0);
     return s;
 }
 
@@ -111,14 +111,16 @@ Test(policy, full_lang_section_is_read)
 
 Test(policy, unknown_keys_name_their_path)
 {
-    expect_error("{\"name\": \"t\", \"extra\": 1, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+    expect_error("{\"name\": \"t\", \"extra\": 1, \"python\": " LANG_MIN
+                 ", \"javascript\": " LANG_MIN "}",
                  "extra: unknown key");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"forbidden\": []}",
                         "python.forbidden: unknown key");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": [], \"x\": 1}}",
                         "python.imports.x: unknown key");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_time\": 1}}",
-                        "python.limits.max_time: unknown key");
+    expect_python_error(
+        "{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_time\": 1}}",
+        "python.limits.max_time: unknown key");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []},"
                         " \"dunder_attributes\": {\"deny\": true, \"permit\": []}}",
                         "python.dunder_attributes.permit: unknown key");
@@ -133,55 +135,71 @@ Test(policy, unknown_keys_name_their_path)
 Test(policy, wrong_types_are_errors)
 {
     expect_error("[]", "expected a JSON object");
-    expect_error("{\"name\": 5, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}", "name: expected");
-    expect_error("{\"name\": \"t\", \"description\": 1, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+    expect_error("{\"name\": 5, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+                 "name: expected");
+    expect_error("{\"name\": \"t\", \"description\": 1, \"python\": " LANG_MIN
+                 ", \"javascript\": " LANG_MIN "}",
                  "description: expected a string");
-    expect_error("{\"name\": \"t\", \"python\": [], \"javascript\": " LANG_MIN "}", "python: expected an object");
-    expect_python_error("{\"enabled\": \"yes\", \"imports\": {\"mode\": \"allow\", \"modules\": []}}",
-                        "python.enabled: expected true or false");
+    expect_error("{\"name\": \"t\", \"python\": [], \"javascript\": " LANG_MIN "}",
+                 "python: expected an object");
+    expect_python_error(
+        "{\"enabled\": \"yes\", \"imports\": {\"mode\": \"allow\", \"modules\": []}}",
+        "python.enabled: expected true or false");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": \"json\"}}",
                         "python.imports.modules: expected an array");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": [1]}}",
                         "python.imports.modules: entry 0: expected a string");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_depth\": 12.5}}",
-                        "python.limits.max_depth: expected an integer");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"deny_dynamic_imports\": 1}",
-                        "python.deny_dynamic_imports: expected true or false");
+    expect_python_error(
+        "{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_depth\": 12.5}}",
+        "python.limits.max_depth: expected an integer");
+    expect_python_error(
+        "{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"deny_dynamic_imports\": 1}",
+        "python.deny_dynamic_imports: expected true or false");
 }
 
 Test(policy, required_keys_and_bad_values)
 {
-    expect_error("{\"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}", "name: required key missing");
+    expect_error("{\"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+                 "name: required key missing");
     expect_error("{\"name\": \"t\", \"python\": " LANG_MIN "}", "javascript: required key missing");
     expect_python_error("{}", "python.imports: required key missing");
-    expect_python_error("{\"imports\": {\"modules\": []}}", "python.imports.mode: required key missing");
+    expect_python_error("{\"imports\": {\"modules\": []}}",
+                        "python.imports.mode: required key missing");
     expect_python_error("{\"imports\": {\"mode\": \"block\", \"modules\": []}}",
                         "python.imports.mode: expected \"allow\" or \"deny\"");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\"}}", "python.imports.modules: required key missing");
+    expect_python_error("{\"imports\": {\"mode\": \"allow\"}}",
+                        "python.imports.modules: required key missing");
     expect_error("{\"name\": \"Bad Name\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
                  "name: expected a string of 1..64");
-    expect_error("{\"name\": \"\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}", "name:");
+    expect_error("{\"name\": \"\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+                 "name:");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": [\"os..path\"]}}",
                         "expected a dotted module name");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"forbidden_names\": [\"a.b\"]}",
-                        "python.forbidden_names: entry 0 (\"a.b\"): expected an identifier");
+    expect_python_error(
+        "{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"forbidden_names\": [\"a.b\"]}",
+        "python.forbidden_names: entry 0 (\"a.b\"): expected an identifier");
     expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": [\"json\", \"json\"]}}",
                         "duplicate entry \"json\"");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_source_bytes\": 0}}",
+    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": "
+                        "{\"max_source_bytes\": 0}}",
                         "python.limits.max_source_bytes: 0 is out of range");
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_nodes\": 99999999999}}",
+    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": "
+                        "{\"max_nodes\": 99999999999}}",
                         "python.limits.max_nodes: 99999999999 is out of range");
-    expect_error("{\"name\": \"t\", \"name\": \"u\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+    expect_error("{\"name\": \"t\", \"name\": \"u\", \"python\": " LANG_MIN
+                 ", \"javascript\": " LANG_MIN "}",
                  "duplicate");
     expect_error("{\"name\": ", "line 1");
 }
 
 Test(policy, js_identifiers_and_specifiers)
 {
-    const char *js = "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"fs/promises\", \"node:path\", \"@scope/pkg\"]},"
+    const char *js = "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"fs/promises\", "
+                     "\"node:path\", \"@scope/pkg\"]},"
                      " \"forbidden_names\": [\"$eval\"]}";
     char *s = NULL;
-    cr_assert(asprintf(&s, "{\"name\": \"t\", \"python\": " LANG_MIN ", \"javascript\": %s}", js) > 0);
+    cr_assert(asprintf(&s, "{\"name\": \"t\", \"python\": " LANG_MIN ", \"javascript\": %s}", js) >
+              0);
     struct sg_policy *p = NULL;
     struct sg_error err = {0};
     cr_assert_eq(load(s, &p, &err), 0, "%s", err.msg);
@@ -190,8 +208,9 @@ Test(policy, js_identifiers_and_specifiers)
     sg_policy_free(p);
     free(s);
     /* '$' is not a Python identifier character */
-    expect_python_error("{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"forbidden_names\": [\"$x\"]}",
-                        "expected an identifier");
+    expect_python_error(
+        "{\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"forbidden_names\": [\"$x\"]}",
+        "expected an identifier");
 }
 
 Test(policy, oversize_buffer_and_lists)
@@ -217,7 +236,8 @@ Test(policy, oversize_buffer_and_lists)
     memset(longname, 'a', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
     char *lang = NULL;
-    cr_assert(asprintf(&lang, "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"%s\"]}}", longname) > 0);
+    cr_assert(asprintf(&lang, "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"%s\"]}}",
+                       longname) > 0);
     expect_python_error(lang, "length must be 1..128");
     free(lang);
 }
@@ -246,8 +266,9 @@ Test(policy, sha256_is_of_the_file_bytes)
 Test(strset, lookup_and_prefix)
 {
     struct sg_policy *p = NULL;
-    const char *json = "{\"name\": \"t\", \"python\": {\"imports\": {\"mode\": \"allow\", \"modules\": "
-                       "[\"urllib.parse\", \"os\", \"json\", \"collections\"]}}, \"javascript\": " LANG_MIN "}";
+    const char *json =
+        "{\"name\": \"t\", \"python\": {\"imports\": {\"mode\": \"allow\", \"modules\": "
+        "[\"urllib.parse\", \"os\", \"json\", \"collections\"]}}, \"javascript\": " LANG_MIN "}";
     cr_assert_eq(load(json, &p, NULL), 0);
     const struct sg_strset *s = &p->python.modules;
     cr_assert_eq(s->count, 4);
@@ -286,7 +307,8 @@ static void write_file(const char *name, const char *content)
 static char *named_policy(const char *name)
 {
     char *s = NULL;
-    cr_assert(asprintf(&s, "{\"name\": \"%s\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
+    cr_assert(asprintf(&s,
+                       "{\"name\": \"%s\", \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}",
                        name) > 0);
     return s;
 }
@@ -409,11 +431,14 @@ Test(policy, error_messages_are_clean_text)
     struct sg_policy *p = NULL;
     struct sg_error err = {0};
     /* an unknown key with a newline and a bidi control; a raw control byte in the JSON */
-    const char *j = "{\"name\": \"t\", \"a\\nb\\u202e\": 1, \"python\": " LANG_MIN ", \"javascript\": " LANG_MIN "}";
+    const char *j = "{\"name\": \"t\", \"a\\nb\\u202e\": 1, \"python\": " LANG_MIN
+                    ", \"javascript\": " LANG_MIN "}";
     cr_assert_eq(load(j, &p, &err), -EINVAL);
     cr_assert_null(strchr(err.msg, '\n'), "%s", err.msg);
     cr_assert_null(strstr(err.msg, "\xe2\x80\xae"), "%s", err.msg);
-    cr_assert(strstr(err.msg, "a\xef\xbf\xbd" "b\xef\xbf\xbd: unknown key"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "a\xef\xbf\xbd"
+                              "b\xef\xbf\xbd: unknown key"),
+              "%s", err.msg);
     cr_assert_eq(load("{\"name\": \"\x01\x1b[2J\"}", &p, &err), -EINVAL);
     cr_assert_null(strchr(err.msg, '\x1b'), "%s", err.msg);
 }

@@ -54,10 +54,11 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-#define DATA "{\"name\": \"data\", \"extends\": \"default\", \"description\": \"default + tabulate\"," \
-             " \"python\": {\"imports\": {\"modules\": [\"tabulate\", \"json\"]}," \
-             " \"forbidden_names\": [\"breakpoint\"]}," \
-             " \"javascript\": {\"imports\": {\"modules\": [\"lodash\"]}}}"
+#define DATA                                                                                       \
+    "{\"name\": \"data\", \"extends\": \"default\", \"description\": \"default + tabulate\","      \
+    " \"python\": {\"imports\": {\"modules\": [\"tabulate\", \"json\"]},"                          \
+    " \"forbidden_names\": [\"breakpoint\"]},"                                                     \
+    " \"javascript\": {\"imports\": {\"modules\": [\"lodash\"]}}}"
 
 TestSuite(policy_extends, .init = setup, .fini = teardown);
 
@@ -122,10 +123,14 @@ Test(policy_extends, refused_with_a_clear_message)
         {"a.json", "{\"name\": \"a\", \"extends\": \"nosuch\"}", "no policy named \"nosuch\""},
         {"a.json", "{\"name\": \"a\", \"extends\": 3}", "expected the name of a policy"},
         {"a.json", "{\"name\": \"a\", \"extends\": \"a\"}", "cycle"},
-        {"a.json", "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"imports\": "
-                   "{\"mode\": \"deny\"}}}", "cannot change \"allow\""},
-        {"a.json", "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"imports\": "
-                   "{\"modules\": [\"os;rm\"]}}}", "python.imports.modules"},
+        {"a.json",
+         "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"imports\": "
+         "{\"mode\": \"deny\"}}}",
+         "cannot change \"allow\""},
+        {"a.json",
+         "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"imports\": "
+         "{\"modules\": [\"os;rm\"]}}}",
+         "python.imports.modules"},
         {"a.json", "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"colour\": 1}}",
          "colour"},
         {"a.json", "{\"name\": \"a\", \"extends\": \"default\", \"python\": {\"enabled\": 1}}",

@@ -22,8 +22,8 @@ static void expect_verdict(const struct sg_policy *p, enum sg_lang lang, const c
         snprintf(got + n, sizeof(got) - n, " [%s %s]", a.violations.items[i].rule,
                  a.violations.items[i].message);
     }
-    cr_expect_eq(a.accepted, accepted, "%s:\n%s\n got:%s", accepted ? "rejected" : "accepted",
-                 src, got);
+    cr_expect_eq(a.accepted, accepted, "%s:\n%s\n got:%s", accepted ? "rejected" : "accepted", src,
+                 got);
     if (rule && !accepted)
         cr_expect(strstr(got, rule), "expected %s for:\n%s\n got:%s", rule, src, got);
     sg_analysis_free(&a);

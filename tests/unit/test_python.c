@@ -20,7 +20,8 @@ static struct sg_policy *inline_policy(const char *py)
     char *s = NULL;
     struct sg_policy *p = NULL;
     struct sg_error err = {0};
-    cr_assert(asprintf(&s, "{\"name\": \"t\", \"python\": {%s}, \"javascript\": " MINI_LANG "}", py) > 0);
+    cr_assert(
+        asprintf(&s, "{\"name\": \"t\", \"python\": {%s}, \"javascript\": " MINI_LANG "}", py) > 0);
     cr_assert_eq(sg_policy_load_buf(s, strlen(s), "t", &p, &err), 0, "%s", err.msg);
     free(s);
     return p;
@@ -38,7 +39,8 @@ static void dump(const struct sg_analysis *a, char *buf, size_t n)
     buf[0] = '\0';
     for (size_t i = 0; i < a->violations.count && o < n; i++) {
         const struct sg_violation *v = &a->violations.items[i];
-        int k = snprintf(buf + o, n - o, " [%u:%u %s: %s]", v->line, v->column, v->rule, v->message);
+        int k =
+            snprintf(buf + o, n - o, " [%u:%u %s: %s]", v->line, v->column, v->rule, v->message);
         if (k < 0)
             break;
         o += (size_t)k;
@@ -109,23 +111,33 @@ static void expect_count(const struct sg_policy *p, const char *src, size_t n)
 Test(python, default_rejects_known_escapes)
 {
     struct sg_policy *p = test_load_policy("default");
-    expect_at(p, "getattr(__builtins__, 'ev'+'al')('1')", SG_RULE_NAME_FORBIDDEN, 1, 9, "'__builtins__'");
+    expect_at(p, "getattr(__builtins__, 'ev'+'al')('1')", SG_RULE_NAME_FORBIDDEN, 1, 9,
+              "'__builtins__'");
     expect_at(p, "__import__('so'[::-1])", SG_RULE_IMPORT_NOT_ALLOWED, 1, 12, "module 'os'");
-    expect_at(p, "import importlib; importlib.import_module('os')", SG_RULE_IMPORT_NOT_ALLOWED, 1, 43, "'os'");
-    expect_at(p, "().__class__.__base__.__subclasses__()", SG_RULE_ATTRIBUTE_DUNDER, 1, 4, "'__class__'");
-    expect_at(p, "().__class__.__base__.__subclasses__()", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 23, "'__subclasses__'");
-    expect_at(p, "exec(__import__('base64').b64decode('eA=='))", SG_RULE_NAME_FORBIDDEN, 1, 1, "'exec'");
-    expect_at(p, "exec(__import__('base64').b64decode('eA=='))", SG_RULE_NAME_FORBIDDEN, 1, 6, "'__import__'");
-    expect_at(p, "f = [eval][0]; f('1')", SG_RULE_NAME_FORBIDDEN, 1, 6, "reference to forbidden builtin 'eval'");
+    expect_at(p, "import importlib; importlib.import_module('os')", SG_RULE_IMPORT_NOT_ALLOWED, 1,
+              43, "'os'");
+    expect_at(p, "().__class__.__base__.__subclasses__()", SG_RULE_ATTRIBUTE_DUNDER, 1, 4,
+              "'__class__'");
+    expect_at(p, "().__class__.__base__.__subclasses__()", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 23,
+              "'__subclasses__'");
+    expect_at(p, "exec(__import__('base64').b64decode('eA=='))", SG_RULE_NAME_FORBIDDEN, 1, 1,
+              "'exec'");
+    expect_at(p, "exec(__import__('base64').b64decode('eA=='))", SG_RULE_NAME_FORBIDDEN, 1, 6,
+              "'__import__'");
+    expect_at(p, "f = [eval][0]; f('1')", SG_RULE_NAME_FORBIDDEN, 1, 6,
+              "reference to forbidden builtin 'eval'");
     expect_at(p, "f = [eval][0]; f('1')", SG_RULE_NAME_FORBIDDEN, 1, 16, "(via alias 'f')");
     /* glob is allowed (file listing in the workspace); the step to os is not */
     expect_at(p, "import glob; glob.os.system('id')", SG_RULE_IMPORT_NOT_ALLOWED, 1, 14,
               "'glob.os' reaches module 'os'");
-    expect_at(p, "print.__self__.__dict__['__import__']", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 7, "'__self__'");
-    expect_at(p, "print.__self__.__dict__['__import__']", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 25, "'__import__'");
+    expect_at(p, "print.__self__.__dict__['__import__']", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 7,
+              "'__self__'");
+    expect_at(p, "print.__self__.__dict__['__import__']", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 25,
+              "'__import__'");
     expect_at(p, "g.gi_frame.f_builtins", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 3, "'gi_frame'");
     expect_at(p, "g.gi_frame.f_builtins", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 12, "'f_builtins'");
-    expect_at(p, "\xef\xbd\x85\xef\xbd\x98\xef\xbd\x85\xef\xbd\x83(\"1\")", SG_RULE_NAME_FORBIDDEN, 1, 1, "'exec'");
+    expect_at(p, "\xef\xbd\x85\xef\xbd\x98\xef\xbd\x85\xef\xbd\x83(\"1\")", SG_RULE_NAME_FORBIDDEN,
+              1, 1, "'exec'");
     expect_rule(p, "# x\rimport os", SG_RULE_LONE_CR);
     sg_policy_free(p);
 }
@@ -234,8 +246,10 @@ Test(python, default_accepts_ordinary_code)
         "x = f\"{a!r:>10} {b:{width}}\"",
         "match cmd:\n    case [\"go\", d]: pass\n    case Point(x=0, y=yy): pass\n"
         "    case {\"k\": v, **rest}: pass\n    case str() as s: pass\n    case _: pass",
-        "async def f():\n    async with a as b:\n        await g()\n    return [i async for i in b]",
-        "class A(B):\n    def __init__(self):\n        super().__init__()\n        self.name = type(self).__name__",
+        "async def f():\n    async with a as b:\n        await g()\n    return [i async for i in "
+        "b]",
+        "class A(B):\n    def __init__(self):\n        super().__init__()\n        self.name = "
+        "type(self).__name__",
         "import matplotlib\nmatplotlib.use(\"Agg\")\nimport matplotlib.pyplot as plt\n"
         "fig, ax = plt.subplots()\nax.plot([1, 2])\nfig.savefig('artifacts/p.png')",
         "import numpy as np\na = np.array([1, 2])\nprint(np.linalg.norm(a), a.T @ a)",
@@ -260,7 +274,8 @@ Test(python, default_accepts_ordinary_code)
         "assert x, 'msg'\nraise ValueError('x') from None",
         "lambda x, *a, k=1, **kw: x",
         "global_x = 1\ndef f():\n    global global_x\n    global_x = 2",
-        "def outer():\n    n = 0\n    def inner():\n        nonlocal n\n        n += 1\n    return inner",
+        "def outer():\n    n = 0\n    def inner():\n        nonlocal n\n        n += 1\n    return "
+        "inner",
         "import random\nrandom.seed(1)\nrandom.choice([1, 2])",
         "import time\ntime.sleep(0)",
         "import io\nbuf = io.StringIO()\nbuf.write('x')",
@@ -291,7 +306,8 @@ Test(python, permissive_deny_list)
     expect_at(p, "import subprocess", SG_RULE_IMPORT_DENIED, 1, 8, "module 'subprocess' is denied");
     expect_at(p, "from os import path", SG_RULE_IMPORT_DENIED, 1, 6, "'os'");
     expect_rule(p, "import os.path", SG_RULE_IMPORT_DENIED);
-    expect_at(p, "import glob\nglob.os.system('id')", SG_RULE_IMPORT_DENIED, 2, 1, "reaches denied module 'os'");
+    expect_at(p, "import glob\nglob.os.system('id')", SG_RULE_IMPORT_DENIED, 2, 1,
+              "reaches denied module 'os'");
     expect_at(p, "from glob import os", SG_RULE_IMPORT_DENIED, 1, 18, "'glob.os'");
     expect_rule(p, "import glob\ngetattr(glob, 'os')", SG_RULE_IMPORT_DENIED);
     expect_rule(p, "import glob\nglob.__dict__['os']", SG_RULE_IMPORT_DENIED);
@@ -319,16 +335,18 @@ Test(python, permissive_deny_list)
 Test(python, import_allow_mode_prefixes)
 {
     struct sg_policy *p = test_load_policy("default");
-    expect_at(p, "import os", SG_RULE_IMPORT_NOT_ALLOWED, 1, 8, "import of module 'os' is not allowed");
+    expect_at(p, "import os", SG_RULE_IMPORT_NOT_ALLOWED, 1, 8,
+              "import of module 'os' is not allowed");
     expect_at(p, "import json, os.path", SG_RULE_IMPORT_NOT_ALLOWED, 1, 14, "'os.path'");
     expect_rule(p, "import os as o", SG_RULE_IMPORT_NOT_ALLOWED);
     expect_accept(p, "import urllib.parse");
     expect_accept(p, "from urllib import parse");
-    expect_at(p, "from urllib import parse, request", SG_RULE_IMPORT_NOT_ALLOWED, 1, 27, "'urllib.request'");
+    expect_at(p, "from urllib import parse, request", SG_RULE_IMPORT_NOT_ALLOWED, 1, 27,
+              "'urllib.request'");
     expect_rule(p, "import urllib.request", SG_RULE_IMPORT_NOT_ALLOWED);
     expect_rule(p, "import urllib", SG_RULE_IMPORT_NOT_ALLOWED);
-    expect_at(p, "import urllib.parse\nurllib.request.urlopen('x')", SG_RULE_IMPORT_NOT_ALLOWED, 2, 1,
-              "'urllib.request' (reached through 'urllib')");
+    expect_at(p, "import urllib.parse\nurllib.request.urlopen('x')", SG_RULE_IMPORT_NOT_ALLOWED, 2,
+              1, "'urllib.request' (reached through 'urllib')");
     expect_accept(p, "from json import *");
     expect_at(p, "from urllib import *", SG_RULE_IMPORT_NOT_ALLOWED, 1, 20, "'urllib'");
     expect_at(p, "from os import path, sep", SG_RULE_IMPORT_NOT_ALLOWED, 1, 6, "'os'");
@@ -354,10 +372,14 @@ Test(python, dynamic_imports)
         "\"imports\": {\"mode\": \"allow\", \"modules\": [\"importlib\", \"json\", \"sys\"]}");
     expect_accept(p, "import importlib\nimportlib.import_module('json')");
     expect_accept(p, "from importlib import import_module as im\nim('js' + 'on')");
-    expect_at(p, "import importlib\nimportlib.import_module('o' + 's')", SG_RULE_IMPORT_NOT_ALLOWED, 2, 25, "'os'");
-    expect_at(p, "import importlib\nimportlib.import_module(name)", SG_RULE_IMPORT_DYNAMIC, 2, 25, "non-constant");
-    expect_rule(p, "import importlib\nimportlib.import_module(name='os')", SG_RULE_IMPORT_NOT_ALLOWED);
-    expect_rule(p, "import importlib\nimportlib.import_module('.x', 'pkg')", SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_at(p, "import importlib\nimportlib.import_module('o' + 's')", SG_RULE_IMPORT_NOT_ALLOWED,
+              2, 25, "'os'");
+    expect_at(p, "import importlib\nimportlib.import_module(name)", SG_RULE_IMPORT_DYNAMIC, 2, 25,
+              "non-constant");
+    expect_rule(p, "import importlib\nimportlib.import_module(name='os')",
+                SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_rule(p, "import importlib\nimportlib.import_module('.x', 'pkg')",
+                SG_RULE_IMPORT_NOT_ALLOWED);
     expect_rule(p, "import importlib\nf = importlib.import_module", SG_RULE_IMPORT_DYNAMIC);
     expect_rule(p, "__import__(n)", SG_RULE_IMPORT_DYNAMIC);
     expect_at(p, "import sys\nsys.modules['os']", SG_RULE_IMPORT_NOT_ALLOWED, 2, 13, "'os'");
@@ -405,11 +427,15 @@ Test(python, shadowing_follows_python_scoping)
     /* an unconditional top-level definition before the use shadows the builtin */
     expect_accept(p, "def input():\n    return 1\nx = input()");
     /* used before the definition in the text: the use may run first */
-    expect_rule(p, "def helper():\n    return input()\ndef input():\n    return 1", SG_RULE_NAME_FORBIDDEN);
+    expect_rule(p, "def helper():\n    return input()\ndef input():\n    return 1",
+                SG_RULE_NAME_FORBIDDEN);
     expect_at(p, "x = input()\ndef input():\n    return 1", SG_RULE_NAME_FORBIDDEN, 1, 5, NULL);
-    expect_at(p, "if c:\n    def input():\n        return 1\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1, NULL);
-    expect_at(p, "def input():\n    return 1\ndel input\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1, NULL);
-    expect_at(p, "def f():\n    global input\n    input = 1\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1, NULL);
+    expect_at(p, "if c:\n    def input():\n        return 1\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1,
+              NULL);
+    expect_at(p, "def input():\n    return 1\ndel input\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1,
+              NULL);
+    expect_at(p, "def f():\n    global input\n    input = 1\ninput()", SG_RULE_NAME_FORBIDDEN, 4, 1,
+              NULL);
     expect_rule(p, "class A:\n    eval = print\n    eval('x')", SG_RULE_NAME_FORBIDDEN);
     /* a class body's names are not visible to its methods */
     expect_at(p, "class A:\n    def input(self): pass\n    def m(self):\n        return input()",
@@ -417,8 +443,9 @@ Test(python, shadowing_follows_python_scoping)
     /* a local variable named like a module is not the module */
     expect_accept(p, "import pandas as pd\nclass Fake:\n    def read_pickle(self, p): return p\n"
                      "def f():\n    pd = Fake()\n    return pd.read_pickle('x')");
-    expect_at(p, "import pandas as pd\ndef f():\n    return pd.read_pickle('x')", SG_RULE_CALL_FORBIDDEN,
-              3, 12, "call to forbidden function 'pandas.read_pickle' (via alias 'pd')");
+    expect_at(p, "import pandas as pd\ndef f():\n    return pd.read_pickle('x')",
+              SG_RULE_CALL_FORBIDDEN, 3, 12,
+              "call to forbidden function 'pandas.read_pickle' (via alias 'pd')");
     sg_policy_free(p);
 }
 
@@ -429,18 +456,23 @@ Test(python, forbidden_calls_through_aliases)
     struct sg_policy *p = inline_policy(
         "\"imports\": {\"mode\": \"allow\", \"modules\": [\"os\", \"subprocess\", \"pandas\"]}, "
         "\"forbidden_calls\": [\"os.system\", \"subprocess.Popen\", \"pandas.read_pickle\"]");
-    expect_at(p, "import os\nos.system('id')", SG_RULE_CALL_FORBIDDEN, 2, 1, "call to forbidden function 'os.system'");
+    expect_at(p, "import os\nos.system('id')", SG_RULE_CALL_FORBIDDEN, 2, 1,
+              "call to forbidden function 'os.system'");
     expect_at(p, "import os as o\no.system('id')", SG_RULE_CALL_FORBIDDEN, 2, 1, "(via alias 'o')");
-    expect_at(p, "from os import system as s\ns('id')", SG_RULE_CALL_FORBIDDEN, 2, 1, "(via alias 's')");
-    expect_at(p, "from os import system", SG_RULE_CALL_FORBIDDEN, 1, 16, "import of forbidden function 'os.system'");
-    expect_at(p, "import os\nf = os.system", SG_RULE_CALL_FORBIDDEN, 2, 5, "reference to forbidden function");
+    expect_at(p, "from os import system as s\ns('id')", SG_RULE_CALL_FORBIDDEN, 2, 1,
+              "(via alias 's')");
+    expect_at(p, "from os import system", SG_RULE_CALL_FORBIDDEN, 1, 16,
+              "import of forbidden function 'os.system'");
+    expect_at(p, "import os\nf = os.system", SG_RULE_CALL_FORBIDDEN, 2, 5,
+              "reference to forbidden function");
     expect_rule(p, "import os\np = os\nq = p\nq.system('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\nx = os if c else None\nx.system('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\nx = None or os\nx.system('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\n[os][0].system('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\n(os).system('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\ngetattr(os, 'system')('x')", SG_RULE_CALL_FORBIDDEN);
-    expect_rule(p, "def f():\n    import subprocess as sp\n    return sp.Popen(['x'])", SG_RULE_CALL_FORBIDDEN);
+    expect_rule(p, "def f():\n    import subprocess as sp\n    return sp.Popen(['x'])",
+                SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "def g():\n    return s.Popen\nimport subprocess as s", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import os\nos.system.__call__('x')", SG_RULE_CALL_FORBIDDEN);
     expect_rule(p, "import pandas as pd\nrp = pd.read_pickle\nrp('x')", SG_RULE_CALL_FORBIDDEN);
@@ -471,11 +503,11 @@ Test(python, too_many_meanings_fail_closed)
 Test(python, attribute_rules)
 {
     struct sg_policy *p = test_load_policy("default");
-    static const char *const forbidden[] = {"gi_frame", "f_builtins", "f_globals", "f_locals", "f_back",
-                                            "tb_frame", "cr_frame", "ag_frame", "gi_code", "co_code",
-                                            "func_globals", "__globals__", "__code__", "__subclasses__",
-                                            "__bases__", "__mro__", "__base__", "__self__", "__builtins__",
-                                            "__closure__", "__func__", "mro"};
+    static const char *const forbidden[] = {
+        "gi_frame",     "f_builtins",     "f_globals", "f_locals", "f_back",       "tb_frame",
+        "cr_frame",     "ag_frame",       "gi_code",   "co_code",  "func_globals", "__globals__",
+        "__code__",     "__subclasses__", "__bases__", "__mro__",  "__base__",     "__self__",
+        "__builtins__", "__closure__",    "__func__",  "mro"};
     for (size_t i = 0; i < sizeof(forbidden) / sizeof(*forbidden); i++) {
         char src[64];
         snprintf(src, sizeof(src), "x.%s", forbidden[i]);
@@ -486,7 +518,8 @@ Test(python, attribute_rules)
     expect_count(p, "self.__class__.__name__", 1);
     expect_accept(p, "super().__init__()\nf.__name__\nx.__doc__\nx.__len__()");
     expect_accept(p, "class A:\n    def m(self):\n        self.__private = 1\n        self._x = 2");
-    expect_at(p, "match x:\n    case object(__class__=c): pass", SG_RULE_ATTRIBUTE_DUNDER, 2, 17, "match pattern");
+    expect_at(p, "match x:\n    case object(__class__=c): pass", SG_RULE_ATTRIBUTE_DUNDER, 2, 17,
+              "match pattern");
     expect_rule(p, "match x:\n    case g.gi_frame: pass", SG_RULE_ATTRIBUTE_FORBIDDEN);
     expect_at(p, "x.__ｃｌａｓｓ__", SG_RULE_ATTRIBUTE_DUNDER, 1, 3, "'__class__'");
     expect_rule(p, "x.__class__ = Y", SG_RULE_ATTRIBUTE_DUNDER);
@@ -509,7 +542,8 @@ Test(python, reflection_with_constant_names)
     expect_at(p, "setattr(x, '__class__', y)", SG_RULE_ATTRIBUTE_DUNDER, 1, 12, "via setattr()");
     expect_at(p, "delattr(x, 'gi_frame')", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 12, "via delattr()");
     expect_at(p, "hasattr(x, '__globals__')", SG_RULE_ATTRIBUTE_FORBIDDEN, 1, 12, NULL);
-    expect_at(p, "getattr(x, n)", SG_RULE_REFLECTION_DYNAMIC, 1, 12, "getattr() with a non-constant attribute name");
+    expect_at(p, "getattr(x, n)", SG_RULE_REFLECTION_DYNAMIC, 1, 12,
+              "getattr() with a non-constant attribute name");
     expect_rule(p, "getattr(x, *names)", SG_RULE_REFLECTION_DYNAMIC);
     expect_at(p, "g = getattr", SG_RULE_REFLECTION_DYNAMIC, 1, 5, "other than in a direct call");
     /* folds */
@@ -556,7 +590,8 @@ Test(python, namespace_dictionaries)
     struct sg_policy *p = inline_policy(
         "\"imports\": {\"mode\": \"allow\", \"modules\": [\"json\"]}, "
         "\"forbidden_names\": [\"eval\"], \"forbidden_attributes\": [\"__globals__\"]");
-    expect_at(p, "globals()['eval']", SG_RULE_NAME_FORBIDDEN, 1, 11, "through a namespace dictionary");
+    expect_at(p, "globals()['eval']", SG_RULE_NAME_FORBIDDEN, 1, 11,
+              "through a namespace dictionary");
     expect_rule(p, "g = globals()\ng['__builtins__']", SG_RULE_ATTRIBUTE_DUNDER);
     expect_rule(p, "globals().get('eval')", SG_RULE_NAME_FORBIDDEN);
     expect_rule(p, "globals()[k]", SG_RULE_REFLECTION_DYNAMIC);
@@ -627,8 +662,8 @@ Test(python, string_at_the_end_of_the_source_is_read_within_it)
 
 Test(python, structural_limits)
 {
-    struct sg_policy *p = inline_policy(
-        "\"imports\": {\"mode\": \"allow\", \"modules\": []}, \"limits\": {\"max_depth\": 8, \"max_nodes\": 16}");
+    struct sg_policy *p = inline_policy("\"imports\": {\"mode\": \"allow\", \"modules\": []}, "
+                                        "\"limits\": {\"max_depth\": 8, \"max_nodes\": 16}");
     expect_at(p, "x = ((((((((((1))))))))))", SG_RULE_DEPTH, 1, 9, "deeper than 8");
     expect_accept(p, "x = (1)");
     expect_rule(p, "x = [1, 2, 3, 4, 5, 6, 7, 8, 9]", SG_RULE_NODES);
@@ -661,7 +696,8 @@ Test(python, stats_and_positions_in_code_points)
     sg_analysis_free(&a);
     /* columns count code points: "é" is one column */
     expect_at(p, "caf\xc3\xa9 = 1; eval(caf\xc3\xa9)", SG_RULE_NAME_FORBIDDEN, 1, 11, NULL);
-    expect_at(p, "s = '\xe2\x82\xac\xe2\x82\xac'\n  \nimport os", SG_RULE_IMPORT_NOT_ALLOWED, 3, 8, NULL);
+    expect_at(p, "s = '\xe2\x82\xac\xe2\x82\xac'\n  \nimport os", SG_RULE_IMPORT_NOT_ALLOWED, 3, 8,
+              NULL);
     run(p, "x = 1\ny = os.path\nimport os", &a);
     const struct sg_violation *v = find(&a, SG_RULE_IMPORT_NOT_ALLOWED);
     cr_assert(v);
@@ -730,22 +766,25 @@ Test(python, concurrent_analyses)
 Test(python, private_attributes_of_foreign_objects)
 {
     struct sg_policy *p = test_load_policy("default");
-    expect_at(p, "import matplotlib\nmatplotlib._get_executable_info('gs')", SG_RULE_ATTRIBUTE_PRIVATE,
-              2, 12, "'_get_executable_info'");
+    expect_at(p, "import matplotlib\nmatplotlib._get_executable_info('gs')",
+              SG_RULE_ATTRIBUTE_PRIVATE, 2, 12, "'_get_executable_info'");
     expect_rule(p, "from matplotlib import _get_executable_info", SG_RULE_ATTRIBUTE_PRIVATE);
     expect_rule(p, "import numpy as np\ngetattr(np, '_core')", SG_RULE_ATTRIBUTE_PRIVATE);
     expect_rule(p, "def f(m):\n    return m._core", SG_RULE_ATTRIBUTE_PRIVATE);
     expect_rule(p, "import numpy as np\nx = np\nx._core", SG_RULE_ATTRIBUTE_PRIVATE);
     /* self is the job's own only in a method Python binds: not under an unknown decorator */
-    expect_rule(p, "class A:\n    @deco\n    def f(self):\n        return self._x", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "class A:\n    @deco\n    def f(self):\n        return self._x",
+                SG_RULE_ATTRIBUTE_PRIVATE);
     expect_rule(p, "class A:\n    def f(self):\n        self = g()\n        return self._x",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     /* the job's own objects, and namedtuple's public underscore API, pass */
-    expect_accept(p, "class A:\n    _n = 0\n    def __init__(self):\n        self._x = 1\n"
-                     "        A._n += 1\n    @classmethod\n    def count(cls):\n        return cls._n\n"
-                     "    @property\n    def x(self):\n        return self._x\n    @x.setter\n"
-                     "    def x(self, v):\n        self._x = v\na = A()\nprint(a._x, A.count())");
-    expect_accept(p, "def _helper():\n    return 1\n_helper._calls = 0\n_cache = {}\n_cache.get(1)");
+    expect_accept(
+        p, "class A:\n    _n = 0\n    def __init__(self):\n        self._x = 1\n"
+           "        A._n += 1\n    @classmethod\n    def count(cls):\n        return cls._n\n"
+           "    @property\n    def x(self):\n        return self._x\n    @x.setter\n"
+           "    def x(self, v):\n        self._x = v\na = A()\nprint(a._x, A.count())");
+    expect_accept(p,
+                  "def _helper():\n    return 1\n_helper._calls = 0\n_cache = {}\n_cache.get(1)");
     expect_accept(p, "from collections import namedtuple\nP = namedtuple('P', 'x y')\n"
                      "p = P._make([1, 2])\nprint(p._asdict(), p._replace(x=3), P._fields)");
     /* permissive does not deny private names */
@@ -760,11 +799,14 @@ Test(python, capability_attributes_on_any_receiver)
     struct sg_policy *p = test_load_policy("default");
     expect_at(p, "def reach(m):\n    return m.os", SG_RULE_ATTRIBUTE_CAPABILITY, 2, 14, "'os'");
     expect_rule(p, "x = [a][0]\nx.subprocess", SG_RULE_ATTRIBUTE_CAPABILITY);
-    expect_rule(p, "import numpy as np\nnp.testing.assert_allclose(1, 1)", SG_RULE_ATTRIBUTE_CAPABILITY);
+    expect_rule(p, "import numpy as np\nnp.testing.assert_allclose(1, 1)",
+                SG_RULE_ATTRIBUTE_CAPABILITY);
     expect_rule(p, "from numpy import testing", SG_RULE_ATTRIBUTE_CAPABILITY);
-    expect_rule(p, "import pandas as pd\npd.io.pickle.read_pickle('x')", SG_RULE_ATTRIBUTE_CAPABILITY);
+    expect_rule(p, "import pandas as pd\npd.io.pickle.read_pickle('x')",
+                SG_RULE_ATTRIBUTE_CAPABILITY);
     /* a star import's names are the module's */
-    expect_rule(p, "from numpy import *\nctypeslib.load_library('c', '.')", SG_RULE_ATTRIBUTE_CAPABILITY);
+    expect_rule(p, "from numpy import *\nctypeslib.load_library('c', '.')",
+                SG_RULE_ATTRIBUTE_CAPABILITY);
     expect_accept(p, "from math import *\nprint(sqrt(2), pi)");
     /* the job's own objects may use these names */
     expect_accept(p, "class Job:\n    def __init__(self):\n        self.system = 'linux'\n"
@@ -784,7 +826,8 @@ Test(python, unbound_methods_of_own_classes)
     snprintf(src, sizeof(src), "%sclass B(A):\n    pass\nB.go(1)", cls);
     expect_rule(p, src, SG_RULE_ATTRIBUTE_PRIVATE);
     /* called with the job's own object, or bound through an instance: fine */
-    snprintf(src, sizeof(src), "%sclass B(A):\n    def go(self):\n        return A.go(self)\nB().go()", cls);
+    snprintf(src, sizeof(src),
+             "%sclass B(A):\n    def go(self):\n        return A.go(self)\nB().go()", cls);
     expect_accept(p, src);
     expect_accept(p, "class A:\n    @classmethod\n    def make(cls, v):\n        return cls()\n"
                      "    @staticmethod\n    def util(v):\n        return v\nA.make(1)\nA.util(2)");
@@ -795,14 +838,18 @@ Test(python, names_taken_as_data)
 {
     struct sg_policy *p = test_load_policy("default");
     expect_rule(p, "def f(t, x):\n    return t.format(x)", SG_RULE_REFLECTION_DYNAMIC);
-    expect_rule(p, "import pandas as pd\ndef f(q):\n    return pd.eval(q)", SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "import pandas as pd\ndef f(q):\n    return pd.eval(q)",
+                SG_RULE_REFLECTION_DYNAMIC);
     expect_rule(p, "import functools\nfunctools.update_wrapper(w, f, assigned=names)",
                 SG_RULE_REFLECTION_DYNAMIC);
-    expect_rule(p, "import functools\nfunctools.update_wrapper(w, f, ('_core',))", SG_RULE_ATTRIBUTE_PRIVATE);
-    expect_rule(p, "import functools\n@functools.wraps(f, assigned=('__globals__',))\ndef w(): pass",
+    expect_rule(p, "import functools\nfunctools.update_wrapper(w, f, ('_core',))",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p,
+                "import functools\n@functools.wraps(f, assigned=('__globals__',))\ndef w(): pass",
                 SG_RULE_ATTRIBUTE_FORBIDDEN);
     expect_rule(p, "import matplotlib\nmatplotlib.use('module://x')", SG_RULE_IMPORT_DYNAMIC);
-    expect_rule(p, "import pandas as pd\npd.set_option('plotting.backend', b)", SG_RULE_IMPORT_DYNAMIC);
+    expect_rule(p, "import pandas as pd\npd.set_option('plotting.backend', b)",
+                SG_RULE_IMPORT_DYNAMIC);
     expect_rule(p, "s.plot(backend='x')", SG_RULE_IMPORT_DYNAMIC);
     expect_rule(p, "load(f, allow_pickle=1)", SG_RULE_CALL_FORBIDDEN);
     expect_accept(p, "import functools\nimport matplotlib\nmatplotlib.use('Agg')\n"
@@ -816,7 +863,8 @@ Test(python, annotations_are_not_bindings)
 {
     struct sg_policy *p = test_load_policy("default");
     expect_at(p, "exec: object\nexec('1')", SG_RULE_NAME_FORBIDDEN, 2, 1, NULL);
-    expect_rule(p, "def f():\n    compile: type\n    return compile('1', '', 'eval')", SG_RULE_NAME_FORBIDDEN);
+    expect_rule(p, "def f():\n    compile: type\n    return compile('1', '', 'eval')",
+                SG_RULE_NAME_FORBIDDEN);
     /* an annotated assignment with a value still binds */
     expect_accept(p, "total: int = 0\ncount: int\ncount = 1\nprint(total + count)");
     expect_accept(p, "def f():\n    input: str = 'x'\n    return input");

@@ -31,8 +31,8 @@ static void expect_case(const struct sg_policy *p, enum sg_lang lang, const stru
         const struct sg_violation *v = &a.violations.items[i];
         found |= c->rule && strcmp(v->rule, c->rule) == 0;
         if (o < sizeof(got))
-            o += (size_t)snprintf(got + o, sizeof(got) - o, "\n  %u:%u %s: %s", v->line,
-                                  v->column, v->rule, v->message);
+            o += (size_t)snprintf(got + o, sizeof(got) - o, "\n  %u:%u %s: %s", v->line, v->column,
+                                  v->rule, v->message);
     }
     if (c->rule)
         cr_expect(found, "expected %s for:\n%s\ngot:%s", c->rule, c->src, got);
@@ -67,7 +67,8 @@ Test(redteam_js, constants_through_chained_bindings)
         {"const a = \"constr\"; (()=>1)[a + \"uctor\"](\"x\")()", A_FORBIDDEN},
         {"const a = \"con\", b = `${a}str`, c = b.concat(\"uctor\"); ({})[c]", A_FORBIDDEN},
         /* a use before the declarations, inside a function */
-        {"function f(o) { return o[b] }\nconst a = \"__pro\"; const b = a + \"to__\";", A_FORBIDDEN},
+        {"function f(o) { return o[b] }\nconst a = \"__pro\"; const b = a + \"to__\";",
+         A_FORBIDDEN},
         {"function f(o) { return o[a + \"to__\"] }\nconst a = \"__pro\";", A_FORBIDDEN},
         {"const parts = [\"con\", \"structor\"]; (()=>1)[parts.join(\"\")](\"x\")()", A_FORBIDDEN},
         {"const a = \"constr\"; const b = a + \"uctor\"; Object.defineProperty({}, b, {})",
@@ -104,8 +105,7 @@ Test(redteam_js, stack_trace_hook_defined_by_literal)
 {
     static const struct rt_case cases[] = {
         {"Object.assign(Error, {prepareStackTrace: (e, s) => s});", A_FORBIDDEN},
-        {"Object.defineProperties(Error, {prepareStackTrace: {value: (e, s) => s}});",
-         A_FORBIDDEN},
+        {"Object.defineProperties(Error, {prepareStackTrace: {value: (e, s) => s}});", A_FORBIDDEN},
         {"Object.assign(Error, {prepareStackTrace(e, s) { return s }});", A_FORBIDDEN},
         {"Object.assign(Error, {\"prepareStackTrace\": 1});", A_FORBIDDEN},
         {"Object.assign(Error, {[\"prepare\" + \"StackTrace\"]: 1});", A_FORBIDDEN},
@@ -124,7 +124,8 @@ Test(redteam_js, ordinary_programs_stay_accepted)
         {"const p = require(\"path\"); const k = \"join\"; p[k](\"a\", \"b\")", NULL},
         {"function tick() {} setTimeout(tick, 1); setTimeout(() => 1, 2)", NULL},
         {"const rows = [{a: 1, b: \"x\"}, {a: 2, b: \"y\"}];\n"
-         "const byB = rows.reduce((acc, r) => { acc[r.b] = (acc[r.b] || 0) + r.a; return acc; }, {});\n"
+         "const byB = rows.reduce((acc, r) => { acc[r.b] = (acc[r.b] || 0) + r.a; return acc; }, "
+         "{});\n"
          "const cols = Object.keys(rows[0]); const out = {};\n"
          "for (const c of cols) out[c] = rows.map((r) => r[c]);\n"
          "const text = JSON.stringify(out).toUpperCase().split(\",\").join(\";\");\n"
@@ -186,9 +187,11 @@ Test(redteam_py, ordinary_strings_and_programs_stay_accepted)
         {"class A:\n    def __init__(self):\n        self.v = 1\n"
          "print(f\"{type(A()).__name__} has {A().v}\", \"the mro\")\n",
          NULL},
-        {"async def f(n):\n    return n\nasync def g():\n    return [await f(i) for i in range(3)]\n"
+        {"async def f(n):\n    return n\nasync def g():\n    return [await f(i) for i in "
+         "range(3)]\n"
          "def h(v):\n    match v:\n        case {\"k\": x}:\n            return f\"{x!r:>10}\"\n"
-         "        case [a, *rest]:\n            return a\n        case _:\n            return None\n",
+         "        case [a, *rest]:\n            return a\n        case _:\n            return "
+         "None\n",
          NULL},
         {"import pandas as pd\nimport numpy as np\nimport matplotlib\nmatplotlib.use(\"Agg\")\n"
          "import matplotlib.pyplot as plt\n"
@@ -238,7 +241,8 @@ Test(redteam_py, library_sinks_in_allowed_packages)
          SG_RULE_CALL_FORBIDDEN},
         {"import numpy as np\nnp.load(\"x.npy\")\nnp.load(\"y.npy\", allow_pickle=False)\n", NULL},
         /* the testing package holds runstring/extbuild: denied as a whole */
-        {"import numpy as np\nnp.testing.assert_allclose([1.0], [1.0])\n", SG_RULE_ATTRIBUTE_CAPABILITY},
+        {"import numpy as np\nnp.testing.assert_allclose([1.0], [1.0])\n",
+         SG_RULE_ATTRIBUTE_CAPABILITY},
         {"import matplotlib.pyplot as plt\nplt.style.use(\"ggplot\")\nplt.plot([1, 2])\n"
          "plt.savefig(\"artifacts/p.png\")\n",
          NULL},

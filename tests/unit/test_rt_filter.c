@@ -28,11 +28,19 @@ static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct 
             cr_assert(f->k + 4 <= sizeof(*d) && f->k % 4 == 0, "load at %u", f->k);
             memcpy(&a, (const char *)d + f->k, 4);
             break;
-        case BPF_JMP | BPF_JEQ | BPF_K: pc += a == f->k ? f->jt : f->jf; break;
-        case BPF_JMP | BPF_JGE | BPF_K: pc += a >= f->k ? f->jt : f->jf; break;
-        case BPF_JMP | BPF_JSET | BPF_K: pc += (a & f->k) ? f->jt : f->jf; break;
-        case BPF_RET | BPF_K: return f->k;
-        default: cr_assert_fail("unexpected opcode 0x%x", f->code);
+        case BPF_JMP | BPF_JEQ | BPF_K:
+            pc += a == f->k ? f->jt : f->jf;
+            break;
+        case BPF_JMP | BPF_JGE | BPF_K:
+            pc += a >= f->k ? f->jt : f->jf;
+            break;
+        case BPF_JMP | BPF_JSET | BPF_K:
+            pc += (a & f->k) ? f->jt : f->jf;
+            break;
+        case BPF_RET | BPF_K:
+            return f->k;
+        default:
+            cr_assert_fail("unexpected opcode 0x%x", f->code);
         }
     }
     cr_assert_fail("fell off the end of the program");
@@ -97,7 +105,7 @@ Test(rt_filter, signals_and_handles_reach_only_the_process_itself)
     cr_expect_eq(decide(0, X86, SYS_kill, SELF), SECCOMP_RET_ALLOW);
     cr_expect_eq(decide(0, X86, SYS_kill, 0), SECCOMP_RET_ALLOW);
     cr_expect_eq(decide(0, X86, SYS_kill, (uint32_t)-SELF), SECCOMP_RET_ALLOW);
-    cr_expect_eq(decide(0, X86, SYS_kill, 1), EPERM_RET);           /* the runner's parent */
+    cr_expect_eq(decide(0, X86, SYS_kill, 1), EPERM_RET);            /* the runner's parent */
     cr_expect_eq(decide(0, X86, SYS_kill, (uint32_t)-1), EPERM_RET); /* everyone */
     cr_expect_eq(decide(0, X86, SYS_tgkill, SELF), SECCOMP_RET_ALLOW);
     cr_expect_eq(decide(0, X86, SYS_tgkill, 1), EPERM_RET);

@@ -55,9 +55,9 @@ Test(sg_lang, canonical_names)
 Test(sg_lang, api_set_is_canonical_exact)
 {
     static const struct spelling c[] = {
-        {"python", PY},  {"nodejs", JS}, {"javascript", -1}, {"python3", -1}, {"js", -1},
-        {"node", -1},    {"Python", -1}, {"NODEJS", -1},     {"", -1},        {"python ", -1},
-        {"pythonx", -1}, {"ruby", -1},
+        {"python", PY}, {"nodejs", JS},  {"javascript", -1}, {"python3", -1},
+        {"js", -1},     {"node", -1},    {"Python", -1},     {"NODEJS", -1},
+        {"", -1},       {"python ", -1}, {"pythonx", -1},    {"ruby", -1},
     };
     expect(SG_LANG_NAMES_API, c, N(c));
 }
@@ -67,9 +67,8 @@ Test(sg_lang, api_set_is_canonical_exact)
 Test(sg_lang, ragflow_set_adds_javascript_only)
 {
     static const struct spelling c[] = {
-        {"python", PY},      {"nodejs", JS},  {"javascript", JS}, {"python3", -1},
-        {"js", -1},          {"node", -1},    {"JavaScript", -1}, {"Python", -1},
-        {"javascript\n", -1}, {"java", -1},
+        {"python", PY}, {"nodejs", JS},     {"javascript", JS}, {"python3", -1},      {"js", -1},
+        {"node", -1},   {"JavaScript", -1}, {"Python", -1},     {"javascript\n", -1}, {"java", -1},
     };
     expect(SG_LANG_NAMES_RAGFLOW, c, N(c));
 }
@@ -79,14 +78,15 @@ Test(sg_lang, ragflow_set_adds_javascript_only)
 Test(sg_lang, all_set_exact_case)
 {
     static const struct spelling c[] = {
-        {"python", PY}, {"python3", PY}, {"nodejs", JS}, {"javascript", JS}, {"js", JS},
-        {"node", JS},   {"Python", -1},  {"JS", -1},     {"python2", -1},    {"ts", -1},
-        {"", -1},
+        {"python", PY},  {"python3", PY}, {"nodejs", JS}, {"javascript", JS},
+        {"js", JS},      {"node", JS},    {"Python", -1}, {"JS", -1},
+        {"python2", -1}, {"ts", -1},      {"", -1},
     };
     expect(SG_LANG_NAMES_ALL, c, N(c));
     for (size_t i = 0; i < N(c); i++) {
         enum sg_lang a = (enum sg_lang)99, b = (enum sg_lang)99;
-        cr_assert_eq(sg_lang_from_name(c[i].name, &a), sg_lang_parse(c[i].name, SG_LANG_NAMES_ALL, &b));
+        cr_assert_eq(sg_lang_from_name(c[i].name, &a),
+                     sg_lang_parse(c[i].name, SG_LANG_NAMES_ALL, &b));
         cr_assert_eq(a, b);
     }
 }
@@ -96,8 +96,8 @@ Test(sg_lang, all_set_exact_case)
 Test(sg_lang, any_case_for_post_run)
 {
     static const struct spelling c[] = {
-        {"JavaScript", JS}, {"JAVASCRIPT", JS}, {"javascript", JS}, {"NodeJS", JS},
-        {"Node", JS},       {"JS", JS},         {"PYTHON", PY},     {"Python3", PY},
+        {"JavaScript", JS}, {"JAVASCRIPT", JS}, {"javascript", JS},  {"NodeJS", JS},
+        {"Node", JS},       {"JS", JS},         {"PYTHON", PY},      {"Python3", PY},
         {"ruby", -1},       {"", -1},           {"java script", -1},
     };
     expect(SG_LANG_NAMES_ALL | SG_LANG_ANY_CASE, c, N(c));
@@ -190,9 +190,9 @@ static int run_language(const char *lang, enum sg_lang *ret, struct gw_req_error
 Test(sg_lang, gateway_run_language_spellings)
 {
     static const struct spelling c[] = {
-        {"python", PY}, {"Python", PY},   {"PYTHON3", PY},    {"nodejs", JS},
+        {"python", PY}, {"Python", PY},     {"PYTHON3", PY},    {"nodejs", JS},
         {"NodeJS", JS}, {"javascript", JS}, {"JavaScript", JS}, {"js", JS},
-        {"Node", JS},   {"ruby", -1},     {"python2", -1},    {"typescript", -1},
+        {"Node", JS},   {"ruby", -1},       {"python2", -1},    {"typescript", -1},
     };
     for (size_t i = 0; i < N(c); i++) {
         enum sg_lang l = (enum sg_lang)99;

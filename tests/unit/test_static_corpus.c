@@ -30,7 +30,8 @@ static const struct {
 } known_rejections[] = {
     {"inventory_class.py", "other._items on a parameter: the parameter may be any package"},
     {"singleton_counter.py", "cls._instance._count: a private read on a stored value, not self"},
-    {"getters_setters.js", "`return this` in an object-literal method is the global object when detached"},
+    {"getters_setters.js",
+     "`return this` in an object-literal method is the global object when detached"},
 };
 #define FP_PERCENT_MAX 1
 

@@ -23,15 +23,15 @@ Test(ts_bound, weights_of_each_character_class)
     cr_expect_eq(bound(""), 4); /* the end: NEWLINE, DEDENT, semicolon, content */
     cr_expect_eq(bound("x = 1"), 3 + 4);
     cr_expect_eq(bound("identifier_with_digits_123"), 1 + 4); /* a word is one token */
-    cr_expect_eq(bound("1if"), 3 + 4);    /* a number may stop at any character */
+    cr_expect_eq(bound("1if"), 3 + 4); /* a number may stop at any character */
     cr_expect_eq(bound("0b12"), 4 + 4);
     cr_expect_eq(bound("\"\\nabc\""), 2 + 2 + 2 + 2 + 4); /* quote, \, word after \, quote */
     cr_expect_eq(bound("a\n"), 1 + 5 + 4); /* a line end: itself, content end, 3 zero-width */
     cr_expect_eq(bound("a\r\n"), 1 + 5 + 5 + 4);
-    cr_expect_eq(bound("}"), 3 + 4);      /* content end and an automatic semicolon */
+    cr_expect_eq(bound("}"), 3 + 4); /* content end and an automatic semicolon */
     cr_expect_eq(bound("+-*"), 3 + 4);
-    cr_expect_eq(bound("   \t  "), 4);    /* blanks start no token of their own */
-    cr_expect_eq(bound("caf\xc3\xa9x"), 3 + 4); /* caf, é, x */
+    cr_expect_eq(bound("   \t  "), 4);                      /* blanks start no token of their own */
+    cr_expect_eq(bound("caf\xc3\xa9x"), 3 + 4);             /* caf, é, x */
     cr_expect_eq(bound("\xe4\xb8\xad\xe6\x96\x87"), 2 + 4); /* one per code point */
     /* ill-formed UTF-8: the lexer reads each byte as a character */
     cr_expect_eq(bound("\xe0\x80\x80"), 3 + 4);
@@ -137,8 +137,10 @@ Test(ts_bound, long_ordinary_python_is_accepted)
 {
     struct sg_policy *p = permissive_large();
     size_t len;
-    char *s = test_repeat("import math\n", "def f(a, b=2):\n    r = [math.sqrt(x) for x in (a, b)]\n"
-                                      "    return {'r': r, 's': f\"{a}-{b}\"}\n\n", 2000, &len);
+    char *s = test_repeat("import math\n",
+                          "def f(a, b=2):\n    r = [math.sqrt(x) for x in (a, b)]\n"
+                          "    return {'r': r, 's': f\"{a}-{b}\"}\n\n",
+                          2000, &len);
     cr_assert_eq(sg_ts_bound_needs_guard(s, len), 1);
     struct sg_analysis a;
     struct sg_error err = {0};

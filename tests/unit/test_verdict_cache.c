@@ -29,8 +29,8 @@ static void analyze(const struct sg_policy *p, enum sg_lang lang, const char *sr
 }
 
 /* Analyse src, store it, and return its key. */
-static void put(struct sg_vcache *c, const struct sg_policy *p, enum sg_lang lang,
-                const char *src, uint8_t *key)
+static void put(struct sg_vcache *c, const struct sg_policy *p, enum sg_lang lang, const char *src,
+                uint8_t *key)
 {
     struct sg_analysis a;
     analyze(p, lang, src, &a);

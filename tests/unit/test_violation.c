@@ -51,7 +51,9 @@ Test(violations, snippet_is_first_line_clipped_on_utf8_boundary)
     cr_assert_eq(strlen(sn), 3 + 2 * ((SG_SNIPPET_MAX - 3) / 2));
     /* span over two lines: the snippet is its first line only */
     const char *two = "foo(\n  bar)";
-    cr_assert_eq(sg_violations_add_at(&vs, SG_RULE_CALL_FORBIDDEN, two, strlen(two), 0, strlen(two), "m"), 0);
+    cr_assert_eq(
+        sg_violations_add_at(&vs, SG_RULE_CALL_FORBIDDEN, two, strlen(two), 0, strlen(two), "m"),
+        0);
     cr_assert_str_eq(vs.items[1].snippet, "foo(");
     sg_violations_free(&vs);
 }
@@ -61,7 +63,8 @@ Test(violations, snippet_and_message_are_sanitised)
     const char *src = "a\x1b[31m\xe2\x80\xae\tb";
     struct sg_violations vs = {0};
     cr_assert_eq(sg_violations_add_at(&vs, SG_RULE_BIDI_CONTROL, src, strlen(src), 0, strlen(src),
-                                      "bad name '%s'", "x\xffy\n"), 0);
+                                      "bad name '%s'", "x\xffy\n"),
+                 0);
     cr_assert_str_eq(vs.items[0].snippet, "a\xef\xbf\xbd[31m\xef\xbf\xbd\tb");
     cr_assert_str_eq(vs.items[0].message, "bad name 'x\xef\xbf\xbdy\xef\xbf\xbd'");
     sg_violations_free(&vs);
@@ -77,7 +80,8 @@ Test(violations, cap_counts_dropped)
         if (i % 2)
             cr_assert_eq(sg_violations_add(&vs, SG_RULE_NAME_FORBIDDEN, &sp, src, 4, "n %d", i), 0);
         else
-            cr_assert_eq(sg_violations_add_at(&vs, SG_RULE_NAME_FORBIDDEN, src, 4, 0, 4, "n %d", i), 0);
+            cr_assert_eq(sg_violations_add_at(&vs, SG_RULE_NAME_FORBIDDEN, src, 4, 0, 4, "n %d", i),
+                         0);
     }
     cr_assert_eq(vs.count, SG_VIOLATIONS_MAX);
     cr_assert_eq(vs.dropped, 10);
@@ -94,7 +98,8 @@ Test(violations, json_shape)
     size_t at = (size_t)(strstr(src, "eval") - src);
     struct sg_violations vs = {0};
     cr_assert_eq(sg_violations_add_at(&vs, SG_RULE_NAME_FORBIDDEN, src, strlen(src), at, at + 4,
-                                      "name '%s' is forbidden", "eval"), 0);
+                                      "name '%s' is forbidden", "eval"),
+                 0);
     json_t *arr = sg_violations_to_json(&vs);
     cr_assert(json_is_array(arr));
     cr_assert_eq(json_array_size(arr), 1);
