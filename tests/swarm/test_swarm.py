@@ -153,6 +153,10 @@ def setUpModule():
     for name in ("gateway", "executor", "python", "nodejs"):
         sh("docker", "image", "inspect", sgtest.image(name))
     state["swarm_before"] = swarm_state()
+    # swarm init creates docker_gwbridge, and leave keeps it: remove it after
+    # leaving when this suite is what made it.
+    state["gwbridge_before"] = subprocess.run(
+        ["docker", "network", "inspect", "docker_gwbridge"], capture_output=True).returncode == 0
     if state["swarm_before"] == "inactive":
         sh("docker", "swarm", "init", "--advertise-addr", "127.0.0.1")
     elif state["swarm_before"] != "active":
@@ -188,11 +192,18 @@ def tearDownModule():
                        capture_output=True, timeout=60)
     if state.get("swarm_before") == "inactive":
         subprocess.run(["docker", "swarm", "leave", "--force"], capture_output=True, timeout=120)
+        if not state.get("gwbridge_before", True):
+            subprocess.run(["docker", "network", "rm", "docker_gwbridge"], capture_output=True,
+                           timeout=60)
     shutil.rmtree(state.get("dir", ""), ignore_errors=True)
     after = swarm_state()
     assert r.returncode == 0, r.stdout + r.stderr
     assert all(not v for v in left.values()), f"left behind: {left}"
     assert after == state["swarm_before"], f"swarm {state['swarm_before']} -> {after}"
+    if not state.get("gwbridge_before", True):
+        gone = subprocess.run(["docker", "network", "inspect", "docker_gwbridge"],
+                              capture_output=True).returncode != 0
+        assert gone, "docker_gwbridge, created by this suite's swarm init, is left behind"
 
 
 class Swarm(unittest.TestCase):
