@@ -14,6 +14,7 @@
 # measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 EXECUTOR=$BUILD/sandgate-executor
 N=${EXEC_BENCH_N:-40}             # latency samples per language
@@ -33,33 +34,23 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+json_field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 
-bare_rate() { # IMAGE CMD...: containers/s for single-use runsc containers, 4 at a time
-    local image=$1 t0 t1
-    shift
-    t0=$(date +%s.%N)
-    seq "$BARE" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
-        --security-opt seccomp=unconfined --entrypoint "$1" "$image" "${@:2}" >/dev/null
-    t1=$(date +%s.%N)
-    python3 -c "print(round($BARE / ($t1 - $t0), 2))"
-}
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
-bare=$(bare_rate sandgate/sandbox-python:latest /bin/true)
+bare=$(bare_rate "$BARE" sandgate/sandbox-python:latest /bin/true)
 echo "  bare rate (/bin/true): $bare containers/s"
 # The same with the interpreter started once, plainly. For reference only: a
 # pooled Python sandbox starts python3 once and forks its child; a pooled Node
 # sandbox starts the small C runner and one node from a start-up snapshot,
 # which is cheaper than a plain `node -e 0` (images/nodejs/README.md).
 declare -A bare_interp
-bare_interp[python]=$(bare_rate sandgate/sandbox-python:latest python3 -c pass)
-bare_interp[nodejs]=$(bare_rate sandgate/sandbox-nodejs:latest node -e 0)
+bare_interp[python]=$(bare_rate "$BARE" sandgate/sandbox-python:latest python3 -c pass)
+bare_interp[nodejs]=$(bare_rate "$BARE" sandgate/sandbox-nodejs:latest node -e 0)
 echo "  bare rate with the interpreter: python ${bare_interp[python]}/s, nodejs ${bare_interp[nodejs]}/s"
 for lang in $LANGS; do
-    p=$(port)
+    p=$(free_port)
     url=http://127.0.0.1:$p
     "$EXECUTOR" --language "$lang" --listen "127.0.0.1:$p" --instance "bench-$lang-$$" \
         --pool-size 4 --flavour plain --create-parallel 4 --pool-wait-ms 30000 --log-level warn \
@@ -73,12 +64,12 @@ for lang in $LANGS; do
     lat=$(bench/exec_load.py latency "$url" "$lang" "$N")
     thr=$(bench/exec_load.py throughput "$url" "$lang" 4 "$SECS")
     kill "$pid"; wait "$pid" || true; pid=
-    echo "$lang: latency c=1 (warm pool, $N jobs): p50 $(field p50_ms <<<"$lat") ms," \
-         "p99 $(field p99_ms <<<"$lat") ms (executor run_ms p50 $(field run_ms_p50 <<<"$lat"))"
-    echo "$lang: sustained c=4 for ${SECS}s: $(field jobs_per_s <<<"$thr") jobs/s," \
-         "p50 $(field p50_ms <<<"$thr") ms, statuses $(field by_status <<<"$thr")"
-    jps=$(field jobs_per_s <<<"$thr")
-    echo "$lang: pool create rate $(field creates_per_s <<<"$thr")/s vs bare $bare/s" \
+    echo "$lang: latency c=1 (warm pool, $N jobs): p50 $(json_field p50_ms <<<"$lat") ms," \
+         "p99 $(json_field p99_ms <<<"$lat") ms (executor run_ms p50 $(json_field run_ms_p50 <<<"$lat"))"
+    echo "$lang: sustained c=4 for ${SECS}s: $(json_field jobs_per_s <<<"$thr") jobs/s," \
+         "p50 $(json_field p50_ms <<<"$thr") ms, statuses $(json_field by_status <<<"$thr")"
+    jps=$(json_field jobs_per_s <<<"$thr")
+    echo "$lang: pool create rate $(json_field creates_per_s <<<"$thr")/s vs bare $bare/s" \
          "(${bare_interp[$lang]}/s with the interpreter): throughput =" \
          "$(python3 -c "print(round(100 * $jps / $bare))")% of the bare ceiling," \
          "$(python3 -c "print(round(100 * $jps / ${bare_interp[$lang]}))")% of the interpreter one"

@@ -14,6 +14,7 @@
 # >= 5000 requests/s. Fails only when it cannot measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 SANDGATE=$BUILD/sandgate
 BENCH=$BUILD/bench/bench_gateway
@@ -30,7 +31,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() {
     for _ in $(seq 100); do
         curl -fsS "$1/healthz" >/dev/null 2>&1 && return 0
@@ -39,8 +39,8 @@ wait_up() {
     echo "run-gateway: $1 did not come up"; exit 1
 }
 
-exec_port=$(port)
-gw_port=$(port)
+exec_port=$(free_port)
+gw_port=$(free_port)
 "$BENCH" stub "$exec_port" & pids+=($!)
 stub=http://127.0.0.1:$exec_port
 wait_up "$stub"

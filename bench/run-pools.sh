@@ -13,6 +13,7 @@
 # SANDGATE_TAG picks the sandbox image tag (latest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 EXECUTOR=$BUILD/sandgate-executor
 SANDGATE=$BUILD/sandgate
@@ -36,27 +37,22 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
 for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
 print(d)' "$1"; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
-t0=$(date +%s.%N)
-seq "$BARE" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
-    --security-opt seccomp=unconfined --entrypoint /bin/true "$IMAGE" >/dev/null
-t1=$(date +%s.%N)
-bare=$(python3 -c "print(round($BARE / ($t1 - $t0), 2))")
+bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
 echo "  bare rate: $bare containers/s"
 
-ep=$(port)
+ep=$(free_port)
 ex=http://127.0.0.1:$ep
 "$EXECUTOR" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
     --instance "bench-pools-$$" --flavour "plain:$PLAIN" --flavour "pandas=numpy,pandas:$PANDAS" \
     --pool-memory-mb "$BUDGET" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
     2>"$work/executor.log" & pids+=($!)
-gp=$(port)
+gp=$(free_port)
 gw=http://127.0.0.1:$gp
 cat >"$work/sandgate.json" <<JSON
 {"port": $gp, "policies_dir": "policies", "audit_log": "$work/audit.log",

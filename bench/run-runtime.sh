@@ -7,6 +7,7 @@
 # fails only when it cannot measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build/rel}
 EXECUTOR=$BUILD/sandgate-executor
 N=${RT_BENCH_N:-30}   # jobs per side
@@ -21,7 +22,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # The run-time section as the gateway sends it (sg_policy_runtime_json).
 runtime_json() { # LANG FILE
     python3 - "$1" "$2" <<'PY'
@@ -51,7 +51,7 @@ for lang in $LANGS; do
     docker image inspect "sandgate/sandbox-$lang:$TAG" >/dev/null 2>&1 ||
         { echo "run-runtime: sandgate/sandbox-$lang:$TAG missing (make images)"; exit 1; }
     runtime_json "$lang" "$work/$lang.json"
-    p=$(port)
+    p=$(free_port)
     url=http://127.0.0.1:$p
     "$EXECUTOR" --language "$lang" --listen "127.0.0.1:$p" --instance "bench-rt-$lang-$$" \
         --image "sandgate/sandbox-$lang:$TAG" --pool-size 4 --create-parallel 4 \
