@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import threading
 import time
+import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import sgtest
@@ -213,6 +214,19 @@ class Gateway:
             return self.daemon.stop() if self.daemon else 0
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class GatewayWithFakes(unittest.TestCase):
+    """A test case whose setUp builds one gateway (self.gw) in front of a
+    Python and a Node fake executor (self.py, self.js): tearDown stops all
+    three, and an unclean gateway exit fails the test."""
+
+    def tearDown(self):
+        try:
+            self.assertEqual(self.gw.stop(), 0)
+        finally:
+            self.py.stop()
+            self.js.stop()
 
 
 def policy_with(name, **python):

@@ -10,7 +10,7 @@ import subprocess
 import unittest
 
 import sgtest
-from gateway_fakes import FakeExecutor, Gateway, policy_with
+from gateway_fakes import GatewayWithFakes, FakeExecutor, Gateway, policy_with
 
 OK_PY = "def main(x=1):\n    return {'x': x}\n"
 BAD_PY = "import os\n\ndef main():\n    return os.system('id')\n"
@@ -25,7 +25,7 @@ def b64(s):
     return base64.b64encode(s.encode() if isinstance(s, str) else s).decode()
 
 
-class GatewayCase(unittest.TestCase):
+class GatewayCase(GatewayWithFakes):
     gw_config = None
     gw_env = None
     gw_tokens = None
@@ -39,12 +39,6 @@ class GatewayCase(unittest.TestCase):
         self.gw = Gateway(cfg, env=self.gw_env, tokens=self.gw_tokens,
                           policies={"closed": policy_with("closed", enabled=False)})
 
-    def tearDown(self):
-        try:
-            self.assertEqual(self.gw.stop(), 0)
-        finally:
-            self.py.stop()
-            self.js.stop()
 
     def run_ragflow(self, code, language="python", arguments=None, headers=None):
         body = {"code_b64": b64(code), "language": language, "arguments": arguments or {}}

@@ -12,7 +12,7 @@ import signal
 import unittest
 
 import sgtest
-from gateway_fakes import FakeExecutor, Gateway
+from gateway_fakes import GatewayWithFakes, FakeExecutor, Gateway
 
 OK_PY = "def main(x=1):\n    return {'x': x}\n"
 TOKEN_B = "tenant-b-token-0123456789"
@@ -44,19 +44,13 @@ def ragflow_body(code):
             "arguments": {}}
 
 
-class TestTrustedNetworks(unittest.TestCase):
+class TestTrustedNetworks(GatewayWithFakes):
     def setUp(self):
         self.py = FakeExecutor("python")
         self.js = FakeExecutor("nodejs")
         self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]}},
                           tokens=TENANTS)
 
-    def tearDown(self):
-        try:
-            self.assertEqual(self.gw.stop(), 0)
-        finally:
-            self.py.stop()
-            self.js.stop()
 
     def test_no_token_from_a_bound_network_is_that_tenant(self):
         for source in ("127.0.0.2", "127.0.7.200"):

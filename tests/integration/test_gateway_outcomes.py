@@ -7,22 +7,16 @@ import http.client
 import json
 import unittest
 
-from gateway_fakes import FakeExecutor, Gateway
+from gateway_fakes import GatewayWithFakes, FakeExecutor, Gateway
 from test_gateway_api import OK_PY, b64
 
 
-class OutcomeCase(unittest.TestCase):
+class OutcomeCase(GatewayWithFakes):
     def setUp(self):
         self.py = FakeExecutor("python")
         self.js = FakeExecutor("nodejs")
         self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]}})
 
-    def tearDown(self):
-        try:
-            self.assertEqual(self.gw.stop(), 0)
-        finally:
-            self.py.stop()
-            self.js.stop()
 
     def answer_with(self, **fields):
         base = self.py.answer

@@ -7,7 +7,7 @@ import os
 import unittest
 
 import sgtest
-from gateway_fakes import FakeExecutor, Gateway
+from gateway_fakes import GatewayWithFakes, FakeExecutor, Gateway
 
 TOKEN_A = "tenant-a-token-0123456789"
 TOKEN_B = "tenant-b-token-0123456789"
@@ -24,7 +24,7 @@ TENANTS = {"tenants": {
 }}
 
 
-class TestRuntimes(unittest.TestCase):
+class TestRuntimes(GatewayWithFakes):
     def setUp(self):
         self.secret = os.path.join(sgtest.ROOT, "build", f"rt-secret-{os.getpid()}")
         with open(self.secret, "w") as f:
@@ -36,12 +36,6 @@ class TestRuntimes(unittest.TestCase):
         self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]},
                            "executor_token_file": self.secret}, tokens=TENANTS)
 
-    def tearDown(self):
-        try:
-            self.assertEqual(self.gw.stop(), 0)
-        finally:
-            self.py.stop()
-            self.js.stop()
 
     def test_listing_with_what_each_of_the_callers_policies_allows(self):
         self.assertEqual(self.gw.call("GET", "/v1/runtimes")[0], 401)

@@ -12,7 +12,7 @@ import time
 import unittest
 
 import sgtest
-from gateway_fakes import FakeExecutor, Gateway
+from gateway_fakes import GatewayWithFakes, FakeExecutor, Gateway
 from test_gateway_frontdoor import (MALFORMED, connect, exchange, parse, post, raise_nofile,
                                     read_all, rss_kb)
 
@@ -40,7 +40,7 @@ def p99(xs):
     return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
 
 
-class TestSoak(unittest.TestCase):
+class TestSoak(GatewayWithFakes):
     def setUp(self):
         raise_nofile(8192)
         self.py, self.js = FakeExecutor("python"), FakeExecutor("nodejs")
@@ -56,12 +56,6 @@ class TestSoak(unittest.TestCase):
         self.lock = threading.Lock()
         self.stop = threading.Event()
 
-    def tearDown(self):
-        try:
-            self.assertEqual(self.gw.stop(), 0)
-        finally:
-            self.py.stop()
-            self.js.stop()
 
     def record(self, what, st, body):
         with self.lock:
