@@ -150,12 +150,17 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     exec_request_free(&er);
 }
 
-static void gauges(struct exec_server *s, struct pool_set_stats *st, struct pool_stats *ps,
-                   struct metrics_gauges *g)
+/* The pools' figures, on the heap (one slot per flavour makes the struct
+ * large); NULL after answering 500. Caller frees. */
+static struct pool_set_stats *stats_snapshot(struct exec_server *s, struct sg_http_response *resp)
 {
+    struct pool_set_stats *st = malloc(sizeof(*st));
+    if (!st) {
+        sg_http_error(resp, 500, "internal", "out of memory");
+        return NULL;
+    }
     pool_set_get_stats(s->pools, st);
-    *ps = st->total;
-    *g = (struct metrics_gauges){ps->target, ps->idle, ps->busy, ps->creating, ps->docker_up};
+    return st;
 }
 
 static json_t *flavours_json(const struct pool_set_stats *st)
@@ -176,14 +181,10 @@ static json_t *flavours_json(const struct pool_set_stats *st)
 
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
-    struct pool_set_stats *st = malloc(sizeof(*st));
-    struct pool_stats ps;
-    struct metrics_gauges g;
-    if (!st) {
-        sg_http_error(resp, 500, "internal", "out of memory");
+    struct pool_set_stats *st = stats_snapshot(s, resp);
+    if (!st)
         return;
-    }
-    gauges(s, st, &ps, &g);
+    struct pool_stats ps = st->total;
     bool ok = ps.docker_up && (ps.idle > 0 || ps.launch_ok) && !atomic_load(&s->draining);
     json_t *j = json_pack(
         "{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:b,s:s?,s:I}", "status", ok ? "ok" : "degraded",
@@ -205,14 +206,11 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 
 static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
 {
-    struct pool_set_stats *st = malloc(sizeof(*st));
-    struct pool_stats ps;
-    struct metrics_gauges g;
-    if (!st) {
-        sg_http_error(resp, 500, "internal", "out of memory");
+    struct pool_set_stats *st = stats_snapshot(s, resp);
+    if (!st)
         return;
-    }
-    gauges(s, st, &ps, &g);
+    const struct pool_stats *ps = &st->total;
+    struct metrics_gauges g = {ps->target, ps->idle, ps->busy, ps->creating, ps->docker_up};
     char *base = metrics_render(s->metrics, &g);
     struct sg_buf b;
     sg_buf_init(&b, EXEC_METRICS_RENDER_MAX);
