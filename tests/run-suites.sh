@@ -52,6 +52,8 @@ run_py() {
     p=$(sed -n 's/.*: \([0-9]*\) passed.*/\1/p' <<<"$line")
     f=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")
     [ -z "$line" ] && { echo "suite $dir: did not report (see $out)"; f=1; }
+    # The tracebacks of what failed, so a CI log alone says why.
+    [ "${f:-0}" != 0 ] && awk '/^(FAIL|ERROR): /{on=1; n=0} /^={20,}$/{on=0} on && n++ < 60' "$out"
     count "${p:-0}" "${f:-0}"
 }
 
