@@ -11,11 +11,13 @@
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pools.h"
+#include "sessions.h"
 #include "sg_token.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
     struct pool_set *pools;        /* borrowed: one warm pool per flavour */
+    struct sessions *sessions;     /* borrowed: the session table */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];      /* empty: no token required */

@@ -157,6 +157,13 @@ void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms
     io->run_ms = attach_now_ms() - start;
 }
 
+void job_read_result(int fd, unsigned deadline_ms, struct job_io *io)
+{
+    double start = attach_now_ms();
+    read_until_result(fd, (int64_t)start + deadline_ms, io);
+    io->run_ms = attach_now_ms() - start;
+}
+
 static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
                          struct exec_outcome *o)
 {
@@ -173,18 +180,13 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
     outcome_from_dead(&st, io->diag.data, o);
 }
 
-void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
-             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
-             double *ret_run_ms)
+void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
+                  struct exec_outcome *o)
 {
-    struct job_io io;
-    job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX), nonce);
-    job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
-    *ret_run_ms = io.run_ms;
-    switch (io.end) {
+    switch (io->end) {
     case JOB_END_RESULT:
-        if (outcome_from_runner_json(io.result, o) < 0)
-            outcome_runner_error(o, "malformed result from the runner (%zu bytes)", io.line.len);
+        if (outcome_from_runner_json(io->result, o) < 0)
+            outcome_runner_error(o, "malformed result from the runner (%zu bytes)", io->line.len);
         break;
     case JOB_END_TIMEOUT:
         outcome_limit(o, "time", EXEC_CODE_TIME, "time limit exceeded; sandbox killed");
@@ -193,15 +195,26 @@ void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, co
         outcome_limit(o, "output", EXEC_CODE_OUTPUT, "output limit exceeded; sandbox killed");
         break;
     case JOB_END_IO:
-        if (io.io_errno == EPROTO) {
+        if (io->io_errno == EPROTO) {
             outcome_runner_error(o, "malformed attach stream from dockerd");
             break;
         }
         /* a broken stream means the sandbox went away */
         __attribute__((fallthrough));
     case JOB_END_EOF:
-        classify_eof(dc, sb, &io, o);
+        classify_eof(dc, sb, io, o);
         break;
     }
+}
+
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
+             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
+             double *ret_run_ms)
+{
+    struct job_io io;
+    job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX), nonce);
+    job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
+    *ret_run_ms = io.run_ms;
+    job_classify(dc, sb, &io, o);
     job_io_free(&io);
 }

@@ -18,6 +18,7 @@
 #include "runtime_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
+#include "sessions.h"
 #include "sg_token.h"
 #include "exec_server.h"
 
@@ -108,6 +109,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
+    struct sessions *sessions = NULL;
     struct sg_httpsrv *http = NULL;
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
@@ -133,6 +135,10 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
+    struct sessions_config sc = {dc, pools, m, cfg, cfg->max_sessions};
+    if ((r = sessions_new(&sc, &sessions, err)) < 0)
+        goto out;
+    srv.sessions = sessions;
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
@@ -155,6 +161,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     r = 0;
 out:
     sg_httpsrv_stop(http);
+    sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     metrics_free(m);
     free(runtime);

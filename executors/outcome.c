@@ -10,7 +10,7 @@
 
 static const char *status_names[EXEC_STATUS_COUNT] = {
     "success",       "program_error",        "resource_limit_exceeded", "unauthorized_access",
-    "runtime_error", "program_runner_error",
+    "runtime_error", "program_runner_error", "cancelled",
 };
 
 /* Largest exit code / signal a runner may report; anything else is malformed. */
@@ -144,6 +144,10 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
         o->exit_code = sig ? -sig : (exit_code ? exit_code : -9);
         o->runtime_error_type = sig ? "signalled" : "nonzero_exit";
         snprintf(o->detail, sizeof(o->detail), "%s", msg[0] ? msg : "killed by a signal");
+    } else if (strcmp(outcome, "cancelled") == 0) {
+        o->status = EXEC_CANCELLED;
+        o->exit_code = EXEC_CODE_CANCELLED;
+        snprintf(o->detail, sizeof(o->detail), "%s", msg[0] ? msg : "cancelled");
     } else if (strcmp(outcome, "bad_job") == 0) {
         outcome_runner_error(o, "runner rejected the job: %.400s", msg);
     } else if (strcmp(outcome, "runner_error") == 0) {

@@ -20,6 +20,7 @@ enum exec_status {
     EXEC_UNAUTHORIZED,
     EXEC_RUNTIME_ERROR,
     EXEC_RUNNER_ERROR,
+    EXEC_CANCELLED, /* a session cell interrupted on request (native API only) */
     EXEC_STATUS_COUNT
 };
 
@@ -29,6 +30,7 @@ enum exec_status {
 #define EXEC_CODE_MEMORY (-137)
 #define EXEC_CODE_RUNNER (-3)
 #define EXEC_CODE_UNAUTHORIZED (-13) /* a run-time rule stopped the program */
+#define EXEC_CODE_CANCELLED (-130)   /* interrupted on request (SIGINT's shell code) */
 /* Denials a result may carry (the runner caps its own list likewise). */
 #define OUTCOME_DENIALS_MAX 16
 #define OUTCOME_TARGET_MAX 256
