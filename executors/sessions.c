@@ -186,6 +186,8 @@ json_t *sess_info_json(const struct session *x, bool history)
     if (j)
         json_object_set_new(j, "memory_used_kb",
                             x->memory_kb >= 0 ? json_integer(x->memory_kb) : json_null());
+    if (j && x->label[0])
+        json_object_set_new(j, "label", json_string(x->label));
     if (j && x->lost)
         json_object_set_new(j, "lost_reason", json_string(x->lost_reason));
     if (j && history)
@@ -209,7 +211,7 @@ void sess_answer(struct sg_http_response *resp, int status, json_t *j)
 bool sess_tenant_ok(const char *t)
 {
     size_t n = t ? strlen(t) : 0;
-    if (n == 0 || n > SESSIONS_TENANT_MAX)
+    if (n == 0 || n > SESSIONS_LABEL_MAX)
         return false;
     return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }

@@ -34,7 +34,8 @@
 #define SESSIONS_RAND_HEX 32 /* 128 random bits */
 #define SESSIONS_ID_LEN (SESSIONS_BOOT_HEX + 1 + SESSIONS_RAND_HEX)
 #define SESSIONS_KEY_HEX 32
-#define SESSIONS_TENANT_MAX 64
+#define SESSIONS_TENANT_MAX 80
+#define SESSIONS_LABEL_MAX 128 /* "label": what the gateway keeps with a session */
 /* Accepted cells kept for the gateway's analysis of the next one. */
 #define SESSIONS_HISTORY_MAX (1024u * 1024u)
 #define SESSIONS_IDLE_DEFAULT_S 600u

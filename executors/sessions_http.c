@@ -81,6 +81,7 @@ static struct session *session_alloc(const char *tenant, const struct exec_reque
     x->idle_s = idle_s;
     x->life_s = life_s;
     x->max_output = er->limits.max_output_bytes;
+    x->timeout_ms = er->limits.timeout_ms;
     x->memory_kb = -1;
     x->created_ms = x->used_ms = sess_now_ms();
     x->created_wall = x->used_wall = time(NULL);
@@ -144,7 +145,16 @@ static void handle_create(struct sessions *s, const char *tenant, const struct s
         sg_http_error(resp, 400, "bad_request", "%s", e.msg);
         goto out;
     }
+    json_t *label = json_object_get(er.root, "label");
+    if (label && (!json_is_string(label) || json_string_length(label) > SESSIONS_LABEL_MAX ||
+                  !sess_tenant_ok(json_string_value(label)))) {
+        sg_http_error(resp, 400, "bad_request", "label must be 1-%d bytes of [A-Za-z0-9._-]",
+                      SESSIONS_LABEL_MAX);
+        goto out;
+    }
     x = session_alloc(tenant, &er, idle_s, life_s);
+    if (x && label)
+        snprintf(x->label, sizeof(x->label), "%s", json_string_value(label));
     if (!x || new_ids(s, x) < 0) {
         sg_http_error(resp, 500, "internal", "cannot allocate a session");
         goto out;
@@ -255,7 +265,14 @@ static void handle_exec(struct sessions *s, const char *tenant, const char *id, 
     if (r < 0)
         return sg_http_error(resp, r == -E2BIG ? 413 : 400, "bad_request", "%s", e.msg);
     struct session *x = NULL;
+    json_t *lim = json_object_get(er.root, "limits");
+    bool own_timeout = json_object_get(lim, "timeout_ms") != NULL;
+    bool own_output = json_object_get(lim, "max_output_bytes") != NULL;
     if (sess_take(s, id, id_len, tenant, resp, &x) == 0) {
+        if (!own_timeout)
+            er.limits.timeout_ms = x->timeout_ms;
+        if (!own_output)
+            er.limits.max_output_bytes = x->max_output;
         if (x->history.len + er.code_len + 1 > x->history.cap) {
             sess_give_back(s, x, NULL);
             sg_http_error(resp, 413, "session_history_full",
@@ -508,7 +525,7 @@ bool sessions_handle(struct sessions *s, const struct sg_http_request *req,
     if (strncmp(u, PREFIX, pl) != 0 || (u[pl] != '\0' && u[pl] != '/'))
         return false;
     const char *tenant = sg_http_header(req, SESSIONS_TENANT_HEADER);
-    if (!sess_tenant_ok(tenant)) {
+    if (!sess_tenant_ok(tenant) || strlen(tenant) > SESSIONS_TENANT_MAX) {
         sg_http_error(resp, 400, "bad_request",
                       SESSIONS_TENANT_HEADER " must be 1-%d bytes of [A-Za-z0-9._-]",
                       SESSIONS_TENANT_MAX);

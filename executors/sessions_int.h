@@ -36,8 +36,10 @@ struct session {
     unsigned long cells;
     long long memory_kb;
     size_t max_output;
+    unsigned timeout_ms; /* a cell's time limit unless the cell gives its own */
     struct sg_buf history; /* the cells that ran, '\n'-separated */
     char lost_reason[160];
+    char label[SESSIONS_LABEL_MAX + 1]; /* the gateway's note (its policy's name) */
 };
 
 struct sessions {
@@ -74,6 +76,8 @@ json_t *sess_info_json(const struct session *x, bool history);
 /* Answer status with j (consumed). */
 void sess_answer(struct sg_http_response *resp, int status, json_t *j);
 
+/* 1..SESSIONS_LABEL_MAX bytes of [A-Za-z0-9._-] (tenants and labels; the
+ * tenant length is checked on its own). */
 bool sess_tenant_ok(const char *t);
 void sess_not_found(struct sg_http_response *resp);
 void sess_lost(struct sg_http_response *resp, const struct session *x);

@@ -35,11 +35,13 @@ static const struct route routes[] = {
     {"/v1/runtimes", "GET", GW_EP_RUNTIMES},
     {"/mcp", "POST", GW_EP_MCP},
 };
+/* /v1/sessions and everything under it; the handler checks the methods. */
+static const struct route sessions_route = {"/v1/sessions", "*", GW_EP_SESSIONS};
 
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
-    return strcmp(method, rt->method) == 0 ||
+    return rt->ep == GW_EP_SESSIONS || strcmp(method, rt->method) == 0 ||
            (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
 }
 
@@ -165,6 +167,8 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
 
 static const struct route *find_route(const char *url)
 {
+    if (gw_sessions_path(url))
+        return &sessions_route;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
@@ -212,6 +216,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_info_runtimes(s, req, resp);
     case GW_EP_MCP:
         return gw_mcp_handle(s->mcp, req, resp);
+    case GW_EP_SESSIONS:
+        return gw_sessions_handle(&s->sessions, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -252,7 +258,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         return SG_HTTP_ANSWER_NOW;
     }
     if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
-        rt->ep != GW_EP_MCP)
+        rt->ep != GW_EP_MCP && rt->ep != GW_EP_SESSIONS)
         return SG_HTTP_GO_ON;
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
@@ -322,6 +328,7 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     token = NULL;
     s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
                                s->metrics, s->ratelimit, s->vcache};
+    gw_sessions_init(&s->sessions, &s->jobs);
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
         goto fail;
@@ -394,6 +401,7 @@ void gw_server_free(struct gw_server *s)
         return;
     sg_httpsrv_stop(s->http);
     gw_mcp_free(s->mcp);
+    gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);

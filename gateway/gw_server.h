@@ -16,6 +16,7 @@
 #include "gw_config.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
+#include "gw_sessions.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_router.h"
@@ -34,6 +35,7 @@ struct gw_server {
     struct sg_httpsrv *http;
     struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
+    struct gw_sessions sessions; /* /v1/sessions... */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;
