@@ -186,6 +186,8 @@ json_t *sess_info_json(const struct session *x, bool history)
     if (j)
         json_object_set_new(j, "memory_used_kb",
                             x->memory_kb >= 0 ? json_integer(x->memory_kb) : json_null());
+    if (j && x->has_sb) /* internal: operators and tests find the container by it */
+        json_object_set_new(j, "container", json_stringn(x->sb.id, 12));
     if (j && x->label[0])
         json_object_set_new(j, "label", json_string(x->label));
     if (j && x->lost)

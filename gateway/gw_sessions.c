@@ -146,6 +146,7 @@ static json_t *public_info(json_t *info, enum sg_lang l)
         json_object_del(info, "label");
     }
     json_object_del(info, "history");
+    json_object_del(info, "container");
     return info;
 }
 
