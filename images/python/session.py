@@ -405,10 +405,12 @@ class Session:
                 buf += chunk[:max(cap - len(buf), 0)]
 
     def _memory_kb(self):
+        """The interpreter's resident memory after the cell (gVisor's
+        /proc/PID/status has VmRSS but no VmHWM peak)."""
         try:
             with open(f"/proc/{self.pid}/status", "rb") as f:
                 for line in f:
-                    if line.startswith(b"VmHWM:"):
+                    if line.startswith(b"VmRSS:"):
                         return int(line.split()[1])
         except (OSError, ValueError, IndexError):
             pass

@@ -103,6 +103,18 @@ class SessionsE2E(unittest.TestCase):
         status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/..x", b"x", A)
         self.assertEqual(status, 400, b)
 
+    def test_runtime_policy_holds_in_every_cell(self):
+        sid = self.open()
+        self.cell(sid, "v = 7")
+        b = self.cell(sid, "open('/etc/hostname').read()")
+        self.assertEqual((b["status"], b["unauthorized_access_type"]),
+                         ("unauthorized_access", "file"), b)
+        self.assertEqual(self.cell(sid, "v")["result"]["value"], 7)
+        b = self.cell(sid, "big = bytearray(64 << 20)\nlen(big)")
+        self.assertEqual(b["result"]["value"], 64 << 20, b)
+        status, _, info = self.gw.call("GET", f"/v1/sessions/{sid}", None, A)
+        self.assertGreater(info["memory_used_kb"], 64 << 10, info)
+
     def test_cancel_interrupts_and_the_session_lives_on(self):
         sid = self.open()
         self.cell(sid, "kept = 'yes'")
@@ -166,8 +178,10 @@ class SessionsE2E(unittest.TestCase):
             self.cell(sid, "1")
             deadline = time.time() + 15
             while time.time() < deadline and any(c.startswith(mine) for c in self.py.containers()):
-                if "max_lifetime_s" in fields:
-                    self.cell(sid, "1")  # busy, never idle: only the lifetime ends it
+                if "max_lifetime_s" in fields:  # used, never idle: only the lifetime ends it
+                    status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec",
+                                                {"code": "1"}, A)
+                    self.assertIn(status, (200, 404), b)
                 time.sleep(0.5)
             self.assertFalse(any(c.startswith(mine) for c in self.py.containers()), fields)
             status, _, b = self.gw.call("GET", f"/v1/sessions/{sid}", None, A)
