@@ -416,16 +416,34 @@ class Session:
             pass
         return None
 
+    def _artifact_sigs(self):
+        """{name: (size, mtime_ns, inode)} of artifacts/ without reading a file."""
+        sigs = {}
+        try:
+            with os.scandir(os.path.join(self.rn.WORKSPACE, self.rn.ARTIFACT_DIR)) as it:
+                for e in it:
+                    if len(sigs) >= LIST_MAX:
+                        break
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    sigs[e.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            pass
+        return sigs
+
     def _new_artifacts(self):
-        """Artifacts the cell wrote or changed (artifacts/, as for jobs)."""
+        """Artifacts the cell wrote or changed (artifacts/, as for jobs): a
+        cheap listing first, the files themselves only when one changed."""
+        sigs = self._artifact_sigs()
+        if sigs == self.artifacts_seen:
+            return [], []
+        changed = {n for n, s in sigs.items() if self.artifacts_seen.get(n) != s}
+        self.artifacts_seen = sigs
         found, skipped = self.rn.collect_artifacts(self.cfg)
-        fresh = []
-        for a in found:
-            sig = (a["size"], hash(a["content_b64"]))
-            if self.artifacts_seen.get(a["name"]) != sig:
-                self.artifacts_seen[a["name"]] = sig
-                fresh.append(a)
-        return fresh, skipped
+        return [a for a in found if a["name"] in changed], \
+            [s for s in skipped if s["name"] in changed]
 
     # -- workspace files
 

@@ -193,6 +193,8 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual((status, b["error"]["code"]), (410, "session_lost"), b)
         status, _, b = self.gw.call("GET", "/v1/sessions/py-http:%2F%2Fevil", None, A)
         self.assertEqual(status, 404, b)
+        status, _, b = self.gw.call("POST", "/v1/sessions", {"language": "nodejs"}, A)
+        self.assertEqual((status, b["error"]["code"]), (501, "sessions_unsupported"), b)
 
 
 if __name__ == "__main__":
