@@ -162,7 +162,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
 out:
     sg_httpsrv_stop(http);
     sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
-    pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
+    pool_set_free(pools);    /* tears down idle sandboxes, drains the teardown queues */
     metrics_free(m);
     free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);

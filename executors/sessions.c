@@ -20,7 +20,6 @@
 #include "sg_random.h"
 #include "sg_time.h"
 
-
 double sess_now_ms(void)
 {
     return attach_now_ms();
@@ -177,12 +176,12 @@ json_t *sess_info_json(const struct session *x, bool history)
     if (x->created_wall + (time_t)x->life_s < expires)
         expires = x->created_wall + (time_t)x->life_s;
     const char *state = x->lost ? "lost" : x->busy ? "busy" : "idle";
-    json_t *j = json_pack("{s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:I}", "session_id", x->id, "state",
-                          state, "created_at", time_json(x->created_wall), "last_used_at",
-                          time_json(x->used_wall), "expires_at", time_json(expires), "cells_run",
-                          (json_int_t)x->cells, "idle_timeout_s", (json_int_t)x->idle_s,
-                          "max_lifetime_s", (json_int_t)x->life_s, "history_bytes",
-                          (json_int_t)x->history.len);
+    json_t *j =
+        json_pack("{s:s,s:s,s:o,s:o,s:o,s:I,s:I,s:I,s:I}", "session_id", x->id, "state", state,
+                  "created_at", time_json(x->created_wall), "last_used_at", time_json(x->used_wall),
+                  "expires_at", time_json(expires), "cells_run", (json_int_t)x->cells,
+                  "idle_timeout_s", (json_int_t)x->idle_s, "max_lifetime_s", (json_int_t)x->life_s,
+                  "history_bytes", (json_int_t)x->history.len);
     if (j)
         json_object_set_new(j, "memory_used_kb",
                             x->memory_kb >= 0 ? json_integer(x->memory_kb) : json_null());
@@ -193,8 +192,8 @@ json_t *sess_info_json(const struct session *x, bool history)
     if (j && x->lost)
         json_object_set_new(j, "lost_reason", json_string(x->lost_reason));
     if (j && history)
-        json_object_set_new(j, "history", json_stringn(x->history.data ? x->history.data : "",
-                                                       x->history.len));
+        json_object_set_new(j, "history",
+                            json_stringn(x->history.data ? x->history.data : "", x->history.len));
     return j;
 }
 
@@ -245,7 +244,7 @@ void sess_lost(struct sg_http_response *resp, const struct session *x)
 /* Take the session for one operation: 0 with *ret set and busy marked, or
  * an answer in resp. */
 int sess_take(struct sessions *s, const char *id, size_t id_len, const char *tenant,
-                struct sg_http_response *resp, struct session **ret)
+              struct sg_http_response *resp, struct session **ret)
 {
     pthread_mutex_lock(&s->lock);
     int i = sess_find_locked(s, id, id_len, tenant);
@@ -308,7 +307,7 @@ void sess_discard(struct sessions *s, struct session *x)
 /* Write one keyed request line (fields in o, which is consumed) and read its
  * answer into io (job_io_init'ed with the nonce). */
 void sess_exchange(struct session *x, json_t *o, const char *nonce, unsigned deadline_ms,
-                     struct job_io *io)
+                   struct job_io *io)
 {
     json_object_set_new(o, "key", json_string(x->key));
     json_object_set_new(o, "nonce", json_string(nonce));
@@ -337,4 +336,3 @@ int sess_new_nonce(char out[JOB_NONCE_LEN + 1])
 {
     return sg_random_hex(out, JOB_NONCE_LEN / 2);
 }
-

@@ -42,7 +42,7 @@
 #define SESSIONS_LIFE_DEFAULT_S 3600u
 #define SESSIONS_IDLE_MAX_S 86400u
 #define SESSIONS_LIFE_MAX_S 86400u
-#define SESSIONS_START_MS 30000u  /* the runner's answer to the session start */
+#define SESSIONS_START_MS 30000u   /* the runner's answer to the session start */
 #define SESSIONS_FILE_OP_MS 10000u /* one file operation */
 #define SESSIONS_FILE_MAX (8u * 1024u * 1024u)
 #define SESSIONS_REAP_MS 250u

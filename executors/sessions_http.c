@@ -22,8 +22,8 @@
 
 /* ------------------------------------------------------------- create */
 
-static int seconds_field(json_t *root, const char *key, unsigned def, unsigned max,
-                         unsigned *ret, struct sg_error *err)
+static int seconds_field(json_t *root, const char *key, unsigned def, unsigned max, unsigned *ret,
+                         struct sg_error *err)
 {
     json_t *v = json_object_get(root, key);
     *ret = def;
@@ -52,14 +52,13 @@ static int start_runner(struct session *x, const struct exec_request *er,
     struct job_io io;
     job_io_init(&io, OP_ANSWER_MAX, nonce);
     sess_exchange(x, o, nonce, SESSIONS_START_MS, &io);
-    const char *outcome = io.end == JOB_END_RESULT
-                              ? json_string_value(json_object_get(io.result, "outcome"))
-                              : NULL;
+    const char *outcome =
+        io.end == JOB_END_RESULT ? json_string_value(json_object_get(io.result, "outcome")) : NULL;
     int r = 0;
     if (!outcome || strcmp(outcome, "ok") != 0) {
         const char *msg = json_string_value(json_object_get(io.result, "message"));
-        sg_log(SG_LOG_WARN, "session_start_failed", "container=%.12s end=%d outcome=%s",
-               x->sb.id, (int)io.end, outcome ? outcome : "-");
+        sg_log(SG_LOG_WARN, "session_start_failed", "container=%.12s end=%d outcome=%s", x->sb.id,
+               (int)io.end, outcome ? outcome : "-");
         sg_http_error(resp, 502, "session_start_failed",
                       "the sandbox could not start a session: %.300s",
                       msg ? msg : "no answer from the runner (this image may lack sessions)");
@@ -115,7 +114,8 @@ static int insert(struct sessions *s, struct session *x, struct session **ret_ev
 static int new_ids(struct sessions *s, struct session *x)
 {
     char rnd[SESSIONS_RAND_HEX + 1];
-    if (sg_random_hex(rnd, SESSIONS_RAND_HEX / 2) < 0 || sg_random_hex(x->key, SESSIONS_KEY_HEX / 2) < 0)
+    if (sg_random_hex(rnd, SESSIONS_RAND_HEX / 2) < 0 ||
+        sg_random_hex(x->key, SESSIONS_KEY_HEX / 2) < 0)
         return -1;
     snprintf(x->id, sizeof(x->id), "%s-%s", sessions_boot_id(s), rnd);
     return 0;
@@ -123,8 +123,9 @@ static int new_ids(struct sessions *s, struct session *x)
 
 static void acquire_failed(struct sg_http_response *resp, int r, const struct sg_error *e)
 {
-    const char *code = r == -EBUSY ? "pool_busy" : r == -EHOSTDOWN ? "docker_unreachable"
-                                                                  : "shutting_down";
+    const char *code = r == -EBUSY       ? "pool_busy"
+                       : r == -EHOSTDOWN ? "docker_unreachable"
+                                         : "shutting_down";
     sg_http_error(resp, 503, code, "no sandbox for the session: %s", e->msg[0] ? e->msg : code);
 }
 
@@ -183,12 +184,13 @@ static void handle_create(struct sessions *s, const char *tenant, const struct s
     }
     json_t *j = sess_info_json(x, false);
     json_object_set_new(j, "state", json_string("idle")); /* from now on */
-    json_object_set_new(j, "limits", json_pack("{s:I,s:I,s:I}", "timeout_ms",
-                                               (json_int_t)er.limits.timeout_ms, "memory_mb",
-                                               (json_int_t)er.limits.memory_mb, "max_output_bytes",
-                                               (json_int_t)er.limits.max_output_bytes));
-    sg_log(SG_LOG_INFO, "session_start", "session_id=%s container=%.12s flavour=%s idle_s=%u life_s=%u",
-           x->id, x->sb.id, pool_set_flavour_name(s->c.pools, x->flavour), idle_s, life_s);
+    json_object_set_new(j, "limits",
+                        json_pack("{s:I,s:I,s:I}", "timeout_ms", (json_int_t)er.limits.timeout_ms,
+                                  "memory_mb", (json_int_t)er.limits.memory_mb, "max_output_bytes",
+                                  (json_int_t)er.limits.max_output_bytes));
+    sg_log(SG_LOG_INFO, "session_start",
+           "session_id=%s container=%.12s flavour=%s idle_s=%u life_s=%u", x->id, x->sb.id,
+           pool_set_flavour_name(s->c.pools, x->flavour), idle_s, life_s);
     sess_give_back(s, x, NULL);
     sess_answer(resp, 201, j);
 out:
@@ -235,8 +237,8 @@ static void run_cell(struct sessions *s, struct session *x, struct exec_request 
     pthread_mutex_unlock(&s->lock);
     struct job_io io;
     job_io_init(&io, job_result_cap(er->limits.max_output_bytes, JOB_ARTIFACTS_MAX), nonce);
-    sess_exchange(x, line, nonce,
-                  er->limits.timeout_ms + SESSIONS_CANCEL_GRACE_MS + JOB_GRACE_MS, &io);
+    sess_exchange(x, line, nonce, er->limits.timeout_ms + SESSIONS_CANCEL_GRACE_MS + JOB_GRACE_MS,
+                  &io);
     job_classify(s->c.dc, &x->sb, &io, &o);
     const char *why = NULL;
     if (io.end != JOB_END_RESULT)
@@ -340,8 +342,8 @@ static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
     } else if (!outcome || strcmp(outcome, "ok") != 0) {
         const char *msg = json_string_value(json_object_get(ans, "message"));
         bool missing = msg && strcmp(msg, "no such file") == 0;
-        sg_http_error(resp, missing ? 404 : 400, missing ? "file_not_found" : "bad_file",
-                      "%.300s", msg ? msg : "the file operation failed");
+        sg_http_error(resp, missing ? 404 : 400, missing ? "file_not_found" : "bad_file", "%.300s",
+                      msg ? msg : "the file operation failed");
         json_decref(ans);
         ans = NULL;
     }
@@ -387,8 +389,8 @@ static void put_file(struct sessions *s, struct session *x, const char *name, si
 static void get_file(struct sessions *s, struct session *x, const char *name, size_t name_len,
                      struct sg_http_response *resp)
 {
-    json_t *ans = file_op(s, x, json_pack("{s:s,s:s%}", "op", "get_file", "name", name, name_len),
-                          resp);
+    json_t *ans =
+        file_op(s, x, json_pack("{s:s,s:s%}", "op", "get_file", "name", name, name_len), resp);
     if (!ans)
         return;
     json_t *c = json_object_get(ans, "content_b64");
@@ -487,8 +489,9 @@ static void handle_list(struct sessions *s, const char *tenant, struct sg_http_r
     }
     unsigned open = sess_count_open_locked(s, tenant);
     pthread_mutex_unlock(&s->lock);
-    sess_answer(resp, 200, json_pack("{s:o,s:i,s:s}", "sessions", a, "open", open, "executor_boot_id",
-                                    sessions_boot_id(s)));
+    sess_answer(resp, 200,
+                json_pack("{s:o,s:i,s:s}", "sessions", a, "open", open, "executor_boot_id",
+                          sessions_boot_id(s)));
 }
 
 /* ---------------------------------------------------------- dispatching */

@@ -36,7 +36,7 @@ struct session {
     unsigned long cells;
     long long memory_kb;
     size_t max_output;
-    unsigned timeout_ms; /* a cell's time limit unless the cell gives its own */
+    unsigned timeout_ms;   /* a cell's time limit unless the cell gives its own */
     struct sg_buf history; /* the cells that ran, '\n'-separated */
     char lost_reason[160];
     char label[SESSIONS_LABEL_MAX + 1]; /* the gateway's note (its policy's name) */

@@ -278,7 +278,7 @@ static void slot_fill(struct gw_router *r, int l, struct upstream *u, int src, c
     atomic_store(&u->busy, 0);
     atomic_store(&u->capacity, 0); /* a new executor: its /healthz says its own */
     u->boot_id[0] = '\0';
-    atomic_store(&u->active, 1);   /* publishes the URL to request threads */
+    atomic_store(&u->active, 1); /* publishes the URL to request threads */
     if (u == &r->up[l][atomic_load(&r->count[l])])
         atomic_fetch_add(&r->count[l], 1);
 }
@@ -748,8 +748,8 @@ json_t *gw_router_sessions_list(struct gw_router *r, const char *tenant, uint64_
 {
     json_t *all = json_array();
     *ret_open = 0;
-    struct gw_session_call c = {.method = "GET", .path = "/v1/sessions", .tenant = tenant,
-                                .timeout_ms = timeout_ms};
+    struct gw_session_call c = {
+        .method = "GET", .path = "/v1/sessions", .tenant = tenant, .timeout_ms = timeout_ms};
     for (int l = 0; all && l < SG_LANG_COUNT; l++)
         for (size_t i = 0; i < atomic_load(&r->count[l]); i++) {
             struct upstream *u = &r->up[l][i];

@@ -85,14 +85,16 @@ static int parse_public_id(struct sreq *q, const char *s, size_t n)
     return 0;
 }
 
-static void public_id_of(enum sg_lang l, const char *exec_id, char out[GW_SESSION_PUBLIC_ID_LEN + 1])
+static void public_id_of(enum sg_lang l, const char *exec_id,
+                         char out[GW_SESSION_PUBLIC_ID_LEN + 1])
 {
     snprintf(out, GW_SESSION_PUBLIC_ID_LEN + 1, "%s-%.*s", lang_tag(l), EXEC_ID_LEN, exec_id);
 }
 
 /* An executor answer that is an error of the session API passes through
  * with its status; a session on an executor that is gone is session_lost. */
-static void pass_error(struct sreq *q, const struct gw_exec_result *x, struct sg_http_response *resp)
+static void pass_error(struct sreq *q, const struct gw_exec_result *x,
+                       struct sg_http_response *resp)
 {
     if (x->outcome != GW_EXEC_OK) {
         q->outcome = "session_lost";
@@ -105,12 +107,11 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x, struct sg
     json_t *e = json_object_get(j, "error");
     const char *code = json_string_value(json_object_get(e, "code"));
     const char *msg = json_string_value(json_object_get(e, "message"));
-    static const char *const known[] = {"session_not_found", "session_lost", "session_busy",
-                                        "no_cell_running", "session_history_full", "bad_request",
-                                        "bad_file_name", "bad_file", "file_not_found",
-                                        "file_too_large", "pool_busy", "sessions_full",
-                                        "session_start_failed", "docker_unreachable",
-                                        "shutting_down"};
+    static const char *const known[] = {
+        "session_not_found",    "session_lost",       "session_busy",  "no_cell_running",
+        "session_history_full", "bad_request",        "bad_file_name", "bad_file",
+        "file_not_found",       "file_too_large",     "pool_busy",     "sessions_full",
+        "session_start_failed", "docker_unreachable", "shutting_down"};
     const char *c = "executor_failed";
     for (size_t i = 0; code && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(code, known[i]) == 0)
@@ -121,11 +122,15 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x, struct sg
     json_decref(j);
 }
 
-static void call(struct sreq *q, const char *method, const char *path, const char *body,
-                 size_t len, uint64_t timeout_ms, struct gw_exec_result *ret)
+static void call(struct sreq *q, const char *method, const char *path, const char *body, size_t len,
+                 uint64_t timeout_ms, struct gw_exec_result *ret)
 {
-    struct gw_session_call c = {.boot = q->boot[0] ? q->boot : NULL, .method = method,
-                                .path = path, .tenant = q->tenant_hdr, .body = body, .len = len,
+    struct gw_session_call c = {.boot = q->boot[0] ? q->boot : NULL,
+                                .method = method,
+                                .path = path,
+                                .tenant = q->tenant_hdr,
+                                .body = body,
+                                .len = len,
                                 .timeout_ms = timeout_ms};
     gw_router_session(q->g->jobs->router, q->lang, &c, ret);
 }
@@ -183,13 +188,12 @@ static json_t *create_body(struct sreq *q, json_t *in, const struct sg_policy *p
     json_t *limits = json_object_get(in, "limits");
     json_t *t = json_object_get(limits, "timeout_ms");
     uint64_t max_t = tenant_cap(c->max_timeout_ms, q->t ? q->t->max_timeout_ms : 0);
-    uint64_t tmo = json_is_integer(t) && json_integer_value(t) > 0
-                       ? (uint64_t)json_integer_value(t)
-                       : c->default_timeout_ms;
-    json_t *o = json_pack("{s:s,s:s,s:o,s:{s:I}}", "language", sg_lang_name(q->lang), "label",
-                          p->name, "runtime",
-                          sg_policy_runtime_json(js ? &p->javascript : &p->python, js), "limits",
-                          "timeout_ms", (json_int_t)(tmo < max_t ? tmo : max_t));
+    uint64_t tmo = json_is_integer(t) && json_integer_value(t) > 0 ? (uint64_t)json_integer_value(t)
+                                                                   : c->default_timeout_ms;
+    json_t *o =
+        json_pack("{s:s,s:s,s:o,s:{s:I}}", "language", sg_lang_name(q->lang), "label", p->name,
+                  "runtime", sg_policy_runtime_json(js ? &p->javascript : &p->python, js), "limits",
+                  "timeout_ms", (json_int_t)(tmo < max_t ? tmo : max_t));
     const char *keys[] = {"idle_timeout_s", "max_lifetime_s"};
     for (size_t i = 0; o && i < 2; i++)
         if (json_object_get(in, keys[i]))
@@ -223,8 +227,8 @@ static int check_cap(struct sreq *q, struct sg_http_response *resp)
     const struct gw_config *c = q->g->jobs->cfg;
     uint64_t max = q->t && q->t->max_sessions >= 0 ? (uint64_t)q->t->max_sessions : c->max_sessions;
     unsigned open = 0;
-    json_decref(gw_router_sessions_list(q->g->jobs->router, q->tenant_hdr, GW_SESSION_CALL_MS,
-                                        &open));
+    json_decref(
+        gw_router_sessions_list(q->g->jobs->router, q->tenant_hdr, GW_SESSION_CALL_MS, &open));
     if (open < max)
         return 0;
     q->outcome = "too_many_sessions";
@@ -249,8 +253,7 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
 {
     json_t *in = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
     const struct sg_policy *p = NULL;
-    if (create_checks(q, in, resp) < 0 ||
-        !(p = choose_policy(q, policy_name(in), resp))) {
+    if (create_checks(q, in, resp) < 0 || !(p = choose_policy(q, policy_name(in), resp))) {
         json_decref(in);
         return;
     }
@@ -276,8 +279,8 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
         pass_error(q, &x, resp);
     } else {
         public_info(ans, q->lang);
-        json_object_set_new(ans, "policy", json_pack("{s:s,s:s}", "name", p->name, "sha256",
-                                                     p->sha256));
+        json_object_set_new(ans, "policy",
+                            json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256));
         snprintf(q->public_id, sizeof(q->public_id), "%s",
                  policy_or_empty(json_object_get(ans, "session_id")));
         q->outcome = "created";
@@ -393,8 +396,8 @@ static int analyse(struct sreq *q, const struct sg_policy *p, const char *histor
         json_t *o = gw_result_rejected(&an.violations);
         json_object_set_new(o, "session_id", json_string(q->public_id));
         json_object_set_new(o, "job_id", json_string(q->id));
-        json_object_set_new(o, "policy", json_pack("{s:s,s:s}", "name", p->name, "sha256",
-                                                   p->sha256));
+        json_object_set_new(o, "policy",
+                            json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256));
         json_object_set_new(o, "violations", sg_violations_to_json(&an.violations));
         q->outcome = "rejected";
         gw_respond_json(resp, 200, o);
@@ -495,8 +498,8 @@ static void handle_simple(struct sreq *q, const struct sg_http_request *req, con
     snprintf(path, sizeof(path), PREFIX "/%s%s", q->exec_id, rest);
     bool put = strcmp(req->method, "PUT") == 0;
     struct gw_exec_result x = {0};
-    call(q, req->method, path, put ? req->body : NULL, put ? req->body_len : 0,
-         GW_SESSION_CALL_MS, &x);
+    call(q, req->method, path, put ? req->body : NULL, put ? req->body_len : 0, GW_SESSION_CALL_MS,
+         &x);
     long st = x.outcome == GW_EXEC_OK ? x.http_status : 0;
     if (st < 200 || st >= 300) {
         pass_error(q, &x, resp);
@@ -530,15 +533,14 @@ static void handle_simple(struct sreq *q, const struct sg_http_request *req, con
 static void handle_list(struct sreq *q, struct sg_http_response *resp)
 {
     unsigned open = 0;
-    json_t *all = gw_router_sessions_list(q->g->jobs->router, q->tenant_hdr, GW_SESSION_CALL_MS,
-                                          &open);
+    json_t *all =
+        gw_router_sessions_list(q->g->jobs->router, q->tenant_hdr, GW_SESSION_CALL_MS, &open);
     size_t i;
     json_t *v;
     json_array_foreach(all, i, v)
     {
         enum sg_lang l = SG_LANG_PYTHON;
-        sg_lang_parse(json_string_value(json_object_get(v, "language")), SG_LANG_NAMES_RAGFLOW,
-                      &l);
+        sg_lang_parse(json_string_value(json_object_get(v, "language")), SG_LANG_NAMES_RAGFLOW, &l);
         public_info(v, l);
     }
     q->outcome = "ok";
@@ -578,13 +580,13 @@ static void audit(struct sreq *q, const struct sg_http_request *req, int status)
 {
     char when[64];
     gw_iso_time(when);
-    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:i,s:s?}", "time", when,
-                          "request_id", q->id, "endpoint", "v1_sessions", "method", req->method,
-                          "tenant", q->t ? q->t->name : ANONYMOUS, "peer", req->peer,
-                          "session_id", q->public_id[0] ? q->public_id : NULL, "code_bytes",
-                          (json_int_t)q->code_len, "code_sha256", q->code_sha[0] ? q->code_sha : NULL,
-                          "policy", q->policy, "verdict", q->verdict, "status", status, "outcome",
-                          q->outcome);
+    json_t *o =
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:i,s:s?}", "time", when,
+                  "request_id", q->id, "endpoint", "v1_sessions", "method", req->method, "tenant",
+                  q->t ? q->t->name : ANONYMOUS, "peer", req->peer, "session_id",
+                  q->public_id[0] ? q->public_id : NULL, "code_bytes", (json_int_t)q->code_len,
+                  "code_sha256", q->code_sha[0] ? q->code_sha : NULL, "policy", q->policy,
+                  "verdict", q->verdict, "status", status, "outcome", q->outcome);
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(q->g->jobs->audit, line, strlen(line));
