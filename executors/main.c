@@ -104,6 +104,17 @@ static void drain(struct exec_server *srv, unsigned max_ms)
     sg_log(SG_LOG_INFO, "drained", "in_flight=%d", n);
 }
 
+/* The session table over the pools; srv answers /v1/sessions from then on. */
+static int open_sessions(struct exec_server *srv, struct pool_set *pools, struct sessions **ret,
+                         struct sg_error *err)
+{
+    const struct sessions_config sc = {srv->dc, pools, srv->metrics, srv->cfg,
+                                       srv->cfg->max_sessions};
+    int r = sessions_new(&sc, ret, err);
+    srv->sessions = r == 0 ? *ret : NULL;
+    return r;
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, struct sg_error *err)
 {
@@ -135,10 +146,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
-    struct sessions_config sc = {dc, pools, m, cfg, cfg->max_sessions};
-    if ((r = sessions_new(&sc, &sessions, err)) < 0)
+    if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
         goto out;
-    srv.sessions = sessions;
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;

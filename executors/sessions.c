@@ -104,7 +104,7 @@ int sessions_new(const struct sessions_config *c, struct sessions **ret, struct 
     s->c = *c;
     /* Tombstones of lost sessions share the table: room for as many again. */
     s->n_slots = c->max_sessions * 2 + 1;
-    s->slot = calloc(s->n_slots, sizeof(*s->slot));
+    s->slot = calloc(s->n_slots, sizeof(struct session *));
     if (!s->slot || sg_random_hex(s->boot, SESSIONS_BOOT_HEX / 2) < 0) {
         free(s->slot);
         free(s);

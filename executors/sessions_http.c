@@ -35,6 +35,22 @@ static int seconds_field(json_t *root, const char *key, unsigned def, unsigned m
     return 0;
 }
 
+/* The session's own keys of a create body: its timeouts and label. */
+static int create_fields(json_t *root, unsigned *idle_s, unsigned *life_s, struct sg_error *err)
+{
+    json_t *label = json_object_get(root, "label");
+    if (seconds_field(root, "idle_timeout_s", SESSIONS_IDLE_DEFAULT_S, SESSIONS_IDLE_MAX_S, idle_s,
+                      err) < 0 ||
+        seconds_field(root, "max_lifetime_s", SESSIONS_LIFE_DEFAULT_S, SESSIONS_LIFE_MAX_S, life_s,
+                      err) < 0)
+        return -EINVAL;
+    if (label && (!json_is_string(label) || json_string_length(label) > SESSIONS_LABEL_MAX ||
+                  !sess_tenant_ok(json_string_value(label))))
+        return sg_error_set(err, -EINVAL, "label must be 1-%d bytes of [A-Za-z0-9._-]",
+                            SESSIONS_LABEL_MAX);
+    return 0;
+}
+
 /* Launch the runner's session on a fresh sandbox: 0, or an answer in resp. */
 static int start_runner(struct session *x, const struct exec_request *er,
                         struct sg_http_response *resp)
@@ -139,18 +155,9 @@ static void handle_create(struct sessions *s, const char *tenant, const struct s
     if (r < 0)
         return sg_http_error(resp, r == -E2BIG ? 413 : 400, "bad_request", "%s", e.msg);
     struct session *x = NULL, *evicted = NULL;
-    if (seconds_field(er.root, "idle_timeout_s", SESSIONS_IDLE_DEFAULT_S, SESSIONS_IDLE_MAX_S,
-                      &idle_s, &e) < 0 ||
-        seconds_field(er.root, "max_lifetime_s", SESSIONS_LIFE_DEFAULT_S, SESSIONS_LIFE_MAX_S,
-                      &life_s, &e) < 0) {
-        sg_http_error(resp, 400, "bad_request", "%s", e.msg);
-        goto out;
-    }
     json_t *label = json_object_get(er.root, "label");
-    if (label && (!json_is_string(label) || json_string_length(label) > SESSIONS_LABEL_MAX ||
-                  !sess_tenant_ok(json_string_value(label)))) {
-        sg_http_error(resp, 400, "bad_request", "label must be 1-%d bytes of [A-Za-z0-9._-]",
-                      SESSIONS_LABEL_MAX);
+    if (create_fields(er.root, &idle_s, &life_s, &e) < 0) {
+        sg_http_error(resp, 400, "bad_request", "%s", e.msg);
         goto out;
     }
     x = session_alloc(tenant, &er, idle_s, life_s);
