@@ -206,6 +206,8 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
                             json_integer(st->budget_mb));
         json_object_set_new(json_object_get(j, "pool"), "memory_planned_mb",
                             json_integer(st->planned_mb));
+        json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
+                            json_integer(st->held_mb));
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);

@@ -40,7 +40,13 @@ static void release_sandbox(struct sessions *s, struct session *x)
     if (!x->has_sb)
         return;
     x->has_sb = false;
-    pool_set_release(s->c.pools, x->flavour, &x->sb);
+    sess_release_sandbox(s, x->flavour, &x->sb);
+}
+
+void sess_release_sandbox(struct sessions *s, unsigned flavour, struct sandbox *sb)
+{
+    pool_set_hold(s->c.pools, flavour, false);
+    pool_set_release(s->c.pools, flavour, sb);
 }
 
 /* Under s->lock: end x for why. Returns x when the caller must release and
@@ -289,7 +295,7 @@ void sess_give_back(struct sessions *s, struct session *x, const char *why)
             s->slot[i] = NULL;
     pthread_mutex_unlock(&s->lock);
     if (release)
-        pool_set_release(s->c.pools, x->flavour, &sb);
+        sess_release_sandbox(s, x->flavour, &sb);
     if (gone)
         sess_free(x);
 }

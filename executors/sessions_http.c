@@ -185,6 +185,7 @@ static void handle_create(struct sessions *s, const char *tenant, const struct s
         goto out;
     }
     x->has_sb = true;
+    pool_set_hold(s->c.pools, x->flavour, true);
     if (start_runner(x, &er, resp) < 0) {
         sess_discard(s, x);
         goto out;

@@ -55,6 +55,10 @@ struct sessions {
 
 double sess_now_ms(void);
 
+/* Give a session's sandbox back to its pool for teardown; it no longer
+ * counts against the memory budget (pool_set_hold). */
+void sess_release_sandbox(struct sessions *s, unsigned flavour, struct sandbox *sb);
+
 /* Free x (its sandbox already released). NULL is a no-op. */
 void sess_free(struct session *x);
 
