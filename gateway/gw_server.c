@@ -332,6 +332,7 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
         goto fail;
+    s->mcp->code_sessions = &s->sessions;
     *ret = s;
     return 0;
 fail:
