@@ -278,7 +278,21 @@ static void handle_exec(struct sessions *s, const char *tenant, const char *id, 
     json_t *lim = json_object_get(er.root, "limits");
     bool own_timeout = json_object_get(lim, "timeout_ms") != NULL;
     bool own_output = json_object_get(lim, "max_output_bytes") != NULL;
+    json_t *expect = json_object_get(er.root, "history_bytes");
+    if (expect && (!json_is_integer(expect) || json_integer_value(expect) < 0)) {
+        exec_request_free(&er);
+        return sg_http_error(resp, 400, "bad_request", "history_bytes must be an integer >= 0");
+    }
     if (sess_take(s, id, id_len, tenant, resp, &x) == 0) {
+        if (expect && (size_t)json_integer_value(expect) != x->history.len) {
+            /* another cell ran after the gateway analysed this one with the
+             * cells before it: that analysis no longer holds */
+            sess_give_back(s, x, NULL);
+            sg_http_error(resp, 409, "session_busy",
+                          "another cell ran in this session meanwhile: send the cell again");
+            exec_request_free(&er);
+            return;
+        }
         if (!own_timeout)
             er.limits.timeout_ms = x->timeout_ms;
         if (!own_output)

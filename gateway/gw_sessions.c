@@ -466,7 +466,11 @@ static void handle_exec(struct sreq *q, const struct sg_http_request *req,
         pass_error(q, &x, resp);
     else if ((p = session_policy(q, info, resp)) &&
              analyse(q, p, json_string_value(h), json_string_length(h), &c, resp) == 1) {
-        json_t *body = json_pack("{s:s%}", "code", c.code, c.len);
+        /* the executor runs the cell only if no other cell ran since the
+         * history this analysis saw (concurrent cells could not otherwise
+         * have been analysed together) */
+        json_t *body = json_pack("{s:s%,s:I}", "code", c.code, c.len, "history_bytes",
+                                 (json_int_t)json_string_length(h));
         if (body && c.timeout_ms)
             json_object_set_new(body, "limits",
                                 json_pack("{s:I}", "timeout_ms", (json_int_t)c.timeout_ms));

@@ -156,6 +156,15 @@ class SessionsE2E(unittest.TestCase):
         b = self.cell(sid, "e")
         self.assertIn("NameError", b["stderr"])
         self.assertEqual(self.cell(sid, "x + 1")["result"]["value"], 2)
+        # a cell analysed against an older history (another cell ran since)
+        # is refused by the executor, never run
+        status, _, info = sgtest.http("GET", f"{self.py.url}/v1/sessions/{sid[3:]}?history=1",
+                                      headers={"X-Sandgate-Tenant": "t.alice"})
+        stale = len(info["history"].encode()) - 1
+        status, _, b = sgtest.http("POST", f"{self.py.url}/v1/sessions/{sid[3:]}/exec",
+                                   {"code": "f.singledispatch(len)", "history_bytes": stale},
+                                   headers={"X-Sandgate-Tenant": "t.alice"})
+        self.assertEqual((status, b["error"]["code"]), (409, "session_busy"), b)
 
     def test_memory_limit_ends_the_session_honestly(self):
         sid = self.open()
