@@ -251,6 +251,12 @@ static void handle_runtime(struct exec_server *s, const struct sg_http_request *
     resp->status = 200;
 }
 
+bool exec_server_get_on_worker(void *ctx, const struct sg_http_request *req)
+{
+    (void)ctx;
+    return strncmp(req->url, "/v1/sessions", 12) == 0;
+}
+
 void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct exec_server *s = ctx;

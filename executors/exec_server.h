@@ -30,6 +30,10 @@ struct exec_server {
 void exec_server_handle(void *ctx, const struct sg_http_request *req,
                         struct sg_http_response *resp);
 
+/* The sg_httpsrv get_on_worker hook: GETs of /v1/sessions talk to a
+ * sandbox's runner, so a worker answers them, never an event thread. */
+bool exec_server_get_on_worker(void *ctx, const struct sg_http_request *req);
+
 /* Constant-time check of an Authorization header against "Bearer <token>". */
 bool exec_server_token_ok(const char *header, const char *token);
 

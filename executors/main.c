@@ -140,7 +140,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .max_body = cfg->max_body,
                                    .workers = cfg->max_jobs,
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
-    const struct sg_http_handlers hh = {.handle = exec_server_handle};
+    const struct sg_http_handlers hh = {.handle = exec_server_handle,
+                                        .get_on_worker = exec_server_get_on_worker};
     int r = -ENOMEM;
     char *runtime = NULL;
     if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)

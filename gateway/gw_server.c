@@ -269,6 +269,14 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
     return r < 0 ? SG_HTTP_ANSWER_NOW : SG_HTTP_GO_ON;
 }
 
+/* GETs of /v1/sessions ask the executors: a worker answers them, so the
+ * event threads never wait on an executor. */
+bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req)
+{
+    (void)ctx;
+    return gw_sessions_path(req->url);
+}
+
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct gw_server *s = ctx;
@@ -356,7 +364,8 @@ int gw_server_listen(struct gw_server *s, struct sg_error *err)
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
         .max_body_total = c->max_bodies_bytes,
     };
-    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused};
+    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused,
+                                              gw_server_get_on_worker};
     return sg_httpsrv_start(&hc, &h, s, &s->http, err);
 }
 

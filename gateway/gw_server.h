@@ -70,6 +70,9 @@ int gw_server_check(const struct gw_config *cfg, struct sg_error *err);
 void gw_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
                                  struct sg_http_response *resp);
+/* The sg_httpsrv get_on_worker hook: GETs that wait on an executor. */
+bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req);
+
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 
 #endif

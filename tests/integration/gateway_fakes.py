@@ -105,6 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
         tenant = self.headers.get("X-Sandgate-Tenant")
         path, _, query = self.path.partition("?")
         parts = path.split("/")[3:]  # after /v1/sessions
+        if fake.session_delay:
+            time.sleep(fake.session_delay)
         with fake.lock:
             fake.session_calls.append((self.command, path, tenant))
             if not parts:
@@ -166,6 +168,7 @@ class FakeExecutor:
         self.boot_id = secrets.token_hex(8)  # /healthz; sessions are routed by it
         self.sessions = {}                    # id -> {tenant, label, history, cells, body}
         self.session_calls = []               # (method, path, tenant)
+        self.session_delay = 0                # seconds before a session call is answered
         self.open_connections = 0
         self.lock = threading.Lock()
         self.server = _Server(("127.0.0.1", 0), _Handler)

@@ -2,6 +2,7 @@
 executor's boot id (never by anything else in the id), tenancy, the
 per-tenant cap counted on the executors, and the analysis of each cell
 together with the session's earlier cells."""
+import threading
 import time
 import unittest
 
@@ -121,6 +122,25 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
         status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec",
                                     {"code": "functools.reduce(max, [1, 2])"}, A)
         self.assertEqual((status, b["status"]), (200, "success"), b)
+
+    def test_slow_session_gets_never_hold_the_event_threads(self):
+        self.py.session_delay = self.py2.session_delay = 2.0
+        done = []
+
+        def slow():
+            done.append(self.gw.call("GET", "/v1/sessions", None, A)[0])
+        threads = [threading.Thread(target=slow) for _ in range(4)]  # more than event threads
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        t0 = time.time()
+        for _ in range(5):
+            status, _, _ = self.gw.call("GET", "/healthz", None, None, timeout=5)
+            self.assertEqual(status, 200)
+        self.assertLess(time.time() - t0, 1.5, "health checks waited behind session GETs")
+        for t in threads:
+            t.join(30)
+        self.assertEqual(done, [200] * 4)
 
     def test_bad_bodies(self):
         sid = self.create()["session_id"]
