@@ -209,9 +209,6 @@ static int create_checks(struct sreq *q, json_t *in, struct sg_http_response *re
         sg_http_error(resp, 400, "bad_request", "body must be a JSON object");
     else if (!lang || sg_lang_parse(lang, SG_LANG_NAMES_RAGFLOW, &q->lang) < 0)
         sg_http_error(resp, 400, "bad_request", "language must be \"python\" or \"nodejs\"");
-    else if (q->lang != SG_LANG_PYTHON)
-        sg_http_error(resp, 501, "sessions_unsupported",
-                      "sessions are available for python only in this version");
     else if (net && !json_is_null(net) && !json_is_false(net))
         sg_http_error(resp, 400, "bad_request", "network: sessions run offline");
     else if (json_object_get(in, "policy") && !json_is_string(json_object_get(in, "policy")))

@@ -182,6 +182,35 @@ class SessionsE2E(unittest.TestCase):
         status, _, info = self.gw.call("GET", f"/v1/sessions/{sid}", None, A)
         self.assertEqual(info["state"], "lost", info)
 
+    def test_nodejs_state_failures_cancel_and_policy(self):
+        sid = self.open(language="nodejs")
+        self.assertTrue(sid.startswith("js-"))
+        self.assertEqual(self.cell(sid, "let x = 41; console.log('set')")["stdout"], "set\n")
+        self.assertEqual(self.cell(sid, "x + 1")["result"]["value"], 42)
+        self.cell(sid, "function twice(v) { return 2 * v; }")
+        self.assertEqual(self.cell(sid, "twice(x)")["result"]["value"], 82)
+        self.assertEqual(self.cell(sid, "Promise.resolve(x + 2)")["result"]["value"], 43)
+        bad = self.cell(sid, "null.foo")
+        self.assertEqual(bad["status"], "program_error", bad)
+        self.assertIn("TypeError", bad["stderr"])
+        b = self.cell(sid, "const cp = require('child_process')")
+        self.assertEqual(b["violations"][0]["line"], 1, b)
+        got = {}
+        t = threading.Thread(target=lambda: got.update(b=self.cell(sid, "while (true) {}")))
+        t.start()
+        time.sleep(1.0)
+        status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/cancel", {}, A)
+        self.assertEqual(status, 202, b)
+        t.join(30)
+        self.assertEqual((got["b"]["status"], got["b"]["session_lost"]), ("cancelled", False))
+        b = self.cell(sid, "while (true) {}", timeout_ms=500)
+        self.assertEqual(b["resource_limit_type"], "time", b)
+        self.assertEqual(self.cell(sid, "twice(x)")["result"]["value"], 82)
+        status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/in.txt", b"node", A)
+        self.assertEqual(status, 204, b)
+        self.assertEqual(self.gw.call("GET", f"/v1/sessions/{sid}/files/in.txt", None, A)[2],
+                         "node")
+
     def test_tenants_are_isolated_and_capped(self):
         sid = self.open()
         for method, path in (("GET", ""), ("POST", "/exec"), ("DELETE", ""), ("POST", "/cancel")):
@@ -218,8 +247,7 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual((status, b["error"]["code"]), (410, "session_lost"), b)
         status, _, b = self.gw.call("GET", "/v1/sessions/py-http:%2F%2Fevil", None, A)
         self.assertEqual(status, 404, b)
-        status, _, b = self.gw.call("POST", "/v1/sessions", {"language": "nodejs"}, A)
-        self.assertEqual((status, b["error"]["code"]), (501, "sessions_unsupported"), b)
+
 
 
 if __name__ == "__main__":
