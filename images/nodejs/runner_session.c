@@ -254,6 +254,12 @@ static json_t *cell_result(struct session *s, struct cell_run *c, struct runner_
         json_object_set_new(res, "exit_code", json_integer(RUNNER_EXIT_OUTPUT));
         json_object_set_new(res, "message", json_string(msg));
     }
+    const char *oc = json_string_value(json_object_get(res, "outcome"));
+    if (oc && strcmp(oc, "unauthorized") == 0) {
+        /* runner.js ends the child after a run-time denial (deny()) */
+        runner_child_kill(s->child);
+        c->dead = 1;
+    }
     if (res && c->dead) {
         s->lost = 1;
         json_object_set_new(res, "session_lost", json_true());
