@@ -11,6 +11,7 @@
 
 #include "gw_audit.h"
 #include "gw_config.h"
+#include "gw_jobtab.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_request.h"
@@ -29,9 +30,22 @@ struct gw_jobs {
     struct gw_metrics *metrics;
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache; /* NULL: no verdict cache */
+    struct gw_jobtab *jobtab; /* jobs in flight, for cancel */
 };
 
-/* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE). */
+/* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE).
+ * POST /v1/run with "stream": true or "Accept: text/event-stream" answers with
+ * Server-Sent Events once the job runs (stdout / stderr events, ": hb"
+ * heartbeats every GW_STREAM_HEARTBEAT_MS, one final result event whose data
+ * is the body the request would have had); a policy rejection is a single
+ * result event; failures before the job runs keep their status codes. A
+ * client that goes away cancels its job. */
+#define GW_STREAM_HEARTBEAT_MS 2000u
+
+/* POST /v1/jobs/{job_id}/cancel (tenant-scoped: 404 for an unknown id or
+ * another tenant's job, 409 when it ended, 202 when the cancel was sent). */
+void gw_jobs_cancel(const struct gw_jobs *g, const struct sg_http_request *req,
+                    struct sg_http_response *resp);
 void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct sg_http_request *req,
                     struct sg_http_response *resp);
 
