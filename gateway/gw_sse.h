@@ -31,7 +31,7 @@ struct gw_sse {
     int failed; /* a malformed stream: every later feed fails too */
 };
 
-/* Initialise with the cap on one event's data (and so on one line). */
+/* Initialise with the cap on one event's data (and so on one line), > 0. */
 void gw_sse_init(struct gw_sse *p, size_t max_data);
 void gw_sse_free(struct gw_sse *p);
 
