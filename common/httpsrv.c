@@ -76,10 +76,10 @@ struct conn_state {
 
 struct sg_http_stream {
     pthread_mutex_t lock;
-    pthread_cond_t room; /* the reader made room, or the client went */
+    pthread_cond_t room;         /* the reader made room, or the client went */
     struct MHD_Connection *conn; /* NULL once MHD released the response */
     struct sg_buf buf;
-    size_t off; /* bytes of buf already handed to MHD */
+    size_t off;               /* bytes of buf already handed to MHD */
     int ended, gone, waiting; /* waiting: the reader suspended the connection */
     int refs;                 /* the handler + MHD's response */
     int fd;                   /* dup of the client socket, for poll only */
@@ -453,8 +453,7 @@ int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
             s->off = 0;
             continue;
         }
-        if (len > s->buf.cap ||
-            pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
+        if (len > s->buf.cap || pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
             s->gone = 1;
     }
     int r = s->gone || sg_buf_append(&s->buf, data, len) < 0 ? -EPIPE : 0;

@@ -36,11 +36,11 @@ struct job_hooks {
 };
 
 enum job_end {
-    JOB_END_RESULT,   /* a complete result line arrived */
-    JOB_END_EOF,      /* the stream closed first: the sandbox died */
-    JOB_END_TIMEOUT,  /* deadline passed */
-    JOB_END_OVERFLOW, /* more bytes than the result may hold */
-    JOB_END_IO,       /* write/read failed on the stream */
+    JOB_END_RESULT,    /* a complete result line arrived */
+    JOB_END_EOF,       /* the stream closed first: the sandbox died */
+    JOB_END_TIMEOUT,   /* deadline passed */
+    JOB_END_OVERFLOW,  /* more bytes than the result may hold */
+    JOB_END_IO,        /* write/read failed on the stream */
     JOB_END_CANCELLED, /* cancelled, or the streaming client went (io->cancel_detail) */
 };
 
@@ -52,7 +52,7 @@ struct job_io {
     json_t *result;                /* the parsed result line (when end == RESULT), owned */
     struct sg_buf diag;            /* runner stderr, truncated at JOB_DIAG_MAX */
     int io_errno;
-    double run_ms; /* from the first job byte sent to the end */
+    double run_ms;                 /* from the first job byte sent to the end */
     const struct job_hooks *hooks; /* borrowed, NULL: none */
     const char *cancel_detail;     /* static: "cancelled" or "client_gone" */
     int sink_failed;               /* a frame hook said the client went */

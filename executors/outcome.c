@@ -9,8 +9,13 @@
 #include "json_raw.h"
 
 static const char *status_names[EXEC_STATUS_COUNT] = {
-    "success",       "program_error",        "resource_limit_exceeded", "unauthorized_access",
-    "runtime_error", "program_runner_error",    "cancelled",
+    "success",
+    "program_error",
+    "resource_limit_exceeded",
+    "unauthorized_access",
+    "runtime_error",
+    "program_runner_error",
+    "cancelled",
 };
 
 /* Largest exit code / signal a runner may report; anything else is malformed. */

@@ -498,8 +498,8 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
     if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 || parse_body(j, req, resp) < 0)
         return;
     const char *accept = sg_http_header(req, "Accept");
-    j->stream = j->ep == GW_EP_V1_RUN &&
-                (j->req.stream || (accept && strstr(accept, "text/event-stream")));
+    j->stream =
+        j->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream")));
     if (select_policy(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->kind == GW_REQ_ANALYZE) {

@@ -35,10 +35,10 @@ struct gw_exec_hooks {
 };
 
 enum gw_relay_end {
-    GW_RELAY_DONE = 0,      /* the transfer ended (see rc; body holds the answer) */
-    GW_RELAY_ABORTED,       /* a hook said stop: the client went */
-    GW_RELAY_NO_RESULT,     /* the event stream ended without a result event */
-    GW_RELAY_BAD_STREAM,    /* the event stream was malformed or over the cap */
+    GW_RELAY_DONE = 0,   /* the transfer ended (see rc; body holds the answer) */
+    GW_RELAY_ABORTED,    /* a hook said stop: the client went */
+    GW_RELAY_NO_RESULT,  /* the event stream ended without a result event */
+    GW_RELAY_BAD_STREAM, /* the event stream was malformed or over the cap */
 };
 
 /* Perform the prepared request c (URL, body, headers set; its write

@@ -197,8 +197,8 @@ static int parse_policy(json_t *v, struct gw_request *r, struct gw_req_error *e)
 /* Keys each native endpoint accepts; /run ignores unknown keys like RAGFlow. */
 static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *e)
 {
-    static const char *const run_keys[] = {"language", "code",  "code_b64", "arguments",
-                                           "policy",   "limits", "files",   "stream", NULL};
+    static const char *const run_keys[] = {"language", "code",  "code_b64", "arguments", "policy",
+                                           "limits",   "files", "stream",   NULL};
     static const char *const analyze_keys[] = {"language", "code", "code_b64", "policy", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
         return 0;

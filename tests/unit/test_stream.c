@@ -63,15 +63,15 @@ static int feed_all(const char *text, size_t cap, struct seen *s)
 Test(sse, refuses_what_the_executor_never_writes)
 {
     static const char *const bad[] = {
-        "event: stdout\n\n",                           /* a name without data */
-        "data: 1\ndata: 2\n\n",                        /* two data lines */
-        "event: a\nevent: b\ndata: 1\n\n",             /* two names */
-        "event: Stdout\ndata: 1\n\n",                  /* not [a-z] */
-        "event: averyveryverylongname\ndata: 1\n\n",   /* over the name cap */
-        "id: 3\n\n",                                   /* a field sandgate does not use */
-        "data:1\n\n",                                  /* no space after the colon */
-        "data: a\r\n\n",                               /* CR */
-        "event: stdout\n: hb\ndata: 1\n\n",            /* a comment inside an event */
+        "event: stdout\n\n",                         /* a name without data */
+        "data: 1\ndata: 2\n\n",                      /* two data lines */
+        "event: a\nevent: b\ndata: 1\n\n",           /* two names */
+        "event: Stdout\ndata: 1\n\n",                /* not [a-z] */
+        "event: averyveryverylongname\ndata: 1\n\n", /* over the name cap */
+        "id: 3\n\n",                                 /* a field sandgate does not use */
+        "data:1\n\n",                                /* no space after the colon */
+        "data: a\r\n\n",                             /* CR */
+        "event: stdout\n: hb\ndata: 1\n\n",          /* a comment inside an event */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct seen s = {0};
@@ -114,8 +114,14 @@ static int on_frame(void *ud, const char *name, json_t *text)
 static size_t attach_frame(const char *line, char *out)
 {
     size_t n = strlen(line);
-    unsigned char h[8] = {1, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 8), (unsigned char)n};
+    unsigned char h[8] = {1,
+                          0,
+                          0,
+                          0,
+                          (unsigned char)(n >> 24),
+                          (unsigned char)(n >> 16),
+                          (unsigned char)(n >> 8),
+                          (unsigned char)n};
     memcpy(out, h, 8);
     memcpy(out + 8, line, n);
     return n + 8;
@@ -133,9 +139,11 @@ Test(job_frames, frames_go_to_the_hook_and_never_end_the_job)
     struct attach_parser p = {0};
     char buf[1024];
     const char *lines[] = {
-        "\n{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"stream\":\"stdout\",\"text\":\"hi\\n\"}\n",
+        "\n{\"sandgate_runner\":1,\"nonce\":\"" NONCE
+        "\",\"stream\":\"stdout\",\"text\":\"hi\\n\"}\n",
         /* a forged frame without the nonce, and one with a bad stream name: ignored */
-        "{\"sandgate_runner\":1,\"nonce\":\"xxxxxxxxxxxxxxxxxxxx\",\"stream\":\"stdout\",\"text\":\"f\"}\n",
+        "{\"sandgate_runner\":1,\"nonce\":\"xxxxxxxxxxxxxxxxxxxx\",\"stream\":\"stdout\",\"text\":"
+        "\"f\"}\n",
         "{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"stream\":\"result\",\"text\":\"f\"}\n",
         "{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"stream\":\"stderr\",\"text\":\"e\"}\n",
     };
@@ -143,8 +151,8 @@ Test(job_frames, frames_go_to_the_hook_and_never_end_the_job)
         cr_assert_eq(job_feed(&io, &p, buf, attach_frame(lines[i], buf)), 0, "line %zu", i);
     cr_assert_str_eq(f.text, "stdout:hi\n|stderr:e|");
     cr_assert_null(io.result);
-    size_t n = attach_frame("{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"outcome\":\"ok\"}\n",
-                            buf);
+    size_t n =
+        attach_frame("{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"outcome\":\"ok\"}\n", buf);
     cr_assert_eq(job_feed(&io, &p, buf, n), 1, "the result line still ends the job");
     cr_assert_str_eq(json_string_value(json_object_get(io.result, "outcome")), "ok");
     job_io_free(&io);
@@ -159,8 +167,9 @@ Test(job_frames, a_failing_hook_means_the_client_went)
     io.hooks = &h;
     struct attach_parser p = {0};
     char buf[512];
-    size_t n = attach_frame(
-        "{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"stream\":\"stdout\",\"text\":\"x\"}\n", buf);
+    size_t n = attach_frame("{\"sandgate_runner\":1,\"nonce\":\"" NONCE
+                            "\",\"stream\":\"stdout\",\"text\":\"x\"}\n",
+                            buf);
     cr_assert_eq(job_feed(&io, &p, buf, n), -ECONNRESET);
     job_io_free(&io);
 }
