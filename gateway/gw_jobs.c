@@ -41,14 +41,13 @@ struct job {
     char outcome_buf[48];
     char sha[SG_SHA256_HEX_LEN + 1];
     uint64_t t0, analysis_us, exec_us;
-    int stream;                         /* answer as Server-Sent Events (POST /v1/run) */
+    int stream;                         /* the executor streams to sink */
+    const struct gw_job_sink *sink;     /* where the events go, NULL: nowhere */
     const struct sg_http_request *hreq; /* the request, to begin the stream on */
-    struct sg_http_stream *st;          /* the client's stream once begun */
-    uint64_t last_write_ns;             /* of the last bytes sent on st */
+    struct gw_sse_out out;              /* the built-in sink's SSE answer */
+    struct gw_job_sink own;             /* the built-in sink (POST /v1/run) */
     int listed;                         /* in the table of jobs in flight */
 };
-
-#define SSE_HEARTBEAT ": hb\n\n"
 
 static const char *tenant_name(const struct job *j)
 {
@@ -263,39 +262,19 @@ static json_t *exec_body(struct job *j)
     return o;
 }
 
-static int client_write(struct job *j, const char *text, size_t len)
+/* The built-in sink: the job's own SSE answer (POST /v1/run). */
+static int own_start(void *ud)
 {
-    if (sg_http_stream_write(j->st, text, len) < 0)
-        return -EPIPE;
-    j->last_write_ns = gw_now_ns();
-    return 0;
-}
-
-/* One event to the client; data is one line of JSON. */
-static int client_event(struct job *j, const char *name, const char *data, size_t len)
-{
-    struct sg_buf b;
-    sg_buf_init(&b, len + 64);
-    int r = sg_buf_printf(&b, "event: %s\ndata: ", name);
-    if (r == 0)
-        r = sg_buf_append(&b, data, len);
-    if (r == 0)
-        r = sg_buf_append(&b, "\n\n", 2);
-    if (r == 0)
-        r = client_write(j, b.data, b.len);
-    sg_buf_free(&b);
-    return r;
-}
-
-static int stream_begin(struct job *j)
-{
-    if (j->st)
-        return 0;
-    struct sg_http_response head = {.status = 200, .content_type = "text/event-stream"};
+    struct job *j = ud;
+    struct sg_http_response head = {0};
     sg_http_add_header(&head, "X-Request-Id", j->id);
-    j->st = sg_http_stream_begin(j->hreq, &head);
-    j->last_write_ns = gw_now_ns();
-    return j->st ? 0 : -ENOMEM;
+    return gw_sse_out_begin(&j->out, j->hreq, &head);
+}
+
+static int own_event(void *ud, const char *name, const char *data, size_t len)
+{
+    struct job *j = ud;
+    return gw_sse_out_event(&j->out, name, data, len);
 }
 
 /* The router's hooks (gw_relay.h) for a job. */
@@ -311,30 +290,26 @@ static void hook_attempt(void *ud, const char *executor)
 
 static int hook_start(void *ud)
 {
-    return stream_begin(ud);
+    struct job *j = ud;
+    return j->sink->start(j->sink->ud);
 }
 
 static int hook_event(void *ud, const char *name, const char *data, size_t len)
 {
-    return client_event(ud, name, data, len);
+    struct job *j = ud;
+    return j->sink->event(j->sink->ud, name, data, len);
 }
 
 static int hook_idle(void *ud)
 {
     struct job *j = ud;
-    if (!j->st)
-        return 0;
-    if (sg_http_stream_gone(j->st))
-        return -EPIPE;
-    if (gw_now_ns() - j->last_write_ns >= (uint64_t)GW_STREAM_HEARTBEAT_MS * 1000000u)
-        return client_write(j, SSE_HEARTBEAT, strlen(SSE_HEARTBEAT));
-    return 0;
+    return j->sink ? gw_sse_out_idle(j->sink->out) : 0;
 }
 
 static int hook_client_fd(void *ud)
 {
     struct job *j = ud;
-    return j->st ? sg_http_stream_fd(j->st) : -1;
+    return j->sink ? gw_sse_out_fd(j->sink->out) : -1;
 }
 
 /* Run-time stops count by rule and go to the audit line. */
@@ -498,8 +473,9 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
     if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 || parse_body(j, req, resp) < 0)
         return;
     const char *accept = sg_http_header(req, "Accept");
-    j->stream =
-        j->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream")));
+    if (j->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream"))))
+        j->sink = &j->own;
+    j->stream = j->sink && j->kind == GW_REQ_RUN;
     if (select_policy(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->kind == GW_REQ_ANALYZE) {
@@ -536,11 +512,11 @@ static void finish(struct job *j, struct sg_http_response *resp)
  * before the stream began keeps its status code. */
 static void stream_finish(struct job *j, struct sg_http_response *resp)
 {
-    if (!j->st && (resp->status != 200 || !resp->body || stream_begin(j) < 0))
+    if (!j->out.st && (resp->status != 200 || !resp->body || own_start(j) < 0))
         return;
     if (resp->body && resp->status != 499)
-        client_event(j, "result", resp->body, resp->body_len ? resp->body_len : strlen(resp->body));
-    sg_http_stream_end(j->st);
+        own_event(j, "result", resp->body, resp->body_len ? resp->body_len : strlen(resp->body));
+    gw_sse_out_end(&j->out);
 }
 
 static void handle(struct job *jp, const struct sg_http_request *req, struct sg_http_response *resp)
@@ -549,11 +525,12 @@ static void handle(struct job *jp, const struct sg_http_request *req, struct sg_
     j.t0 = gw_now_ns();
     j.peer = req->peer;
     j.hreq = req;
+    j.own = (struct gw_job_sink){own_start, own_event, &j.out, &j};
     gw_request_id(j.id);
     j.rs = gw_ruleset_slot_get(j.s->rules);
     run_pipeline(&j, req, resp);
     finish(&j, resp);
-    if (j.stream)
+    if (j.sink == &j.own)
         stream_finish(&j, resp);
     gw_exec_result_free(&j.ex);
     json_decref(j.rt_rules);
@@ -574,9 +551,10 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
 }
 
 void gw_jobs_tool(const struct gw_jobs *s, const char *tool, enum gw_req_kind kind,
-                  const struct sg_http_request *req, struct sg_http_response *resp)
+                  const struct sg_http_request *req, const struct gw_job_sink *sink,
+                  struct sg_http_response *resp)
 {
-    struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool};
+    struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool, .sink = sink};
     handle(&j, req, resp);
 }
 

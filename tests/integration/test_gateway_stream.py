@@ -141,6 +141,46 @@ class GatewayStream(GatewayWithFakes):
                                    headers=A)
         self.assertEqual(body["status"], "cancelled")
 
+    def mcp_session(self):
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        st, h, _ = self.gw.call("POST", "/mcp", init, headers={**A, "Accept": MCP_ACCEPT})
+        self.assertEqual(st, 200)
+        return {**A, "Accept": MCP_ACCEPT, "Mcp-Session-Id": h["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-06-18"}
+
+    def test_mcp_run_code_with_a_progress_token_streams_progress(self):
+        hdrs = self.mcp_session()
+        self.py.script = [(0, "stdout", {"text": "one\n"}), (0.2, "stderr", {"text": "two"})]
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "run_code", "_meta": {"progressToken": "tok-1"},
+                           "arguments": {"language": "python", "code": CODE}}}
+        s = sgtest.SSE(self.gw.url + "/mcp", call, headers=hdrs, timeout=30)
+        self.assertEqual(s.status, 200)
+        self.assertEqual(s.headers["content-type"], "text/event-stream")
+        msgs = [(name, data) for _, name, data in s.events() if name]
+        s.close()
+        self.assertEqual([n for n, _ in msgs], ["message"] * 3)
+        self.assertEqual([m["params"] for _, m in msgs[:2]],
+                         [{"progressToken": "tok-1", "progress": 1, "message": "one\n"},
+                          {"progressToken": "tok-1", "progress": 2, "message": "stderr: two"}])
+        self.assertEqual(msgs[0][1]["method"], "notifications/progress")
+        final = msgs[2][1]
+        self.assertEqual((final["id"], final["result"]["isError"]), (7, False), final)
+        # no token, or a client that takes only JSON: one JSON answer as before
+        del call["params"]["_meta"]
+        st, h, body = self.gw.call("POST", "/mcp", call, headers=hdrs)
+        self.assertEqual((st, h["content-type"], body["id"]), (200, "application/json", 7))
+        call["params"]["_meta"] = {"progressToken": 3}
+        st, h, body = self.gw.call("POST", "/mcp", call, headers={**hdrs,
+                                                                  "Accept": "application/json"})
+        self.assertEqual((st, h["content-type"], body["id"]), (200, "application/json", 7))
+        self.assertEqual([j.get("stream") for j in self.py.jobs], [True, None, None])
+
+
+MCP_ACCEPT = "application/json, text/event-stream"
+
 
 if __name__ == "__main__":
     unittest.main()
