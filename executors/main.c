@@ -130,8 +130,11 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     const struct sg_http_handlers hh = {.handle = exec_server_handle, .head = exec_server_head};
     int r = -ENOMEM;
     char *runtime = NULL;
-    if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0 ||
-        (r = pool_set_new(&pc, &pools, err)) < 0)
+    if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
+        r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
+        goto out;
+    }
+    if ((r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
