@@ -1,7 +1,9 @@
 #include "gw_relay.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -30,7 +32,20 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
     }
     if (strcmp(event, "stdout") != 0 && strcmp(event, "stderr") != 0)
         return -EPROTO;
-    if (x->h->event(x->h->ud, event, data, len) < 0) {
+    /* What reaches the client is {"text": string} as the gateway writes it,
+     * whatever the executor sent. */
+    json_t *in = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *text = json_object_get(in, "text");
+    json_t *clean =
+        json_is_string(text) && json_object_size(in) == 1 ? json_pack("{s:O}", "text", text) : NULL;
+    char *out = clean ? json_dumps(clean, JSON_COMPACT) : NULL;
+    json_decref(clean);
+    json_decref(in);
+    if (!out)
+        return -EPROTO;
+    int r = x->h->event(x->h->ud, event, out, strlen(out));
+    free(out);
+    if (r < 0) {
         x->aborted = 1;
         return -ECONNRESET;
     }

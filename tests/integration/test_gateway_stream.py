@@ -95,6 +95,15 @@ class GatewayStream(GatewayWithFakes):
         self.assertEqual(events[-1][0], "result")
         self.assertEqual(events[-1][1]["error"]["code"], "executor_failed", events)
 
+    def test_event_data_other_than_a_text_object_is_refused(self):
+        for bad in ({"text": 1}, {"text": "a", "extra": True}, ["text"]):
+            self.py.script = [(0, "stdout", bad)]
+            s = self.stream()
+            events = [(name, data) for _, name, data in s.events() if name]
+            s.close()
+            self.assertEqual([n for n, _ in events], ["result"], (bad, events))
+            self.assertEqual(events[0][1]["error"]["code"], "executor_failed", events)
+
     def test_a_client_hang_up_reaches_the_executor(self):
         self.py.script = [(0, "stdout", {"text": "x"})] + [(0.1, None, None)] * 100
         s = self.stream()
