@@ -334,6 +334,10 @@ def child_main(cfg, fds):
             os._exit(0)
         payload = json.loads(raw)
         arguments = payload["arguments"]
+        if payload.get("stream"):
+            # A streamed job's print() reaches the client line by line, as
+            # on a terminal, not when an 8 KiB pipe buffer fills.
+            sys.stdout.reconfigure(line_buffering=True)
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
         # This frame stays on the stack under the job's: a frame walk (a
@@ -836,7 +840,7 @@ def parent_run_job(cfg, pid, fds, job):
     streamer = Streamer(job["nonce"], fds) if job["stream"] else None
     run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
-    payload = {"arguments": job["arguments"], "runtime": job["runtime"]}
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
     write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)

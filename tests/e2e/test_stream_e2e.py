@@ -22,12 +22,13 @@ TOKEN_B = "stream-tenant-b-token-0123456789abcdef"
 A = {"Authorization": "Bearer " + TOKEN_A}
 B = {"Authorization": "Bearer " + TOKEN_B}
 
-PY_PRINT_SLEEP_PRINT = ("import time\n\ndef main():\n    print('first', flush=True)\n"
+# No flush: a streamed job's stdout is line-buffered, as on a terminal.
+PY_PRINT_SLEEP_PRINT = ("import time\n\ndef main():\n    print('first')\n"
                         "    time.sleep(1)\n    print('second')\n    return 7\n")
 JS_PRINT_SLEEP_PRINT = ("async function main() {\n  console.log('first');\n"
                         "  await new Promise((r) => setTimeout(r, 1000));\n"
                         "  console.log('second');\n  return 7;\n}\nmodule.exports = { main };\n")
-PY_LONG = "import time\n\ndef main():\n    print('started', flush=True)\n    time.sleep(30)\n"
+PY_LONG = "import time\n\ndef main():\n    print('started')\n    time.sleep(30)\n"
 
 
 class StreamE2E(unittest.TestCase):
