@@ -1,17 +1,24 @@
 /* Unit tests for streamed output and cancel: the gateway's parser of the
  * executor's event stream (gw_sse), the executor's reading of the runner's
  * stream frames (job_feed with hooks), the executor's and the gateway's job
- * tables (exec_jobs, gw_jobtab). */
+ * tables (exec_jobs, gw_jobtab), and httpsrv's streamed answers. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "exec_jobs.h"
 #include "gw_jobtab.h"
 #include "gw_sse.h"
+#include "httpsrv.h"
 #include "job.h"
+#include "sg_time.h"
 
 struct seen {
     char log[4096];
@@ -223,4 +230,121 @@ Test(gw_jobtab, tenant_scoped_states_and_the_executor_handshake)
     cr_assert_eq(gw_jobtab_cancel(t, "nope", "a", exec), GW_JOB_UNKNOWN);
     cr_assert_eq(gw_jobtab_add(t, "j2", "a"), 0, "the slot is free again");
     gw_jobtab_free(t);
+}
+
+/* --- httpsrv: streamed answers on a real loopback server --- */
+
+static atomic_int step;         /* the test and the handler take turns */
+static atomic_int saw_gone;     /* the handler saw the client go */
+static atomic_int write_failed; /* and a write after that failed */
+
+static void wait_step(int want)
+{
+    for (int i = 0; i < 5000 && atomic_load(&step) < want; i++)
+        usleep(1000);
+    cr_assert_geq(atomic_load(&step), want, "step %d never came", want);
+}
+
+static void streaming_handler(void *ctx, const struct sg_http_request *req,
+                              struct sg_http_response *resp)
+{
+    (void)ctx;
+    struct sg_http_response head = {.status = 200};
+    sg_http_add_header(&head, "X-Test", "stream");
+    struct sg_http_stream *st = sg_http_stream_begin(req, &head);
+    resp->status = 500; /* ignored: the stream answers */
+    if (!st)
+        return;
+    sg_http_stream_write(st, "first", 5);
+    atomic_store(&step, 1);
+    if (strcmp(req->url, "/hangup") == 0) {
+        uint64_t until = sg_time_mono_ns() + 5000000000u;
+        while (!sg_http_stream_gone(st) && sg_time_mono_ns() < until)
+            usleep(1000);
+        atomic_store(&saw_gone, sg_http_stream_gone(st));
+        for (int i = 0; i < 100 && !atomic_load(&write_failed); i++) {
+            atomic_store(&write_failed, sg_http_stream_write(st, "more", 4) == -EPIPE);
+            usleep(10000);
+        }
+    } else {
+        wait_step(2); /* the client has read the first piece */
+        sg_http_stream_write(st, "second", 6);
+    }
+    sg_http_stream_end(st);
+    atomic_store(&step, 3);
+}
+
+static int connect_and_send(uint16_t port, const char *path)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    char req[256];
+    int n = snprintf(req, sizeof(req),
+                     "POST %s HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     path);
+    cr_assert_eq(write(fd, req, (size_t)n), n);
+    return fd;
+}
+
+/* Read until needle shows up in what was read (or EOF / 5 s). */
+static int read_until(int fd, char *buf, size_t cap, size_t *len, const char *needle)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (!strstr(buf, needle) && *len < cap - 1 && poll(&p, 1, 5000) == 1) {
+        ssize_t r = read(fd, buf + *len, cap - 1 - *len);
+        if (r <= 0)
+            break;
+        *len += (size_t)r;
+        buf[*len] = '\0';
+    }
+    return strstr(buf, needle) != NULL;
+}
+
+static struct sg_httpsrv *stream_server(void)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .max_body = 16, .workers = 2};
+    struct sg_httpsrv *srv = NULL;
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = streaming_handler},
+                                  NULL, &srv, NULL),
+                 0);
+    atomic_store(&step, 0);
+    return srv;
+}
+
+Test(httpsrv_stream, the_answer_starts_before_the_handler_ends)
+{
+    struct sg_httpsrv *srv = stream_server();
+    int fd = connect_and_send(sg_httpsrv_port(srv), "/pieces");
+    char buf[4096] = "";
+    size_t len = 0;
+    cr_assert(read_until(fd, buf, sizeof(buf), &len, "first"), "%s", buf);
+    cr_assert_eq(atomic_load(&step), 1, "the handler is still running");
+    cr_assert(strstr(buf, "200 OK") && strstr(buf, "X-Test: stream") &&
+                  strstr(buf, "Content-Type: text/event-stream") &&
+                  strstr(buf, "Transfer-Encoding: chunked"),
+              "%s", buf);
+    atomic_store(&step, 2);
+    cr_assert(read_until(fd, buf, sizeof(buf), &len, "0\r\n\r\n"), "the end: %s", buf);
+    cr_assert(strstr(buf, "second"), "%s", buf);
+    close(fd);
+    sg_httpsrv_stop(srv);
+}
+
+Test(httpsrv_stream, a_client_that_hangs_up_is_seen_and_writes_fail)
+{
+    struct sg_httpsrv *srv = stream_server();
+    int fd = connect_and_send(sg_httpsrv_port(srv), "/hangup");
+    char buf[4096] = "";
+    size_t len = 0;
+    cr_assert(read_until(fd, buf, sizeof(buf), &len, "first"), "%s", buf);
+    uint64_t t0 = sg_time_mono_ns();
+    close(fd);
+    wait_step(3);
+    cr_assert(atomic_load(&saw_gone), "the handler never saw the hang-up");
+    cr_assert(atomic_load(&write_failed), "writes after the hang-up kept succeeding");
+    cr_assert_lt(sg_time_mono_ns() - t0, 3000000000u);
+    sg_httpsrv_stop(srv); /* under ASan: nothing freed twice or used after free */
 }
