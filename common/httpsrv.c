@@ -72,6 +72,9 @@ struct conn_state {
      * both. Whoever drops the last reference frees. */
     atomic_int refs;
     struct sg_http_stream *stream;
+    /* req's method and url once streaming: libmicrohttpd's own strings go
+     * with the connection, which may close before the handler returns */
+    char *method_copy, *url_copy;
 };
 
 struct sg_http_stream {
@@ -118,12 +121,12 @@ void sg_http_error(struct sg_http_response *resp, int status, const char *code, 
 
 const char *sg_http_header(const struct sg_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name) : NULL;
 }
 
 const char *sg_http_query(const struct sg_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct sg_http_response *resp)
@@ -321,6 +324,8 @@ static void conn_state_unref(struct conn_state *st)
     atomic_fetch_sub(&st->srv->body_total, st->held);
     sg_buf_free(&st->body);
     free(st->resp.body);
+    free(st->method_copy);
+    free(st->url_copy);
     free(st);
 }
 
@@ -415,17 +420,29 @@ struct sg_http_stream *sg_http_stream_begin(const struct sg_http_request *req,
     struct sg_http_stream *s = calloc(1, sizeof(*s));
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!s || !ci || pthread_mutex_init(&s->lock, NULL) != 0) {
+    char *method = strdup(st->req.method), *url = strdup(st->req.url);
+    if (!s || !ci || !method || !url || pthread_mutex_init(&s->lock, NULL) != 0) {
         free(s);
+        free(method);
+        free(url);
         return NULL;
     }
     if (sg_cond_init_mono(&s->room) < 0 ||
         (s->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
         pthread_mutex_destroy(&s->lock);
         free(s);
+        free(method);
+        free(url);
         return NULL;
     }
     sg_buf_init(&s->buf, SG_HTTP_STREAM_BUF_MAX);
+    /* From here the request outlives its connection: no more header lookups
+     * (sg_http_header() answers NULL), method and url are copies. */
+    st->method_copy = method;
+    st->url_copy = url;
+    st->req.method = method;
+    st->req.url = url;
+    st->req.conn = NULL;
     s->conn = st->conn;
     s->refs = 2;
     s->head = *resp;

@@ -130,7 +130,10 @@ void sg_http_add_header(struct sg_http_response *resp, const char *name, const c
  * worker pool, so they are bounded like every job). The event threads never
  * wait for the handler: when the stream has nothing to send the connection
  * is suspended and the next write resumes it. req and resp stay valid until
- * the handler returns, even when the client has gone.
+ * the handler returns, even when the client has gone; but once the stream
+ * began, req's headers are no longer available (sg_http_header() and
+ * sg_http_query() answer NULL: read them before) and copies of req made
+ * before must not be used for them either.
  *
  * Writes are buffered up to SG_HTTP_STREAM_BUF_MAX bytes; a write that finds
  * the buffer full waits up to SG_HTTP_STREAM_STALL_MS for the client to read,

@@ -237,6 +237,7 @@ Test(gw_jobtab, tenant_scoped_states_and_the_executor_handshake)
 static atomic_int step;         /* the test and the handler take turns */
 static atomic_int saw_gone;     /* the handler saw the client go */
 static atomic_int write_failed; /* and a write after that failed */
+static atomic_int req_intact;   /* method and url readable after the hang-up, headers gone */
 
 static void wait_step(int want)
 {
@@ -262,6 +263,10 @@ static void streaming_handler(void *ctx, const struct sg_http_request *req,
         while (!sg_http_stream_gone(st) && sg_time_mono_ns() < until)
             usleep(1000);
         atomic_store(&saw_gone, sg_http_stream_gone(st));
+        usleep(200000); /* let libmicrohttpd close the connection and free its memory */
+        atomic_store(&req_intact, strcmp(req->method, "POST") == 0 &&
+                                      strcmp(req->url, "/hangup") == 0 &&
+                                      sg_http_header(req, "Host") == NULL);
         for (int i = 0; i < 100 && !atomic_load(&write_failed); i++) {
             atomic_store(&write_failed, sg_http_stream_write(st, "more", 4) == -EPIPE);
             usleep(10000);
@@ -345,6 +350,7 @@ Test(httpsrv_stream, a_client_that_hangs_up_is_seen_and_writes_fail)
     wait_step(3);
     cr_assert(atomic_load(&saw_gone), "the handler never saw the hang-up");
     cr_assert(atomic_load(&write_failed), "writes after the hang-up kept succeeding");
+    cr_assert(atomic_load(&req_intact), "the request's method and url outlive the connection");
     cr_assert_lt(sg_time_mono_ns() - t0, 3000000000u);
     sg_httpsrv_stop(srv); /* under ASan: nothing freed twice or used after free */
 }
