@@ -8,6 +8,7 @@
 
 #include "exec_config.h"
 #include "docker.h"
+#include "exec_jobs.h"
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pools.h"
@@ -22,6 +23,7 @@ struct exec_server {
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];      /* empty: no token required */
     const char *runtime_json;      /* borrowed; GET /v1/runtime, NULL = unknown */
+    struct exec_jobs *jobs;        /* borrowed: running jobs, for cancel */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */
 };
@@ -33,6 +35,11 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req,
 /* The sg_httpsrv get_on_worker hook: GETs of /v1/sessions talk to a
  * sandbox's runner, so a worker answers them, never an event thread. */
 bool exec_server_get_on_worker(void *ctx, const struct sg_http_request *req);
+/* The sg_httpsrv head hook: POST /v1/exec/{job_id}/cancel is answered here,
+ * on the event thread, so that a cancel gets through however many jobs hold
+ * the workers. */
+enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
+                                   struct sg_http_response *resp);
 
 /* Constant-time check of an Authorization header against "Bearer <token>". */
 bool exec_server_token_ok(const char *header, const char *token);

@@ -141,10 +141,15 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .workers = cfg->max_jobs,
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
     const struct sg_http_handlers hh = {.handle = exec_server_handle,
+                                        .head = exec_server_head,
                                         .get_on_worker = exec_server_get_on_worker};
     int r = -ENOMEM;
     char *runtime = NULL;
-    if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
+    if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
+        r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
+        goto out;
+    }
+    if ((r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
     if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
@@ -173,6 +178,7 @@ out:
     sg_httpsrv_stop(http);
     sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
     pool_set_free(pools);    /* tears down idle sandboxes, drains the teardown queues */
+    exec_jobs_free(srv.jobs);
     metrics_free(m);
     free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);

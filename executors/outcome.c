@@ -57,6 +57,15 @@ void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, cons
     snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
 }
 
+void outcome_cancelled(struct exec_outcome *o, const char *detail)
+{
+    o->status = EXEC_CANCELLED;
+    o->resource_limit_type = NULL;
+    o->runtime_error_type = NULL;
+    o->exit_code = EXEC_CODE_CANCELLED;
+    snprintf(o->detail, sizeof(o->detail), "%s", detail);
+}
+
 void outcome_runner_error(struct exec_outcome *o, const char *fmt, ...)
 {
     o->status = EXEC_RUNNER_ERROR;
