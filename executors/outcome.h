@@ -31,8 +31,8 @@ enum exec_status {
 #define EXEC_CODE_MEMORY (-137)
 #define EXEC_CODE_RUNNER (-3)
 #define EXEC_CODE_UNAUTHORIZED (-13) /* a run-time rule stopped the program */
-#define EXEC_CODE_CANCELLED (-130)   /* cancelled: the sandbox was destroyed (a session
-                                        cell: interrupted, the session lives on) */
+/* cancelled: the sandbox was destroyed (a session's cell: interrupted, the session lives on) */
+#define EXEC_CODE_CANCELLED (-130)
 /* Denials a result may carry (the runner caps its own list likewise). */
 #define OUTCOME_DENIALS_MAX 16
 #define OUTCOME_TARGET_MAX 256
