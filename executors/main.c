@@ -115,6 +115,18 @@ static int open_sessions(struct exec_server *srv, struct pool_set *pools, struct
     return r;
 }
 
+static void log_listening(const struct exec_config *cfg, struct sg_httpsrv *http)
+{
+    sg_log(SG_LOG_INFO, "listening",
+           "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
+           "instance=%s",
+           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
+           cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
+    if (cfg->insecure_runtime)
+        sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
+               cfg->runtime);
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, struct sg_error *err)
 {
@@ -157,14 +169,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
-    sg_log(SG_LOG_INFO, "listening",
-           "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
-           "instance=%s",
-           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
-           cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
-    if (cfg->insecure_runtime)
-        sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
-               cfg->runtime);
+    log_listening(cfg, http);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
