@@ -13,6 +13,7 @@
 #include "gw_respond.h"
 #include "gw_util.h"
 #include "log.h"
+#include "sg_file_name.h"
 #include "sha256.h"
 
 #define PREFIX "/v1/sessions"
@@ -564,9 +565,12 @@ static void route_one(struct sreq *q, const struct sg_http_request *req, const c
     if (strcmp(rest, "/files") == 0 && get)
         return handle_simple(q, req, rest, resp);
     if (strncmp(rest, "/files/", 7) == 0 && (get || strcmp(m, "PUT") == 0)) {
-        /* the executor checks the name (sg_file_name); here it must only be a path segment */
-        if (strlen(rest + 7) > 128 || strchr(rest + 7, '/') || strchr(rest + 7, '?'))
-            return sg_http_error(resp, 400, "bad_file_name", "not a file name");
+        /* the job files' rule, here too: the name goes into the executor's URL as it is */
+        const char *name = rest + 7;
+        if (!sg_file_name_ok(name, strlen(name)) || sg_file_name_reserved(name, strlen(name)))
+            return sg_http_error(resp, 400, "bad_file_name",
+                                 "file names are 1-128 bytes of [A-Za-z0-9._-], no leading dot, "
+                                 "no '..', not main.py / main.js / artifacts");
         return handle_simple(q, req, rest, resp);
     }
     if (*rest == '\0' || !strcmp(rest, "/exec") || !strcmp(rest, "/cancel") ||

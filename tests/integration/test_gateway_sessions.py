@@ -155,6 +155,11 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
             self.assertEqual(status, 400, (body, b))
         status, _, b = self.gw.call("PATCH", f"/v1/sessions/{sid}", {}, A)
         self.assertEqual(status, 405, b)
+        calls = len(self.fake_of(sid).session_calls)
+        for bad in ("a%23b", "..x", ".hidden", "main.py", "a%20b", "x" * 129):
+            status, _, b = self.gw.call("GET", f"/v1/sessions/{sid}/files/{bad}", None, A)
+            self.assertEqual((status, b["error"]["code"]), (400, "bad_file_name"), (bad, b))
+        self.assertEqual(len(self.fake_of(sid).session_calls), calls)
 
 
 if __name__ == "__main__":
