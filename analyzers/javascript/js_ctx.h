@@ -54,6 +54,9 @@ struct js_name_filter {
 
 struct js_consts;
 
+/* Object literals whose `return this` js_fluent.c has judged, remembered. */
+#define JS_FLUENT_CACHED 8
+
 struct js_ctx {
     const struct sg_lang_policy *lp;
     const struct js_syms *sy;
@@ -73,6 +76,11 @@ struct js_ctx {
     size_t n_taints;
     struct js_consts *consts; /* string bindings, js_consts.c (owned) */
     int second_pass;          /* second walk: only uses of aliases and tainted names */
+    struct {
+        uint32_t start; /* the object literal's first byte */
+        uint8_t ok;
+    } fluent[JS_FLUENT_CACHED]; /* js_fluent.c's answers */
+    size_t n_fluent;
     int stop;                 /* a fail-closed rule fired: end the walk */
     int err;                  /* first internal error (-ENOMEM) */
 };

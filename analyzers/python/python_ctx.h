@@ -44,6 +44,16 @@
 /* The job's methods that read private names through self, remembered by
  * name; past this every method name counts as one (fail closed). */
 #define PY_SENSITIVE_MAX 256
+/* The job's classes python_own_infer.c places, and the base edges between
+ * them; past either every class loses its exemption (fail closed). */
+#define PY_CLASSES_MAX 256
+#define PY_CLASS_EDGES_MAX 512
+/* Nodes or statements one ownership scan visits before it answers "not own". */
+#define PY_OWN_SCAN_NODES 20000
+/* Field names whose ownership is remembered; past it, not own. */
+#define PY_FIELDS_CACHED 64
+/* Nesting of the ownership inference (alias -> field -> store -> ...). */
+#define PY_OWN_DEPTH 8
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
 /* One table, laid out by hand (the formatter is not stable on it). */
@@ -98,7 +108,8 @@ enum py_kind {
 struct py_fields {
     TSFieldId name, alias, module_name, object, attribute, function, arguments, left, right, value,
         subscript, body, parameters, return_type, type, superclasses, definition, key,
-        type_parameters, operator, argument, expression;
+        type_parameters, operator, argument, expression, condition, consequence,
+        alternative;
 };
 
 /* The grammar as the analyzer sees it: read-only after init, shared. */
@@ -216,6 +227,30 @@ struct py_ctx {
     } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
     size_t n_sens;
     uint8_t sens_ready, sens_all;
+    struct {
+        TSNode node[PY_CLASSES_MAX]; /* class_definition */
+        int32_t scope[PY_CLASSES_MAX];
+        uint8_t tainted[PY_CLASSES_MAX]; /* a package's class may be in its MRO or below */
+        uint16_t edge[PY_CLASS_EDGES_MAX][2];
+        size_t n, n_edges;
+        uint8_t ready, all_tainted;
+    } cls;                 /* python_own_infer.c */
+    uint8_t new_state;     /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
+    uint8_t fields_state;  /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
+    struct {
+        const char *name; /* arena */
+        uint8_t state;    /* 1 own, 2 not, 3 being computed */
+        uint8_t mode;     /* own_mode it was computed in */
+    } fields[PY_FIELDS_CACHED];
+    size_t n_fields;
+    uint8_t own_mode; /* what python_own infers: 0 the job's own object, 1 its instance */
+    const struct py_binding *own_aliases[PY_OWN_DEPTH + 2]; /* aliases being inferred */
+    uint8_t own_alias_mode[PY_OWN_DEPTH + 2];
+    unsigned n_own_aliases;
+    TSNode own_defs[PY_OWN_DEPTH + 2]; /* functions whose results are being inferred */
+    uint8_t own_def_mode[PY_OWN_DEPTH + 2];
+    unsigned n_own_defs;
+    unsigned own_open; /* ownership assumptions open (fields and aliases being inferred) */
     uint8_t stopped; /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };
