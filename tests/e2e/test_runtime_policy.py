@@ -179,6 +179,11 @@ class PythonRuntime(RuntimeCase):
         self.assertEqual(self.success("threads.py", policy="permissive")["result"]["value"],
                          [0, 1, 2, 3])
 
+    def test_code_unmarshalled_by_a_library(self):
+        body = self.unauthorized("code_via_library_unmarshal.py", "reflection")
+        self.assertIn("marshal.loads", body["detail"])
+        self.assertNotIn("escaped", body["stdout"])
+
     def forge_runner_error(self, deny):
         rt = runtime_of("default", "python")
         rt.update(imports=None, files="any")
