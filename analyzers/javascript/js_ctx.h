@@ -81,8 +81,8 @@ struct js_ctx {
         uint8_t ok;
     } fluent[JS_FLUENT_CACHED]; /* js_fluent.c's answers */
     size_t n_fluent;
-    int stop;                 /* a fail-closed rule fired: end the walk */
-    int err;                  /* first internal error (-ENOMEM) */
+    int stop; /* a fail-closed rule fired: end the walk */
+    int err;  /* first internal error (-ENOMEM) */
 };
 
 /* Build the name filters from ctx->lp (once per check). */

@@ -94,7 +94,8 @@ static int member_safe(const struct js_ctx *c, TSNode o, TSNode m)
         return 0; /* o.#x cannot happen on a literal; anything odd fails */
     if (js_is(p, sy->call_expression) && ts_node_eq(js_head(p), m))
         return result_safe(c, o, p); /* o.valueOf() returns o too */
-    if (js_is(p, sy->assignment_expression) && ts_node_eq(ts_node_child_by_field_id(p, sy->f_left), m))
+    if (js_is(p, sy->assignment_expression) &&
+        ts_node_eq(ts_node_child_by_field_id(p, sy->f_left), m))
         return 1;
     return member_of(c, o, prop) != MK_METHOD; /* a data read, or a method left behind */
 }
@@ -119,8 +120,8 @@ static int this_of(const struct js_ctx *c, TSNode o, TSNode t)
 
 /* Consumers that see the object without handing its methods to anyone:
  * they read its keys, or print it. */
-static const char *const SAFE_CONSUMERS[] = {"Object.keys", "JSON.stringify", "console.log",
-                                             "console.info", "console.warn", "console.error",
+static const char *const SAFE_CONSUMERS[] = {"Object.keys",  "JSON.stringify", "console.log",
+                                             "console.info", "console.warn",   "console.error",
                                              "console.debug"};
 static const char *const CONSUMER_ROOTS[] = {"Object", "JSON", "console"};
 

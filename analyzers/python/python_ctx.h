@@ -108,8 +108,7 @@ enum py_kind {
 struct py_fields {
     TSFieldId name, alias, module_name, object, attribute, function, arguments, left, right, value,
         subscript, body, parameters, return_type, type, superclasses, definition, key,
-        type_parameters, operator, argument, expression, condition, consequence,
-        alternative;
+        type_parameters, operator, argument, expression, condition, consequence, alternative;
 };
 
 /* The grammar as the analyzer sees it: read-only after init, shared. */
@@ -234,9 +233,9 @@ struct py_ctx {
         uint16_t edge[PY_CLASS_EDGES_MAX][2];
         size_t n, n_edges;
         uint8_t ready, all_tainted;
-    } cls;                 /* python_own_infer.c */
-    uint8_t new_state;     /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
-    uint8_t fields_state;  /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
+    } cls;                /* python_own_infer.c */
+    uint8_t new_state;    /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
+    uint8_t fields_state; /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
     struct {
         const char *name; /* arena */
         uint8_t state;    /* 1 own, 2 not, 3 being computed */
@@ -251,7 +250,7 @@ struct py_ctx {
     uint8_t own_def_mode[PY_OWN_DEPTH + 2];
     unsigned n_own_defs;
     unsigned own_open; /* ownership assumptions open (fields and aliases being inferred) */
-    uint8_t stopped; /* a fatal violation ended the analysis */
+    uint8_t stopped;   /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };
 

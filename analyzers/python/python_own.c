@@ -49,7 +49,7 @@ static int alias_own(struct py_ctx *c, const struct py_binding *b, int depth)
     for (unsigned i = 0; i < c->n_own_aliases; i++)
         if (c->own_aliases[i] == b && c->own_alias_mode[i] == c->own_mode)
             return 1;
-    if (c->n_own_aliases == sizeof(c->own_aliases) / sizeof(*c->own_aliases))
+    if (c->n_own_aliases == PY_OWN_DEPTH + 2)
         return 0;
     c->own_alias_mode[c->n_own_aliases] = c->own_mode;
     c->own_aliases[c->n_own_aliases++] = b;
@@ -78,8 +78,8 @@ static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
             return 0;
         }
     } else if (b->own && b->kind == PB_OPAQUE) {
-        TSNode cls = b->own == PY_OWN_CLASS ? b->def
-                                             : py_def_class(c, py_self_def(c, u->use, b->name));
+        TSNode cls =
+            b->own == PY_OWN_CLASS ? b->def : py_def_class(c, py_self_def(c, u->use, b->name));
         if (ts_node_is_null(cls) || py_class_plain(c, cls)) {
             u->own = 1;
             return 0;
@@ -115,8 +115,8 @@ static int own_new_call(struct py_ctx *c, TSNode call, TSNode fn, int32_t scope,
     TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown);
     if (!attr || strcmp(attr, "__new__") != 0 || unknown || ts_node_is_null(a0))
         return 0;
-    TSNode callee = py_kind(c, obj) == PK_CALL ? ts_node_child_by_field_id(obj, c->L->f.function)
-                                               : obj;
+    TSNode callee =
+        py_kind(c, obj) == PK_CALL ? ts_node_child_by_field_id(obj, c->L->f.function) : obj;
     const char *root = py_kind(c, callee) == PK_IDENTIFIER ? py_name(c, callee) : NULL;
     /* C.__new__(x) on the job's class: whatever __new__ the MRO holds is the
      * job's (checked by py_instances_own) or object's */
@@ -150,7 +150,8 @@ int py_own_value(struct py_ctx *c, TSNode n, int32_t scope, int depth)
     case PK_CALL: {
         TSNode fn = ts_node_child_by_field_id(n, c->L->f.function);
         if (py_kind(c, fn) == PK_ATTRIBUTE)
-            return own_new_call(c, n, fn, scope, depth) || py_own_method_result(c, fn, scope, depth);
+            return own_new_call(c, n, fn, scope, depth) ||
+                   py_own_method_result(c, fn, scope, depth);
         return own_classes_call(c, fn, scope, depth) || py_own_function_result(c, fn, scope, depth);
     }
     case PK_CONDITIONAL: /* a if cond else b */

@@ -18,16 +18,16 @@
 
 /* Bases of the job's classes that bring no private name worth having:
  * builtins (an unbound name), and these standard-library classes. */
-static const char *const SAFE_BASES[] = {
-    "abc.ABC",          "enum.Enum",     "enum.IntEnum",     "enum.Flag",       "enum.IntFlag",
-    "enum.StrEnum",     "typing.NamedTuple", "typing.Generic", "typing.Protocol",
-    "typing.TypedDict", "typing.Any"};
+static const char *const SAFE_BASES[] = {"abc.ABC",           "enum.Enum",      "enum.IntEnum",
+                                         "enum.Flag",         "enum.IntFlag",   "enum.StrEnum",
+                                         "typing.NamedTuple", "typing.Generic", "typing.Protocol",
+                                         "typing.TypedDict",  "typing.Any"};
 
 /* Spellings after which a field's value is no longer what the job's plain
  * stores put there: stores by name (setattr, object.__setattr__, vars(),
  * __dict__), attribute hooks and descriptors of the job's classes, and a
  * changed __class__. Textual: a match anywhere (a string too) counts. */
-static const char *const FIELD_BLOCKERS[] = {"setattr", "vars", "__dict__", "__getattr",
+static const char *const FIELD_BLOCKERS[] = {"setattr", "vars",    "__dict__",  "__getattr",
                                              "__get__", "__set__", "__class__", "__slots__"};
 
 static int node_is(TSNode n, const char *type)
@@ -144,7 +144,8 @@ static void classes_ready(struct py_ctx *c)
     for (size_t round = 0, changed = 1; changed && round <= c->cls.n; round++) {
         changed = 0;
         for (size_t e = 0; e < c->cls.n_edges; e++) {
-            uint8_t *a = &c->cls.tainted[c->cls.edge[e][0]], *b = &c->cls.tainted[c->cls.edge[e][1]];
+            uint8_t *a = &c->cls.tainted[c->cls.edge[e][0]],
+                    *b = &c->cls.tainted[c->cls.edge[e][1]];
             if (*a != *b) {
                 *a = *b = 1;
                 changed = 1;
@@ -322,9 +323,9 @@ int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth
     /* nothing may store to `.name` (it would be a field, not the method) */
     for (size_t i = 0; i < c->n_events; i++) {
         const struct py_event *ev = &c->events[i];
-        const char *an = ev->kind == PE_ATTR ? py_name(c, ts_node_child_by_field_id(
-                                                             ev->node, c->L->f.attribute))
-                                             : NULL;
+        const char *an = ev->kind == PE_ATTR
+                             ? py_name(c, ts_node_child_by_field_id(ev->node, c->L->f.attribute))
+                             : NULL;
         TSNode p = an && !strcmp(an, name) ? ts_node_parent(ev->node) : (TSNode){0};
         if (!ts_node_is_null(p) && py_kind(c, p) != PK_CALL && py_kind(c, p) != PK_ATTRIBUTE &&
             py_kind(c, p) != PK_EXPRESSION_STMT && py_kind(c, p) != PK_ARGUMENT_LIST)
@@ -537,7 +538,8 @@ static int is_builtin_name(struct py_ctx *c, TSNode n, const char *want, int32_t
 /* cond guarantees isinstance(name, <the job's plain classes>) when it
  * evaluates to `when` (1 true, 0 false): `and` when true, `or` when false,
  * `not` flips. */
-static int narrows(struct py_ctx *c, TSNode cond, const char *name, int32_t scope, int depth, int when)
+static int narrows(struct py_ctx *c, TSNode cond, const char *name, int32_t scope, int depth,
+                   int when)
 {
     enum py_kind k = py_kind(c, cond);
     if (depth > PY_RESOLVE_DEPTH)
@@ -546,19 +548,20 @@ static int narrows(struct py_ctx *c, TSNode cond, const char *name, int32_t scop
         return narrows(c, py_first_expr(c, cond), name, scope, depth + 1, when);
     if (node_is(cond, "not_operator"))
         return narrows(c, ts_node_child_by_field_id(cond, c->L->f.argument), name, scope, depth + 1,
-                     !when);
+                       !when);
     if (k == PK_BOOLEAN_OP) {
         TSNode op = ts_node_child_by_field_id(cond, c->L->f.operator);
         return node_is(op, when ? "and" : "or") &&
                (narrows(c, ts_node_child_by_field_id(cond, c->L->f.left), name, scope, depth + 1,
-                      when) ||
+                        when) ||
                 narrows(c, ts_node_child_by_field_id(cond, c->L->f.right), name, scope, depth + 1,
-                      when));
+                        when));
     }
     if (k != PK_CALL || !when)
         return 0;
     int unknown = 0;
-    TSNode a0 = py_call_arg(c, cond, 0, NULL, &unknown), a1 = py_call_arg(c, cond, 1, NULL, &unknown);
+    TSNode a0 = py_call_arg(c, cond, 0, NULL, &unknown),
+           a1 = py_call_arg(c, cond, 1, NULL, &unknown);
     const char *an = py_kind(c, a0) == PK_IDENTIFIER ? py_name(c, a0) : NULL;
     return !unknown && an && !strcmp(an, name) && !ts_node_is_null(a1) &&
            is_builtin_name(c, ts_node_child_by_field_id(cond, c->L->f.function), "isinstance",
@@ -596,8 +599,7 @@ int py_narrowed_own(struct py_ctx *c, TSNode use, const char *name, int32_t scop
         enum py_kind pk = py_kind(c, p);
         if (ts_node_is_null(p) || pk == PK_LAMBDA || pk == PK_CLASS_DEF)
             return 0;
-        if (pk == PK_BOOLEAN_OP &&
-            ts_node_eq(ts_node_child_by_field_id(p, c->L->f.right), ch) &&
+        if (pk == PK_BOOLEAN_OP && ts_node_eq(ts_node_child_by_field_id(p, c->L->f.right), ch) &&
             node_is(ts_node_child_by_field_id(p, c->L->f.operator), "and") &&
             narrows(c, ts_node_child_by_field_id(p, c->L->f.left), name, scope, 0, 1))
             return 1;

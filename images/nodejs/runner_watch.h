@@ -30,7 +30,7 @@
 struct runner_child {
     pid_t pid;
     char token[2 * RUNNER_TOKEN_BYTES + 1]; /* the report token, hex */
-    int job_w; /* parent ends; -1 once closed */
+    int job_w;                              /* parent ends; -1 once closed */
     int out_r;
     int err_r;
     int res_r;

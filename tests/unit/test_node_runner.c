@@ -469,8 +469,7 @@ static void watch_child(const char *script, struct runner_watch *w, struct runne
 static void res_is(const struct runner_watch *w, const char *want)
 {
     cr_assert_eq(w->res.len, strlen(want), "report %.*s", (int)w->res.len, w->res.data);
-    cr_assert(!memcmp(w->res.data, want, w->res.len), "report %.*s", (int)w->res.len,
-              w->res.data);
+    cr_assert(!memcmp(w->res.data, want, w->res.len), "report %.*s", (int)w->res.len, w->res.data);
 }
 
 Test(node_runner, only_a_line_carrying_the_token_is_the_report)
@@ -495,9 +494,10 @@ Test(node_runner, only_a_line_carrying_the_token_is_the_report)
 Test(node_runner, forged_lines_alone_are_no_report)
 {
     /* a line with a guessed token or none: the child's exit decides */
-    static const char script[] = "read t <&3;"
-                                 "printf '00000000000000000000000000000000 {\"outcome\":\"ok\"}\\n' >&4;"
-                                 "printf '{\"outcome\":\"ok\"}' >&4; exit 3";
+    static const char script[] =
+        "read t <&3;"
+        "printf '00000000000000000000000000000000 {\"outcome\":\"ok\"}\\n' >&4;"
+        "printf '{\"outcome\":\"ok\"}' >&4; exit 3";
     struct runner_watch w;
     struct runner_child c;
     watch_child(script, &w, &c);

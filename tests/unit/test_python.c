@@ -806,36 +806,42 @@ Test(python, own_objects_are_inferred_not_guessed)
                      "            return NotImplemented\n        return self._x < o._x");
     expect_rule(p, "class A:\n    def __eq__(self, o):\n        return isinstance(o, A) or o._x",
                 SG_RULE_ATTRIBUTE_PRIVATE);
-    expect_rule(p, "class A:\n    pass\ndef f(o):\n    if isinstance(o, A):\n        o = g()\n"
-                   "        return o._x",
+    expect_rule(p,
+                "class A:\n    pass\ndef f(o):\n    if isinstance(o, A):\n        o = g()\n"
+                "        return o._x",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     /* a field holds what the job stores there */
     expect_accept(p, "class C:\n    _inst = None\n    def __new__(cls):\n"
                      "        if cls._inst is None:\n            cls._inst = super().__new__(cls)\n"
                      "            cls._inst._n = 0\n        return cls._inst");
-    expect_rule(p, "import numpy\nclass C:\n    def __init__(self):\n        self._m = numpy\n"
-                   "    def f(self):\n        return self._m._core",
+    expect_rule(p,
+                "import numpy\nclass C:\n    def __init__(self):\n        self._m = numpy\n"
+                "    def f(self):\n        return self._m._core",
                 SG_RULE_ATTRIBUTE_PRIVATE);
-    expect_rule(p, "class C:\n    _m = None\n    def f(self):\n        return self._m._core\n"
-                   "setattr(C, '_m', g())",
+    expect_rule(p,
+                "class C:\n    _m = None\n    def f(self):\n        return self._m._core\n"
+                "setattr(C, '_m', g())",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     /* a call's result is the job's only when every return is */
     expect_rule(p, "import numpy\ndef same(m):\n    return m\nsame(numpy)._core",
                 SG_RULE_ATTRIBUTE_PRIVATE);
-    expect_rule(p, "import numpy\nclass A:\n    def __new__(cls, m):\n        return m\n"
-                   "A(numpy)._core",
+    expect_rule(p,
+                "import numpy\nclass A:\n    def __new__(cls, m):\n        return m\n"
+                "A(numpy)._core",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     expect_accept(p, "class N:\n    def __init__(self):\n        self._next = None\n"
                      "def make():\n    return N()\nmake()._next");
     /* a package class anywhere in the hierarchy: no exemption */
-    expect_rule(p, "import pandas as pd\nclass F(pd.DataFrame):\n    def f(self):\n"
-                   "        return self._mgr",
+    expect_rule(p,
+                "import pandas as pd\nclass F(pd.DataFrame):\n    def f(self):\n"
+                "        return self._mgr",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     expect_accept(p, "import enum\nclass E(enum.Enum):\n    A = 1\n    def f(self):\n"
                      "        return self._value_");
     /* a classmethod's cls is a class: cls.go(x) picks go's self */
-    expect_rule(p, "class A:\n    def go(self):\n        return self._x\n    @classmethod\n"
-                   "    def run(cls, x):\n        return cls.go(x)",
+    expect_rule(p,
+                "class A:\n    def go(self):\n        return self._x\n    @classmethod\n"
+                "    def run(cls, x):\n        return cls.go(x)",
                 SG_RULE_ATTRIBUTE_PRIVATE);
     sg_policy_free(p);
 }
