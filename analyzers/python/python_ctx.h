@@ -54,6 +54,8 @@
 #define PY_FIELDS_CACHED 64
 /* Nesting of the ownership inference (alias -> field -> store -> ...). */
 #define PY_OWN_DEPTH 8
+/* Ownership assumptions open at once (aliases and functions being inferred). */
+#define PY_OWN_KEYS_MAX (2 * PY_OWN_DEPTH + 4)
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
 /* One table, laid out by hand (the formatter is not stable on it). */
@@ -243,12 +245,11 @@ struct py_ctx {
     } fields[PY_FIELDS_CACHED];
     size_t n_fields;
     uint8_t own_mode; /* what python_own infers: 0 the job's own object, 1 its instance */
-    const struct py_binding *own_aliases[PY_OWN_DEPTH + 2]; /* aliases being inferred */
-    uint8_t own_alias_mode[PY_OWN_DEPTH + 2];
-    unsigned n_own_aliases;
-    TSNode own_defs[PY_OWN_DEPTH + 2]; /* functions whose results are being inferred */
-    uint8_t own_def_mode[PY_OWN_DEPTH + 2];
-    unsigned n_own_defs;
+    /* what is being inferred (a binding, a def node's id) in which mode:
+     * assumed own while it is (python_own.c, py_own_assume) */
+    const void *own_keys[PY_OWN_KEYS_MAX];
+    uint8_t own_key_mode[PY_OWN_KEYS_MAX];
+    unsigned n_own_keys;
     unsigned own_open; /* ownership assumptions open (fields and aliases being inferred) */
     uint8_t stopped;   /* a fatal violation ended the analysis */
     uint8_t complex_reported;

@@ -42,21 +42,34 @@ static int binds_instance(struct py_ctx *c, TSNode fn)
     return 1;
 }
 
+int py_own_assume(struct py_ctx *c, const void *key)
+{
+    for (unsigned i = 0; i < c->n_own_keys; i++)
+        if (c->own_keys[i] == key && c->own_key_mode[i] == c->own_mode)
+            return -1;
+    if (c->n_own_keys == PY_OWN_KEYS_MAX)
+        return 0;
+    c->own_key_mode[c->n_own_keys] = c->own_mode;
+    c->own_keys[c->n_own_keys++] = key;
+    c->own_open++;
+    return 1;
+}
+
+void py_own_release(struct py_ctx *c)
+{
+    c->own_open--;
+    c->n_own_keys--;
+}
+
 /* An alias being inferred counts as own, as fields do (python_own_infer.c):
  * `node = self._head` then `node = node._next` in a loop. */
 static int alias_own(struct py_ctx *c, const struct py_binding *b, int depth)
 {
-    for (unsigned i = 0; i < c->n_own_aliases; i++)
-        if (c->own_aliases[i] == b && c->own_alias_mode[i] == c->own_mode)
-            return 1;
-    if (c->n_own_aliases == PY_OWN_DEPTH + 2)
-        return 0;
-    c->own_alias_mode[c->n_own_aliases] = c->own_mode;
-    c->own_aliases[c->n_own_aliases++] = b;
-    c->own_open++;
+    int r = py_own_assume(c, b);
+    if (r <= 0)
+        return r < 0;
     int own = py_own_value(c, b->value, b->eval_scope, depth + 1);
-    c->own_open--;
-    c->n_own_aliases--;
+    py_own_release(c);
     return own;
 }
 

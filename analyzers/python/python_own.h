@@ -20,6 +20,14 @@ int py_own_receiver(struct py_ctx *c, TSNode n, int32_t scope);
 /* py_own_receiver() with the nesting so far (the inference recurses). */
 int py_own_value(struct py_ctx *c, TSNode n, int32_t scope, int depth);
 
+/* Coinductive inference: what is being inferred counts as the job's own
+ * while it is (a value enters a cycle of assignments only through one
+ * outside it, checked there). Returns -1 when key is already assumed in
+ * this mode (answer: own), 0 when no more can be open (answer: not own), 1
+ * when assumed: infer, then py_own_release(). */
+int py_own_assume(struct py_ctx *c, const void *key);
+void py_own_release(struct py_ctx *c);
+
 /* python_own_infer.c. Class cls (a class_definition of the job's) has only
  * the job's classes, builtins and a few standard-library classes in its
  * hierarchy, nor is it a base of a class that has more. */

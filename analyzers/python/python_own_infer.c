@@ -268,17 +268,11 @@ static int def_returns_own(struct py_ctx *c, TSNode fn, int32_t body_scope, int 
         memmem(c->src + ts_node_start_byte(fn), ts_node_end_byte(fn) - ts_node_start_byte(fn),
                "yield", 5))
         return 0; /* a generator (textual: a match anywhere in it counts) */
-    for (unsigned i = 0; i < c->n_own_defs; i++)
-        if (ts_node_eq(c->own_defs[i], fn) && c->own_def_mode[i] == c->own_mode)
-            return 1;
-    if (c->n_own_defs == PY_OWN_DEPTH + 2)
-        return 0;
-    c->own_def_mode[c->n_own_defs] = c->own_mode;
-    c->own_defs[c->n_own_defs++] = fn;
-    c->own_open++;
+    int r = py_own_assume(c, fn.id);
+    if (r <= 0)
+        return r < 0;
     int own = returns_own(c, ts_node_child_by_field_id(fn, c->L->f.body), body_scope, depth);
-    c->own_open--;
-    c->n_own_defs--;
+    py_own_release(c);
     return own;
 }
 
