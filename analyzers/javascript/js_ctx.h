@@ -56,6 +56,9 @@ struct js_consts;
 
 /* Object literals whose `return this` js_fluent.c has judged, remembered. */
 #define JS_FLUENT_CACHED 8
+/* Nodes all of js_fluent.c's whole-program scans of one analysis visit;
+ * past it `return this` is rejected as before (fail closed). */
+#define JS_FLUENT_SCAN_TOTAL 4000000u
 
 struct js_ctx {
     const struct sg_lang_policy *lp;
@@ -81,6 +84,7 @@ struct js_ctx {
         uint8_t ok;
     } fluent[JS_FLUENT_CACHED]; /* js_fluent.c's answers */
     size_t n_fluent;
+    size_t fluent_scanned; /* nodes js_fluent.c's scans visited (JS_FLUENT_SCAN_TOTAL) */
     int stop; /* a fail-closed rule fired: end the walk */
     int err;  /* first internal error (-ENOMEM) */
 };

@@ -188,7 +188,7 @@ static int use_safe(const struct js_ctx *c, TSNode o, TSNode decl_name, TSNode n
     return js_is(n, sy->this_);
 }
 
-static int scan_program(const struct js_ctx *c, TSNode o, TSNode decl_name)
+static int scan_program(struct js_ctx *c, TSNode o, TSNode decl_name)
 {
     const struct js_syms *sy = c->sy;
     struct js_str x;
@@ -198,7 +198,7 @@ static int scan_program(const struct js_ctx *c, TSNode o, TSNode decl_name)
     unsigned visited = 0;
     for (int more = 1; more && ok;) {
         TSNode n = ts_tree_cursor_current_node(&cur);
-        if (++visited > FLUENT_SCAN_NODES) {
+        if (++visited > FLUENT_SCAN_NODES || ++c->fluent_scanned > JS_FLUENT_SCAN_TOTAL) {
             ok = 0;
             break;
         }

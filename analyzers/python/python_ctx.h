@@ -50,6 +50,9 @@
 #define PY_CLASS_EDGES_MAX 512
 /* Nodes or statements one ownership scan visits before it answers "not own". */
 #define PY_OWN_SCAN_NODES 20000
+/* Events, bindings and nodes all ownership scans of one analysis visit;
+ * past it every further question is answered "not own" (fail closed). */
+#define PY_OWN_SCAN_TOTAL 20000000u
 /* Field names whose ownership is remembered; past it, not own. */
 #define PY_FIELDS_CACHED 64
 /* Nesting of the ownership inference (alias -> field -> store -> ...). */
@@ -251,6 +254,7 @@ struct py_ctx {
     uint8_t own_key_mode[PY_OWN_KEYS_MAX];
     unsigned n_own_keys;
     unsigned own_open; /* ownership assumptions open (fields and aliases being inferred) */
+    size_t own_scanned; /* what the ownership scans visited (PY_OWN_SCAN_TOTAL) */
     uint8_t stopped;   /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };

@@ -35,6 +35,13 @@ static int node_is(TSNode n, const char *type)
     return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
 }
 
+/* Charges n visits to the analysis' ownership budget; 0 once it is spent. */
+static int scan_budget(struct py_ctx *c, size_t n)
+{
+    c->own_scanned += n;
+    return c->own_scanned <= PY_OWN_SCAN_TOTAL;
+}
+
 static int src_has(const struct py_ctx *c, const char *s)
 {
     return memmem(c->src, c->len, s, strlen(s)) != NULL;
@@ -203,7 +210,7 @@ static int returns_own(struct py_ctx *c, TSNode body, int32_t scope, int depth)
     for (int more = ts_tree_cursor_goto_first_child(cur); more && ok;) {
         TSNode n = ts_tree_cursor_current_node(cur);
         enum py_kind k = py_kind(c, n);
-        if (++steps > PY_OWN_SCAN_NODES) {
+        if (++steps > PY_OWN_SCAN_NODES || !scan_budget(c, 1)) {
             ok = 0;
             break;
         }
@@ -315,6 +322,8 @@ int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth
     if (!recv)
         return 0;
     /* nothing may store to `.name` (it would be a field, not the method) */
+    if (!scan_budget(c, c->n_events + c->n_binds))
+        return 0;
     for (size_t i = 0; i < c->n_events; i++) {
         const struct py_event *ev = &c->events[i];
         const char *an = ev->kind == PE_ATTR
@@ -358,6 +367,8 @@ static int stored_own(struct py_ctx *c, TSNode v, int32_t scope, int depth)
  * the job's own object or a constant. */
 static int attr_stores_own(struct py_ctx *c, const char *name, int depth)
 {
+    if (!scan_budget(c, c->n_events))
+        return 0;
     for (size_t i = 0; i < c->n_events; i++) {
         const struct py_event *ev = &c->events[i];
         if (ev->kind != PE_ATTR)
@@ -390,6 +401,8 @@ static int attr_stores_own(struct py_ctx *c, const char *name, int depth)
  * make it an __init__ parameter). */
 static int class_stores_own(struct py_ctx *c, const char *name, int depth)
 {
+    if (!scan_budget(c, c->n_binds + c->cls.n))
+        return 0;
     for (size_t i = 0; i < c->cls.n; i++) {
         TSNode cls = c->cls.node[i], body = ts_node_child_by_field_id(cls, c->L->f.body);
         int decorated = py_kind(c, ts_node_parent(cls)) == PK_DECORATED_DEF;
