@@ -253,9 +253,9 @@ struct py_ctx {
     const void *own_keys[PY_OWN_KEYS_MAX];
     uint8_t own_key_mode[PY_OWN_KEYS_MAX];
     unsigned n_own_keys;
-    unsigned own_open; /* ownership assumptions open (fields and aliases being inferred) */
+    unsigned own_open;  /* ownership assumptions open (fields and aliases being inferred) */
     size_t own_scanned; /* what the ownership scans visited (PY_OWN_SCAN_TOTAL) */
-    uint8_t stopped;   /* a fatal violation ended the analysis */
+    uint8_t stopped;    /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };
 
