@@ -85,8 +85,8 @@ struct js_ctx {
     } fluent[JS_FLUENT_CACHED]; /* js_fluent.c's answers */
     size_t n_fluent;
     size_t fluent_scanned; /* nodes js_fluent.c's scans visited (JS_FLUENT_SCAN_TOTAL) */
-    int stop; /* a fail-closed rule fired: end the walk */
-    int err;  /* first internal error (-ENOMEM) */
+    int stop;              /* a fail-closed rule fired: end the walk */
+    int err;               /* first internal error (-ENOMEM) */
 };
 
 /* Build the name filters from ctx->lp (once per check). */
