@@ -71,8 +71,8 @@ LIB = textwrap.dedent("""
 # unmarshals it, which the guard allows only with the file's own bytes.
 CACHED_LIB = "VALUE = sum(range(10))\n"
 
-ALLOW = ["abc", "asyncio", "cachedlib", "collections", "dataclasses", "enum", "fakelib", "functools",
-         "json", "math", "pickle", "threading", "typing", "urllib.parse"]
+ALLOW = ["abc", "asyncio", "cachedlib", "collections", "dataclasses", "enum", "fakelib",
+         "functools", "json", "math", "pickle", "threading", "typing", "urllib.parse"]
 
 
 # The fake installed library's directory (set up by the test class): readable
@@ -303,8 +303,8 @@ class PythonGuard(unittest.TestCase):
         out = self.denied("import typing\ndef main():\n"
                           "    sys = getattr(typing, 'sys')\n"
                           "    ext = sys.modules['importlib._bootstrap_external']\n"
-                          f"    code = ext._compile_bytecode(bytes.fromhex('{marshal.dumps(code).hex()}'),"
-                          " name='x')\n"
+                          "    code = ext._compile_bytecode(bytes.fromhex("
+                          f"'{marshal.dumps(code).hex()}'), name='x')\n"
                           "    return str(code)\n", "reflection")
         self.assertIn("marshal.loads", out["denials"][0]["target"])
 
