@@ -238,9 +238,10 @@ struct py_ctx {
         uint16_t edge[PY_CLASS_EDGES_MAX][2];
         size_t n, n_edges;
         uint8_t ready, all_tainted;
-    } cls;                /* python_own_infer.c */
-    uint8_t new_state;    /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
-    uint8_t fields_state; /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
+        uint8_t stdlib_bases; /* some class has a SAFE_BASES base (python_own_infer.c) */
+    } cls;                    /* python_own_infer.c */
+    uint8_t new_state;        /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
+    uint8_t fields_state;     /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
     struct {
         const char *name; /* arena */
         uint8_t state;    /* 1 own, 2 not, 3 being computed */

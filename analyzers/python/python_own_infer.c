@@ -121,7 +121,10 @@ static int class_bases(struct py_ctx *c, size_t i, int32_t scope)
                 continue;
         }
         /* metaclass=, *bases, an attribute chain: only the safe imports */
-        foreign |= !safe_import_base(c, b, scope);
+        if (safe_import_base(c, b, scope))
+            c->cls.stdlib_bases = 1;
+        else
+            foreign = 1;
     }
     return foreign;
 }
@@ -364,8 +367,8 @@ static int stored_own(struct py_ctx *c, TSNode v, int32_t scope, int depth)
 }
 
 /* Every store to `<anything>.name` outside class bodies: 1 when each stores
- * the job's own object or a constant. */
-static int attr_stores_own(struct py_ctx *c, const char *name, int depth)
+ * the job's own object or a constant; *stores counts them. */
+static int attr_stores_own(struct py_ctx *c, const char *name, int depth, unsigned *stores)
 {
     if (!scan_budget(c, c->n_events))
         return 0;
@@ -383,6 +386,7 @@ static int attr_stores_own(struct py_ctx *c, const char *name, int depth)
             TSNode v = ts_node_child_by_field_id(p, c->L->f.right);
             if (!ts_node_is_null(v) && !stored_own(c, v, ev->scope, depth))
                 return 0;
+            *stores += !ts_node_is_null(v);
         } else if ((pk == PK_AUG_ASSIGNMENT || pk == PK_FOR_STATEMENT || pk == PK_FOR_IN_CLAUSE) &&
                    is_left) {
             return 0;
@@ -399,7 +403,7 @@ static int attr_stores_own(struct py_ctx *c, const char *name, int depth)
 /* In class bodies: `name = v` (and any other binding of name there), and
  * in a decorated class an annotated `name: T` (dataclass-like decorators
  * make it an __init__ parameter). */
-static int class_stores_own(struct py_ctx *c, const char *name, int depth)
+static int class_stores_own(struct py_ctx *c, const char *name, int depth, unsigned *stores)
 {
     if (!scan_budget(c, c->n_binds + c->cls.n))
         return 0;
@@ -422,6 +426,7 @@ static int class_stores_own(struct py_ctx *c, const char *name, int depth)
             continue;
         if (b->kind != PB_ALIAS || !stored_own(c, b->value, b->eval_scope, depth))
             return 0;
+        (*stores)++;
     }
     return 1;
 }
@@ -438,7 +443,11 @@ int py_field_own(struct py_ctx *c, const char *name, int depth)
             if (src_has(c, FIELD_BLOCKERS[i]))
                 c->fields_state = 2;
     }
-    if (c->fields_state == 2 || depth > PY_OWN_DEPTH)
+    classes_ready(c);
+    /* the standard-library bases set private fields of their own (Enum's
+     * _value_ is the member's value, NamedTuple's _fields, ABC's _abc_impl),
+     * unseen: with any of them in the program no field is known */
+    if (c->fields_state == 2 || depth > PY_OWN_DEPTH || c->cls.stdlib_bases)
         return 0;
     size_t i = 0;
     while (i < c->n_fields &&
@@ -454,7 +463,11 @@ int py_field_own(struct py_ctx *c, const char *name, int depth)
     c->fields[c->n_fields++].state = 3;
     c->own_open++;
     classes_ready(c);
-    int own = attr_stores_own(c, name, depth) && class_stores_own(c, name, depth);
+    /* a field the job never stores holds what a base or a library put
+     * there (enum.Enum's _value_ is the member's value): not known */
+    unsigned stores = 0;
+    int own = attr_stores_own(c, name, depth, &stores) &&
+              class_stores_own(c, name, depth, &stores) && stores > 0;
     c->own_open--;
     if (outermost)
         c->fields[i].state = own ? 1 : 2;

@@ -838,6 +838,11 @@ Test(python, own_objects_are_inferred_not_guessed)
                 SG_RULE_ATTRIBUTE_PRIVATE);
     expect_accept(p, "import enum\nclass E(enum.Enum):\n    A = 1\n    def f(self):\n"
                      "        return self._value_");
+    /* ...but what such a base stores in a field is not known */
+    expect_rule(p,
+                "import enum, numpy\nclass E(enum.Enum):\n    A = numpy\n    def f(self):\n"
+                "        return self._value_._core",
+                SG_RULE_ATTRIBUTE_PRIVATE);
     /* a classmethod's cls is a class: cls.go(x) picks go's self */
     expect_rule(p,
                 "class A:\n    def go(self):\n        return self._x\n    @classmethod\n"
