@@ -317,6 +317,9 @@ int py_own_function_result(struct py_ctx *c, TSNode f, int32_t scope, int depth)
 int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth)
 {
     const char *name = py_name(c, ts_node_child_by_field_id(attr, c->L->f.attribute));
+    classes_ready(c);
+    if (c->cls.stdlib_bases)
+        return 0; /* the method may be a standard-library base's (py_field_own) */
     uint8_t mode = c->own_mode;
     c->own_mode = 0; /* the receiver may be a class or an instance of the job's */
     int recv = name && depth <= PY_OWN_DEPTH &&
