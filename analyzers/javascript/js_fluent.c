@@ -34,44 +34,79 @@ static int name_eq(const struct js_ctx *c, TSNode n, const struct js_str *want)
            memcmp(s.buf, want->buf, s.len) == 0;
 }
 
-/* A method, accessor or function-valued key of object o named by prop. */
-enum member_kind { MK_NONE, MK_METHOD, MK_OTHER };
+/* What o's key `prop` is: a method that may return o (a `return this`
+ * anywhere in it), another method, anything else, or not o's own key. */
+enum member_kind { MK_NONE, MK_METHOD_SELF, MK_METHOD, MK_OTHER };
+
+/* Any `return this` in the subtree of fn (nested functions too: wider than
+ * needed, which only counts more methods as returning o). */
+static int returns_this(const struct js_ctx *c, TSNode fn)
+{
+    TSTreeCursor cur = ts_tree_cursor_new(fn);
+    int found = 0;
+    unsigned visited = 0;
+    for (int more = ts_tree_cursor_goto_first_child(&cur); more && !found;) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        if (++visited > FLUENT_SCAN_NODES) {
+            found = 1;
+            break;
+        }
+        found = type_is(n, "return_statement") && js_is(ts_node_named_child(n, 0), c->sy->this_);
+        if (ts_tree_cursor_goto_first_child(&cur))
+            continue;
+        while (!(more = ts_tree_cursor_goto_next_sibling(&cur)))
+            if (!ts_tree_cursor_goto_parent(&cur))
+                break;
+    }
+    ts_tree_cursor_delete(&cur);
+    return found;
+}
 
 static enum member_kind member_of(const struct js_ctx *c, TSNode o, TSNode prop)
 {
     const struct js_syms *sy = c->sy;
     uint32_t n = ts_node_named_child_count(o);
     enum member_kind k = MK_NONE;
+    struct js_str want;
+    js_node_name(c, prop, &want);
     for (uint32_t i = 0; i < n; i++) {
-        TSNode m = ts_node_named_child(o, i), key = {0};
-        int method = 0;
+        TSNode m = ts_node_named_child(o, i), key = {0}, fn = {0};
         if (js_is(m, sy->method_definition)) {
             key = ts_node_child_by_field_id(m, sy->f_name);
             /* a getter/setter is called with o as receiver when read */
             TSNode first = ts_node_child(m, 0);
-            method = !type_is(first, "get") && !type_is(first, "set");
+            if (!type_is(first, "get") && !type_is(first, "set"))
+                fn = m;
         } else if (js_is(m, sy->pair)) {
             key = ts_node_child_by_field_id(m, sy->f_key);
             TSNode v = ts_node_child_by_field_id(m, sy->f_value);
-            method = js_is(v, sy->function_expression) || js_is(v, sy->generator_function);
+            if (js_is(v, sy->function_expression) || js_is(v, sy->generator_function))
+                fn = v;
         }
-        if (ts_node_is_null(key) || !js_is(key, sy->property_identifier))
+        if (ts_node_is_null(key) || !js_is(key, sy->property_identifier) || !name_eq(c, key, &want))
             continue;
-        struct js_str want;
-        js_node_name(c, prop, &want);
-        if (name_eq(c, key, &want))
-            k = method ? MK_METHOD : (k == MK_NONE ? MK_OTHER : k);
+        enum member_kind mk = ts_node_is_null(fn)   ? MK_OTHER
+                              : returns_this(c, fn) ? MK_METHOD_SELF
+                                                    : MK_METHOD;
+        if (k == MK_NONE || mk < k)
+            k = mk; /* a key given twice: the kind that needs the most care */
     }
     return k;
 }
 
 static int member_safe(const struct js_ctx *c, TSNode o, TSNode m);
 
-/* The value of call (maybe the object again) goes nowhere it could leak. */
-static int result_safe(const struct js_ctx *c, TSNode o, TSNode call)
+/* The value of call, a call of o's key prop, goes nowhere it could leak:
+ * only a method that returns this (or a key o does not have, such as
+ * valueOf) gives o back, and then it may only be discarded, read for a
+ * data property or called on again. */
+static int result_safe(const struct js_ctx *c, TSNode o, TSNode call, TSNode prop)
 {
     const struct js_syms *sy = c->sy;
     for (int i = 0; i < FLUENT_CHAIN_MAX; i++) {
+        enum member_kind k = member_of(c, o, prop);
+        if (k == MK_METHOD || k == MK_OTHER)
+            return 1; /* not o */
         TSNode p = ts_node_parent(call);
         if (js_is(p, sy->expression_statement))
             return 1; /* discarded */
@@ -81,6 +116,9 @@ static int result_safe(const struct js_ctx *c, TSNode o, TSNode call)
         if (!(js_is(pp, sy->call_expression) && ts_node_eq(js_head(pp), p)))
             return member_safe(c, o, p);
         call = pp; /* o.a().b(): b's result, next */
+        prop = js_tail(p);
+        if (!js_is(prop, sy->property_identifier))
+            return 0;
     }
     return 0;
 }
@@ -93,11 +131,13 @@ static int member_safe(const struct js_ctx *c, TSNode o, TSNode m)
     if (!js_is(prop, sy->property_identifier))
         return 0; /* o.#x cannot happen on a literal; anything odd fails */
     if (js_is(p, sy->call_expression) && ts_node_eq(js_head(p), m))
-        return result_safe(c, o, p); /* o.valueOf() returns o too */
+        return result_safe(c, o, p, prop); /* o.valueOf() returns o too */
     if (js_is(p, sy->assignment_expression) &&
         ts_node_eq(ts_node_child_by_field_id(p, sy->f_left), m))
         return 1;
-    return member_of(c, o, prop) != MK_METHOD; /* a data read, or a method left behind */
+    /* a data read, or a method left behind */
+    enum member_kind k = member_of(c, o, prop);
+    return k != MK_METHOD && k != MK_METHOD_SELF;
 }
 
 /* The method of o that `this` (node t) belongs to, if any. */

@@ -234,7 +234,8 @@ struct py_ctx {
     struct {
         TSNode node[PY_CLASSES_MAX]; /* class_definition */
         int32_t scope[PY_CLASSES_MAX];
-        uint8_t tainted[PY_CLASSES_MAX]; /* a package's class may be in its MRO or below */
+        uint8_t tainted[PY_CLASSES_MAX];  /* a package's class may be in its MRO or below */
+        uint8_t mtainted[PY_CLASSES_MAX]; /* some base's methods may answer for its own */
         uint16_t edge[PY_CLASS_EDGES_MAX][2];
         size_t n, n_edges;
         uint8_t ready, all_tainted;

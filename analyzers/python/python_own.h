@@ -58,10 +58,17 @@ int py_field_own(struct py_ctx *c, const char *name, int depth);
  * (undecorated) whose every return value is the job's own or a constant. */
 int py_own_function_result(struct py_ctx *c, TSNode f, int32_t scope, int depth);
 
-/* R.m(...) on the job's own R where m is only ever a method defined in the
- * job's class bodies (nothing stores to `.m`), each returning only own
- * values or constants. */
+/* R.m(...) where R's class is known (py_own_class_of) and neither it nor
+ * any class related to it by inheritance has a base other than the job's
+ * classes, object or a builtin exception, m is only ever a method defined
+ * in the job's class bodies (nothing stores to `.m`), each returning only
+ * own values or constants. */
 int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth);
+
+/* The job's class whose instance (or which itself) expression n is: a
+ * method's self/cls, C or C(...), a name bound only to these, or R.m(...)
+ * where every def of m ends `return self`; a null node when not known. */
+TSNode py_own_class_of(struct py_ctx *c, TSNode n, int32_t scope, int depth);
 
 /* Parameter `name`, read at use, is checked there by isinstance() against
  * the job's plain classes (an enclosing `and`, if or conditional

@@ -59,14 +59,16 @@ static int class_index(const struct py_ctx *c, TSNode cls)
 
 struct base_ud {
     struct py_ctx *c;
-    int self_idx, foreign;
+    int self_idx, foreign, builtin;
 };
 
 static int base_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
 {
     struct base_ud *u = ud;
-    if (!b)
-        return 0; /* a builtin (object, Exception, dict, ...) */
+    if (!b) {
+        u->builtin = 1; /* object, Exception, dict, ... */
+        return 0;
+    }
     int j = b->own == PY_OWN_CLASS && b->kind == PB_OPAQUE ? class_index(c, b->def) : -1;
     if (j < 0) {
         u->foreign = 1;
@@ -99,6 +101,23 @@ static int safe_import_base(struct py_ctx *c, TSNode b, int32_t scope)
     return 1;
 }
 
+/* Builtin bases whose methods hand back nothing but the instance or None
+ * (object; the exceptions' with_traceback/add_note): a method of the job's
+ * called on such an instance is the job's (py_own_method_result). */
+static int methodless_builtin(const char *name)
+{
+    static const char *const suffixes[] = {"Error", "Exception", "Warning"};
+    size_t n = strlen(name);
+    if (!strcmp(name, "object"))
+        return 1;
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (n >= sl && !strcmp(name + n - sl, suffixes[i]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Records class i's bases: edges to the job's classes; 1 when some base is
  * a package's class (or anything else the analysis cannot place). */
 static int class_bases(struct py_ctx *c, size_t i, int32_t scope)
@@ -117,16 +136,35 @@ static int class_bases(struct py_ctx *c, size_t i, int32_t scope)
             const char *name = py_name(c, b);
             if (name)
                 py_lookup_each(c, name, scope, ts_node_start_byte(b), base_binding, &u);
+            if (name && u.builtin && !methodless_builtin(name))
+                c->cls.mtainted[i] = 1;
             if (name && !u.foreign)
                 continue;
         }
         /* metaclass=, *bases, an attribute chain: only the safe imports */
+        c->cls.mtainted[i] = 1;
         if (safe_import_base(c, b, scope))
             c->cls.stdlib_bases = 1;
         else
             foreign = 1;
     }
     return foreign;
+}
+
+/* Taint spreads along the base edges both ways (a base's methods see its
+ * subclasses' instances), a fixed point in at most n rounds. */
+static void spread(struct py_ctx *c, uint8_t *taint)
+{
+    for (size_t round = 0, changed = 1; changed && round <= c->cls.n; round++) {
+        changed = 0;
+        for (size_t e = 0; e < c->cls.n_edges; e++) {
+            uint8_t *a = &taint[c->cls.edge[e][0]], *b = &taint[c->cls.edge[e][1]];
+            if (*a != *b) {
+                *a = *b = 1;
+                changed = 1;
+            }
+        }
+    }
 }
 
 /* Once per analysis: which of the job's classes may have a package's class
@@ -150,18 +188,8 @@ static void classes_ready(struct py_ctx *c)
     }
     for (size_t i = 0; i < c->cls.n && !c->cls.all_tainted; i++)
         c->cls.tainted[i] = (uint8_t)class_bases(c, i, c->cls.scope[i]);
-    /* taint spreads along the edges both ways, a fixed point in <= n rounds */
-    for (size_t round = 0, changed = 1; changed && round <= c->cls.n; round++) {
-        changed = 0;
-        for (size_t e = 0; e < c->cls.n_edges; e++) {
-            uint8_t *a = &c->cls.tainted[c->cls.edge[e][0]],
-                    *b = &c->cls.tainted[c->cls.edge[e][1]];
-            if (*a != *b) {
-                *a = *b = 1;
-                changed = 1;
-            }
-        }
-    }
+    spread(c, c->cls.tainted);
+    spread(c, c->cls.mtainted);
 }
 
 int py_class_plain(struct py_ctx *c, TSNode cls)
@@ -314,24 +342,105 @@ int py_own_function_result(struct py_ctx *c, TSNode f, int32_t scope, int depth)
     return u.own && !u.other;
 }
 
+/* Every def of the job's named `name` in a class body returns its first
+ * parameter (`return self`): a call of it gives back its receiver. */
+static int returns_receiver(struct py_ctx *c, const char *name)
+{
+    int defs = 0;
+    for (size_t i = 0; i < c->n_binds; i++) {
+        const struct py_binding *b = &c->binds[i];
+        if (strcmp(b->name, name) != 0 || c->scopes[b->scope].kind != PS_CLASS)
+            continue;
+        /* undecorated: a staticmethod's first parameter is no receiver */
+        if (b->kind != PB_OPAQUE || py_kind(c, b->def) != PK_FUNCTION_DEF ||
+            py_kind(c, ts_node_parent(b->def)) == PK_DECORATED_DEF)
+            return 0;
+        TSNode params = ts_node_child_by_field_id(b->def, c->L->f.parameters);
+        TSNode p0 = ts_node_is_null(params) ? params : ts_node_named_child(params, 0);
+        const char *self = py_kind(c, p0) == PK_IDENTIFIER ? py_name(c, p0) : NULL;
+        TSNode body = ts_node_child_by_field_id(b->def, c->L->f.body);
+        uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
+        TSNode last = n ? ts_node_named_child(body, n - 1) : (TSNode){0};
+        TSNode v = node_is(last, "return_statement") ? ts_node_named_child(last, 0) : last;
+        /* only the plain form: a body whose every return is the last `return self` */
+        const char *vn = py_kind(c, v) == PK_IDENTIFIER ? py_name(c, v) : NULL;
+        if (!self || !vn || strcmp(self, vn) != 0 ||
+            memmem(c->src + ts_node_start_byte(body),
+                   ts_node_start_byte(last) - ts_node_start_byte(body), "return", 6))
+            return 0;
+        defs++;
+    }
+    return defs > 0;
+}
+
+struct class_of_ud {
+    TSNode use, cls;
+    int depth, other;
+};
+
+static int class_of_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
+{
+    struct class_of_ud *u = ud;
+    TSNode k = {0};
+    if (!b)
+        return 0; /* unbound: a NameError */
+    if (b->kind == PB_OPAQUE && b->own == PY_OWN_CLASS)
+        k = b->def;
+    else if (b->kind == PB_OPAQUE && b->own == PY_OWN_VALUE)
+        k = py_def_class(c, py_self_def(c, u->use, b->name));
+    else if (b->kind == PB_ALIAS && u->depth < PY_OWN_DEPTH)
+        k = py_own_class_of(c, b->value, b->eval_scope, u->depth + 1);
+    if (ts_node_is_null(k) || (!ts_node_is_null(u->cls) && !ts_node_eq(k, u->cls))) {
+        u->other = 1;
+        return 1;
+    }
+    u->cls = k;
+    return 0;
+}
+
+TSNode py_own_class_of(struct py_ctx *c, TSNode n, int32_t scope, int depth)
+{
+    for (int guard = 0; py_kind(c, n) == PK_PAREN && guard < PY_RESOLVE_DEPTH; guard++)
+        n = py_first_expr(c, n);
+    if (depth > PY_OWN_DEPTH || !py_step(c))
+        return (TSNode){0};
+    if (py_kind(c, n) == PK_CALL) {
+        TSNode fn = ts_node_child_by_field_id(n, c->L->f.function);
+        if (py_kind(c, fn) == PK_ATTRIBUTE) {
+            const char *m = py_name(c, ts_node_child_by_field_id(fn, c->L->f.attribute));
+            return m && returns_receiver(c, m)
+                       ? py_own_class_of(c, ts_node_child_by_field_id(fn, c->L->f.object), scope,
+                                         depth + 1)
+                       : (TSNode){0};
+        }
+        n = fn; /* C(...): C's instance; its class is C */
+    }
+    const char *name = py_kind(c, n) == PK_IDENTIFIER ? py_name(c, n) : NULL;
+    struct class_of_ud u = {.use = n, .depth = depth};
+    if (!name)
+        return (TSNode){0};
+    py_lookup_each(c, name, scope, ts_node_start_byte(n), class_of_binding, &u);
+    return u.other ? (TSNode){0} : u.cls;
+}
+
 int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth)
 {
     const char *name = py_name(c, ts_node_child_by_field_id(attr, c->L->f.attribute));
+    if (!name || depth > PY_OWN_DEPTH)
+        return 0;
+    /* the receiver's class is known, and no class related to it has a base
+     * whose methods could answer instead of the job's (dict.get, Enum's) */
     classes_ready(c);
-    if (c->cls.stdlib_bases)
-        return 0; /* the method may be a standard-library base's (py_field_own) */
-    uint8_t mode = c->own_mode;
-    c->own_mode = 0; /* the receiver may be a class or an instance of the job's */
-    int recv = name && depth <= PY_OWN_DEPTH &&
-               py_own_value(c, ts_node_child_by_field_id(attr, c->L->f.object), scope, depth + 1);
-    c->own_mode = mode;
-    if (!recv)
+    TSNode cls =
+        py_own_class_of(c, ts_node_child_by_field_id(attr, c->L->f.object), scope, depth + 1);
+    int i = ts_node_is_null(cls) ? -1 : class_index(c, cls);
+    if (i < 0 || c->cls.all_tainted || c->cls.tainted[i] || c->cls.mtainted[i])
         return 0;
     /* nothing may store to `.name` (it would be a field, not the method) */
     if (!scan_budget(c, c->n_events + c->n_binds))
         return 0;
-    for (size_t i = 0; i < c->n_events; i++) {
-        const struct py_event *ev = &c->events[i];
+    for (size_t e = 0; e < c->n_events; e++) {
+        const struct py_event *ev = &c->events[e];
         const char *an = ev->kind == PE_ATTR
                              ? py_name(c, ts_node_child_by_field_id(ev->node, c->L->f.attribute))
                              : NULL;
@@ -341,12 +450,12 @@ int py_own_method_result(struct py_ctx *c, TSNode attr, int32_t scope, int depth
             return 0;
     }
     int defs = 0;
-    for (size_t i = 0; i < c->n_binds; i++) {
-        const struct py_binding *b = &c->binds[i];
-        if (strcmp(b->name, name) != 0 || c->scopes[b->scope].kind != PS_CLASS)
+    for (size_t b = 0; b < c->n_binds; b++) {
+        const struct py_binding *d = &c->binds[b];
+        if (strcmp(d->name, name) != 0 || c->scopes[d->scope].kind != PS_CLASS)
             continue;
-        if (b->kind != PB_OPAQUE || py_kind(c, b->def) != PK_FUNCTION_DEF ||
-            !def_returns_own(c, b->def, b->inner, depth))
+        if (d->kind != PB_OPAQUE || py_kind(c, d->def) != PK_FUNCTION_DEF ||
+            !def_returns_own(c, d->def, d->inner, depth))
             return 0;
         defs++;
     }
