@@ -34,6 +34,18 @@ static int name_eq(const struct js_ctx *c, TSNode n, const struct js_str *want)
            memcmp(s.buf, want->buf, s.len) == 0;
 }
 
+/* Moves cur to the next node in document order (into the children first);
+ * 0 past the last node under the cursor's root. */
+static int next_preorder(TSTreeCursor *cur)
+{
+    if (ts_tree_cursor_goto_first_child(cur))
+        return 1;
+    while (!ts_tree_cursor_goto_next_sibling(cur))
+        if (!ts_tree_cursor_goto_parent(cur))
+            return 0;
+    return 1;
+}
+
 /* What o's key `prop` is: a method that may return o (a `return this`
  * anywhere in it), another method, anything else, or not o's own key. */
 enum member_kind { MK_NONE, MK_METHOD_SELF, MK_METHOD, MK_OTHER };
@@ -52,11 +64,7 @@ static int returns_this(const struct js_ctx *c, TSNode fn)
             break;
         }
         found = type_is(n, "return_statement") && js_is(ts_node_named_child(n, 0), c->sy->this_);
-        if (ts_tree_cursor_goto_first_child(&cur))
-            continue;
-        while (!(more = ts_tree_cursor_goto_next_sibling(&cur)))
-            if (!ts_tree_cursor_goto_parent(&cur))
-                break;
+        more = next_preorder(&cur);
     }
     ts_tree_cursor_delete(&cur);
     return found;
@@ -252,11 +260,7 @@ static int scan_program(struct js_ctx *c, TSNode o, TSNode decl_name)
              js_is(n, sy->shorthand_property_identifier_pattern)) &&
             !consumer_root_intact(c, n))
             ok = 0;
-        if (ts_tree_cursor_goto_first_child(&cur))
-            continue;
-        while (!(more = ts_tree_cursor_goto_next_sibling(&cur)))
-            if (!ts_tree_cursor_goto_parent(&cur))
-                break;
+        more = next_preorder(&cur);
     }
     ts_tree_cursor_delete(&cur);
     return ok;
