@@ -138,6 +138,8 @@ static int class_bases(struct py_ctx *c, size_t i, int32_t scope)
                 py_lookup_each(c, name, scope, ts_node_start_byte(b), base_binding, &u);
             if (name && u.builtin && !methodless_builtin(name))
                 c->cls.mtainted[i] = 1;
+            if (name && u.builtin && !strcmp(name, "type"))
+                c->cls.all_tainted = 1; /* a metaclass of the job's makes classes */
             if (name && !u.foreign)
                 continue;
         }
@@ -167,6 +169,99 @@ static void spread(struct py_ctx *c, uint8_t *taint)
     }
 }
 
+struct cls_ud {
+    const char *name;
+    int own, other;
+};
+
+static int any_class_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
+{
+    struct cls_ud *u = ud;
+    (void)c;
+    if (b && b->own == PY_OWN_CLASS && b->kind == PB_OPAQUE)
+        u->own = 1;
+    return 0;
+}
+
+static int is_builtin_name(struct py_ctx *c, TSNode n, const char *want, int32_t scope);
+
+/* Where a class of the job's may be named without the class escaping into
+ * something that could derive from it (type("B", (A, pkg.X), {}),
+ * make_dataclass(bases=...), a metaclass call): called, an attribute read,
+ * isinstance/issubclass's second argument, a base of a class statement, an
+ * except clause, raise, a comparison, an annotation. */
+static int class_use_contained(struct py_ctx *c, TSNode n, int32_t scope)
+{
+    TSNode p = ts_node_parent(n);
+    enum py_kind pk = py_kind(c, p);
+    if ((pk == PK_CALL && ts_node_eq(ts_node_child_by_field_id(p, c->L->f.function), n)) ||
+        (pk == PK_ATTRIBUTE && ts_node_eq(ts_node_child_by_field_id(p, c->L->f.object), n)) ||
+        node_is(p, "raise_statement") || node_is(p, "comparison_operator"))
+        return 1;
+    if (pk == PK_TUPLE || pk == PK_PAREN) /* isinstance(x, (A, B)), except (A, B): */
+        p = ts_node_parent(p), pk = py_kind(c, p);
+    if (pk == PK_EXCEPT_CLAUSE || pk == PK_EXCEPT_GROUP_CLAUSE)
+        return 1;
+    if (pk == PK_ARGUMENT_LIST) {
+        TSNode call = ts_node_parent(p);
+        if (py_kind(c, call) == PK_CLASS_DEF)
+            return 1; /* a base: the class statement is seen */
+        TSNode fn = py_kind(c, call) == PK_CALL ? ts_node_child_by_field_id(call, c->L->f.function)
+                                                : (TSNode){0};
+        if (!ts_node_is_null(fn) && (is_builtin_name(c, fn, "isinstance", scope) ||
+                                     is_builtin_name(c, fn, "issubclass", scope)))
+            return 1;
+    }
+    for (int up = 0; up < 4 && !ts_node_is_null(p); up++, p = ts_node_parent(p))
+        if (node_is(p, "type"))
+            return 1; /* x: A, def f(a: A) -> List[A] */
+    return 0;
+}
+
+/* Spellings of the other ways to make a class from bases the job picks. */
+static const char *const CLASS_MAKERS[] = {
+    "new_class", "prepare_class", "make_dataclass", "ABCMeta", "EnumMeta", "EnumType", "metaclass"};
+
+/* `type` anywhere but a one-argument call, which only reads a class. */
+static int type_makes_class(struct py_ctx *c, const struct py_event *ev)
+{
+    if (ev->kind != PE_NAME || !is_builtin_name(c, ev->node, "type", ev->scope))
+        return 0;
+    TSNode call = ts_node_parent(ev->node);
+    int unknown = 0;
+    if (py_kind(c, call) != PK_CALL ||
+        !ts_node_eq(ts_node_child_by_field_id(call, c->L->f.function), ev->node))
+        return 1;
+    TSNode a1 = py_call_arg(c, call, 1, NULL, &unknown);
+    return unknown || !ts_node_is_null(a1) || py_kind(c, ts_node_parent(call)) == PK_CALL;
+}
+
+/* A class of the job's named anywhere else, a class made at run time, or a
+ * metaclass of the job's: a class may derive from the job's where the
+ * analysis does not see it, so no class hierarchy is known. */
+static void classes_escape(struct py_ctx *c)
+{
+    for (size_t i = 0; i < sizeof(CLASS_MAKERS) / sizeof(*CLASS_MAKERS); i++)
+        if (src_has(c, CLASS_MAKERS[i]))
+            c->cls.all_tainted = 1;
+    if (!scan_budget(c, c->n_events)) {
+        c->cls.all_tainted = 1;
+        return;
+    }
+    for (size_t i = 0; i < c->n_events && !c->cls.all_tainted; i++) {
+        const struct py_event *ev = &c->events[i];
+        const char *name = ev->kind == PE_NAME ? py_name(c, ev->node) : NULL;
+        struct cls_ud u = {.name = name};
+        if (type_makes_class(c, ev))
+            c->cls.all_tainted = 1;
+        if (!name)
+            continue;
+        py_lookup_each(c, name, ev->scope, ts_node_start_byte(ev->node), any_class_binding, &u);
+        if (u.own && !class_use_contained(c, ev->node, ev->scope))
+            c->cls.all_tainted = 1;
+    }
+}
+
 /* Once per analysis: which of the job's classes may have a package's class
  * in their MRO, or be an ancestor of one that does (its methods then see
  * such instances as self): tainted, no exemption for either. */
@@ -190,6 +285,7 @@ static void classes_ready(struct py_ctx *c)
         c->cls.tainted[i] = (uint8_t)class_bases(c, i, c->cls.scope[i]);
     spread(c, c->cls.tainted);
     spread(c, c->cls.mtainted);
+    classes_escape(c);
 }
 
 int py_class_plain(struct py_ctx *c, TSNode cls)
@@ -602,11 +698,6 @@ static int one_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
     u->param = b && b->kind == PB_OPAQUE && !b->own;
     return u->n > 1;
 }
-
-struct cls_ud {
-    const char *name;
-    int own, other;
-};
 
 static int plain_class_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
 {
