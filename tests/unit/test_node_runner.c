@@ -462,7 +462,7 @@ static void watch_child(const char *script, struct runner_watch *w, struct runne
     cr_assert_geq(sigfd, 0);
     cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", c, &err), 0, "%s", err.msg);
     cr_assert_eq(strlen(c->token), 2 * RUNNER_TOKEN_BYTES);
-    runner_watch_run(c, sigfd, "{\"arguments\":{}}", 16, 1 << 16, 10000, w);
+    runner_watch_run(c, sigfd, "{\"arguments\":{}}", 16, 1 << 16, 10000, NULL, NULL, w);
     runner_child_kill(c);
 }
 
@@ -525,4 +525,16 @@ Test(node_runner, tokens_differ_per_child)
         close(c->res_r);
         waitpid(c->pid, NULL, 0);
     }
+}
+
+/* Stream frames are cut at character boundaries (the rest goes later). */
+Test(node_runner, utf8_cut_keeps_characters_whole)
+{
+    cr_assert_eq(runner_utf8_boundary("abc", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xC3", 2), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xC3\xA9", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xE2\x82", 3), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98", 4), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98\x80", 5), 5);
+    cr_assert_eq(runner_utf8_boundary("", 0), 0);
 }
