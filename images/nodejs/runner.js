@@ -6,9 +6,14 @@
  * as `node --disallow-code-generation-from-strings /opt/sandgate/runner.js`
  * before any job exists, in its own process group, in the workspace, with
  *
- *   fd 0 /dev/null     fd 3 the job's arguments (JSON object), then EOF
- *   fd 1 stdout pipe   fd 4 the report: ONE line of JSON ending in '\n'
- *   fd 2 stderr pipe
+ *   fd 0 /dev/null     fd 3 the report token and '\n', the job's arguments
+ *   fd 1 stdout pipe        (JSON object), then EOF
+ *   fd 2 stderr pipe   fd 4 the report: ONE line, the token, a space, JSON, '\n'
+ *
+ * The program can write to fd 4 as well (it is this process's), so the parent
+ * takes as the report only a line carrying the token: fresh per job, read
+ * here before the program is compiled and kept in this file's scope, which no
+ * code of the program can reach.
  *
  * Everything that can happen before the job does (interpreter start-up,
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
@@ -96,8 +101,11 @@ function writeAllSync(fd, buf) {
   }
 }
 
+// The parent's report token (fd 3's first line), set in runJob().
+let reportToken = '';
+
 function childReport(message, code) {
-  writeAllSync(REPORT_FD, bufferFrom(`${message}\n`, 'utf8'));
+  writeAllSync(REPORT_FD, bufferFrom(`${reportToken} ${message}\n`, 'utf8'));
   realProcess.exit(code);
 }
 
@@ -388,9 +396,10 @@ function blockingStdio() {
   }
 }
 
-// fd 3 up to the end of its first line, or to EOF: a one-shot job's
-// arguments end with EOF (the parent closes the pipe); a session's first line
-// ends with '\n' and the pipe stays open for its cells (sessionLoop).
+// fd 3 up to the end of its next line, or to EOF: first the report token's
+// line, then a one-shot job's arguments, which end with EOF (the parent
+// closes the pipe), or a session's start line, which ends with '\n' (the pipe
+// stays open for its cells: sessionLoop).
 let jobRest = Buffer.alloc(0);
 function readJobLine() {
   const chunks = [jobRest];
@@ -426,6 +435,13 @@ function runJob() {
     realProcess.exit(70);
   }
   if (!raw) realProcess.exit(0); // the parent gave up on the job
+  reportToken = raw;
+  try {
+    raw = readJobLine();
+  } catch (e) {
+    realProcess.exit(70);
+  }
+  if (!raw) realProcess.exit(0);
   const payload = JSON.parse(raw);
   if (payload.session === true) {
     sessionLoop(payload.runtime || null);
@@ -444,7 +460,7 @@ function runJob() {
 // from the parent interrupts a running cell (vm's breakOnSigint for
 // synchronous code, a rejection for an awaited promise).
 function sessionReport(obj) {
-  writeAllSync(REPORT_FD, bufferFrom(`${jsonStringify(obj)}\n`, 'utf8'));
+  writeAllSync(REPORT_FD, bufferFrom(`${reportToken} ${jsonStringify(obj)}\n`, 'utf8'));
 }
 
 function sessionLoop(rt) {

@@ -81,6 +81,19 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* The child's report lines carry the report token (runner_watch.h): a line
+ * without it is the program's (it holds fd 4 too) and is dropped; in one
+ * with it, the token, its space and what precedes it go. NULL when the
+ * line is not a report. */
+static const char *report_of(const struct session *s, const char *line, size_t n)
+{
+    size_t tl = strlen(s->child->token);
+    const char *t = tl ? memmem(line, n, s->child->token, tl) : NULL;
+    if (!t || (size_t)(t - line) + tl >= n || t[tl] != ' ')
+        return NULL;
+    return t + tl + 1;
+}
+
 /* Write o (consumed) as one line to the child's fd 3. */
 static int to_child(struct session *s, json_t *o)
 {
@@ -181,11 +194,18 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
     if (p[2].revents) {
         int r = fill(s->child->res_r, &s->rep);
         size_t n;
-        char *line = take_line(&s->rep, &n);
-        if (line) {
-            sg_buf_append(&w->res, line, n);
+        char *line;
+        while ((line = take_line(&s->rep, &n))) {
+            const char *rep = report_of(s, line, n);
+            if (rep) {
+                sg_buf_append(&w->res, rep, n - (size_t)(rep - line));
+                w->reported = 1;
+            } else {
+                w->forged_lines++;
+            }
             free(line);
-            return 1;
+            if (rep)
+                return 1;
         }
         if (r == 0 || r == -E2BIG) {
             c->dead = 1;
@@ -413,7 +433,10 @@ static json_t *start_child(struct session *s, json_t *runtime)
     int fds[] = {s->child->out_r, s->child->err_r, s->child->res_r};
     for (int i = 0; i < 3; i++)
         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-    if (to_child(s, json_pack("{s:b,s:O?}", "session", 1, "runtime", runtime)) < 0)
+    char head[sizeof(s->child->token) + 1];
+    int hl = snprintf(head, sizeof(head), "%s\n", s->child->token);
+    if (write_all(s->child->job_w, head, (size_t)hl) < 0 ||
+        to_child(s, json_pack("{s:b,s:O?}", "session", 1, "runtime", runtime)) < 0)
         return runner_result_failed("runner_error", "the interpreter is gone");
     double deadline = now_ms() + RUNNER_SESSION_READY_MS;
     char *line = NULL;
@@ -423,7 +446,8 @@ static json_t *start_child(struct session *s, json_t *runtime)
         if (poll(&p, 1, 100) > 0 && fill(s->child->res_r, &s->rep) <= 0 && p.revents & POLLHUP)
             break;
     }
-    json_t *rep = line ? json_loadb(line, n, 0, NULL) : NULL;
+    const char *body = line ? report_of(s, line, n) : NULL;
+    json_t *rep = body ? json_loadb(body, n - (size_t)(body - line), 0, NULL) : NULL;
     const char *outcome = json_string_value(json_object_get(rep, "outcome"));
     json_t *res = outcome && strcmp(outcome, "ready") == 0
                       ? runner_result_failed("ok", NULL)
