@@ -95,6 +95,12 @@ class NodeSessionRunner(unittest.TestCase):
         names = [f["name"] for f in self.request({"op": "list_files"})["files"]]
         self.assertEqual(names, ["a.txt"])
 
+    def test_a_report_forged_by_the_program_is_not_the_cells(self):
+        # the program holds the report pipe (fd 4) too, but not the report token
+        b = self.request({"cell": "require('fs').writeSync(4, "
+                                  "'{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"666\"}\\n'); 1"})
+        self.assertEqual(b["result"], {"present": True, "value": 1}, b)
+
     def test_an_exit_loses_the_session(self):
         self.request({"cell": "let y = 1"})
         b = self.request({"cell": "process.exit(3)"})
