@@ -8,7 +8,7 @@
  *
  *   fd 0 /dev/null     fd 3 the job's arguments (JSON object), then EOF
  *   fd 1 stdout pipe   fd 4 the report: ONE line of JSON ending in '\n'
- *   fd 2 stderr pipe
+ *   fd 2 stderr pipe   fd 5 ready pipe: closed here once SANDGATE_PREIMPORT is done
  *
  * Everything that can happen before the job does (interpreter start-up,
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
@@ -50,6 +50,7 @@ const vm = require('vm');
 let WORKSPACE = '/workspace';
 const MAIN_FILE = 'main.js';
 const JOB_FD = 3;
+const READY_FD = 5;
 const REPORT_FD = 4;
 const READ_CHUNK = 65536;
 // A lone surrogate, which JSON.stringify writes as an escape that other JSON
@@ -436,6 +437,8 @@ function start() {
   for (const name of preimport) {
     try { load(name); } catch (e) { /* optional module missing: not fatal */ }
   }
+  // The parent turns the EOF into the ready line the executor's pool waits for.
+  try { fs.closeSync(READY_FD); } catch (e) { /* started without one: nobody waits */ }
   blockingStdio();
   setImmediate(runJob);
 }

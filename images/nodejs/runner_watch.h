@@ -4,7 +4,7 @@
  * The child is started before the job exists, in its own process group, with
  *   fd 0  /dev/null           fd 3  job pipe: the arguments (JSON), then EOF
  *   fd 1  stdout pipe         fd 4  result pipe: one report line, '\n'-terminated
- *   fd 2  stderr pipe
+ *   fd 2  stderr pipe         fd 5  ready pipe: closed once SANDGATE_PREIMPORT is done
  * and nothing else open. The parent then watches the pipes until the report
  * line is complete (the answer: it does not wait for the child to exit), the
  * child exits without one, the deadline passes or an output cap is hit.
@@ -24,6 +24,7 @@ struct runner_child {
     int out_r;
     int err_r;
     int res_r;
+    int ready_r; /* EOF once the child pre-imported (or died); see runner_main.c */
 };
 
 enum runner_stop {
