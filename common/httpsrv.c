@@ -28,6 +28,18 @@
  * the kernel reset the connection, and the client may lose the answer. A
  * larger body is not read: the answer goes at once and the connection closes. */
 #define DISCARD_MAX (64u * 1024u)
+/* libmicrohttpd keeps a request's line, headers and its answer's headers in
+ * one memory pool per connection; what does not fit it answers itself (its
+ * own 414/431 pages, before any callback). The pool is mmap()ed above 32 KiB,
+ * so its untouched part costs address space, not memory. sandgate's own
+ * limits sit well inside it, so that a request over them gets the JSON shape. */
+#define MHD_POOL_BYTES (64u * 1024u)
+#define MAX_URI_BYTES (8u * 1024u)   /* the request target; past it 414 */
+#define MAX_HEAD_BYTES (16u * 1024u) /* request line + headers; past it 431 */
+/* Bytes between one header value's end and the next header line in
+ * libmicrohttpd's read buffer: its CR LF (or LF) turned into NULs, and for the
+ * last header the empty line's too. */
+#define HEADER_GAP_MAX 4u
 
 struct sg_httpsrv {
     struct MHD_Daemon *daemon;
@@ -56,7 +68,11 @@ struct conn_state {
     int too_large, overloaded;
     int small_body;              /* the framing is sound and the body at most DISCARD_MAX */
     int decided;                 /* the answer is decided (queued, or waiting for a drained body) */
+    int started;                 /* the access handler has seen this request */
     unsigned long long declared; /* Content-Length, 0 when none */
+    const char *raw_uri;         /* the request target in MHD's read buffer */
+    size_t raw_uri_len;          /* its strlen() before MHD splits and unescapes it */
+    const char *uri_problem;     /* what is wrong with the target as received, or NULL */
     enum st_phase phase;
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
@@ -250,10 +266,88 @@ static enum MHD_Result check_head(struct conn_state *st, const char *version)
     return MHD_YES;
 }
 
+struct gap_scan {
+    const char *lo, *hi;   /* the header block in MHD's read buffer */
+    const char *prev_end;  /* end of the previous header's value; NULL before the first */
+    unsigned bad, outside; /* a NUL inside a value; a header not in the block (folded line) */
+};
+
+/* Every byte in [from, to) is a NUL MHD wrote over a line end. */
+static int only_line_ends(const char *from, const char *to)
+{
+    if (to < from || (size_t)(to - from) > HEADER_GAP_MAX)
+        return 0;
+    for (; from < to; from++)
+        if (*from)
+            return 0;
+    return 1;
+}
+
+static enum MHD_Result scan_gap(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    struct gap_scan *g = cls;
+    (void)kind;
+    if (key < g->lo || key >= g->hi || value < g->lo || value >= g->hi) {
+        g->outside++;
+        return MHD_NO;
+    }
+    if (g->prev_end && !only_line_ends(g->prev_end, key))
+        g->bad++;
+    g->prev_end = value + strlen(value);
+    return MHD_YES;
+}
+
+/* libmicrohttpd 0.9.75 stores a header value up to its first NUL and drops
+ * the rest. The value's bytes are still in place in its read buffer (the
+ * header block [method, method + header size)), so a NUL inside a value shows
+ * as bytes other than the line end between that value's end and the next
+ * header. A header stored elsewhere was rebuilt from a folded line (obs-fold),
+ * which a strict server refuses too. Returns 0, or an error message. */
+static const char *check_nul(struct conn_state *st)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (!ci)
+        return "the header block cannot be checked";
+    const char *method = st->req.method;
+    struct gap_scan g = {method, method + ci->header_size, NULL, 0, 0};
+    MHD_get_connection_values(st->conn, MHD_HEADER_KIND, scan_gap, &g);
+    if (g.outside)
+        return "a folded header line";
+    if (g.bad || (g.prev_end && !only_line_ends(g.prev_end, g.hi)))
+        return "a NUL byte in a header";
+    return NULL;
+}
+
+/* The request line and header block, before anything else is looked at. */
+static enum MHD_Result check_request_line(struct conn_state *st, const char *version)
+{
+    if (st->raw_uri_len > MAX_URI_BYTES)
+        return refuse(st, 414, "uri_too_long", "the request target is over the limit");
+    if (st->uri_problem)
+        return refuse(st, 400, "bad_http", st->uri_problem);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (ci && ci->header_size > MAX_HEAD_BYTES)
+        return refuse(st, 431, "headers_too_large", "the request headers are over the limit");
+    /* In MHD's buffer the line is "METHOD\0TARGET\0VERSION": one space each,
+     * and no NUL inside the method or the target (MHD would cut them there). */
+    const char *method = st->req.method;
+    if (!st->raw_uri || st->raw_uri != method + strlen(method) + 1 ||
+        version != st->raw_uri + st->raw_uri_len + 1)
+        return refuse(st, 400, "bad_http", "a NUL byte or extra space in the request line");
+    const char *why = check_nul(st);
+    return why ? refuse(st, 400, "bad_http", why) : MHD_YES;
+}
+
 static enum MHD_Result on_head(struct conn_state *st, const char *version)
 {
     struct sg_httpsrv *srv = st->srv;
-    enum MHD_Result r = check_head(st, version);
+    enum MHD_Result r = check_request_line(st, version);
+    if (st->decided || r != MHD_YES)
+        return r;
+    r = check_head(st, version);
     if (st->decided || r != MHD_YES)
         return r;
     if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
@@ -320,22 +414,51 @@ static enum MHD_Result dispatch(struct conn_state *st)
     return MHD_YES;
 }
 
+static struct conn_state *state_new(struct sg_httpsrv *srv, struct MHD_Connection *conn)
+{
+    struct conn_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+    st->srv = srv;
+    st->conn = conn;
+    st->resp.status = 200;
+    sg_buf_init(&st->body, srv->max_body);
+    peer_string(conn, st->peer, sizeof(st->peer));
+    st->req = (struct sg_http_request){"", "", "", 0, st->peer, conn};
+    return st;
+}
+
+/* The request line is parsed (MHD's URI log callback): the request's state
+ * starts here, so that an answer MHD makes itself later still reaches
+ * on_completed(), and the target is looked at as received, before MHD splits
+ * off the query and unescapes it in place. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct conn_state *st = state_new(cls, conn);
+    if (!st || !uri)
+        return st;
+    st->raw_uri = uri;
+    st->raw_uri_len = strlen(uri);
+    for (size_t i = 0; i < st->raw_uri_len && !st->uri_problem; i++)
+        if ((unsigned char)uri[i] <= ' ' || uri[i] == 0x7f)
+            st->uri_problem = "a space or control character in the request target";
+    if (!st->uri_problem && strstr(uri, "%00"))
+        st->uri_problem = "an encoded NUL byte in the request target";
+    return st;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *data,
                                  size_t *data_size, void **con_cls)
 {
     struct sg_httpsrv *srv = cls;
     struct conn_state *st = *con_cls;
-    if (!st) {
-        if (!(st = calloc(1, sizeof(*st))))
-            return MHD_NO;
-        *con_cls = st;
-        st->srv = srv;
-        st->conn = conn;
-        st->resp.status = 200;
-        sg_buf_init(&st->body, srv->max_body);
-        peer_string(conn, st->peer, sizeof(st->peer));
-        st->req = (struct sg_http_request){method, url, "", 0, st->peer, conn};
+    if (!st && !(st = *con_cls = state_new(srv, conn)))
+        return MHD_NO;
+    if (!st->started) {
+        st->started = 1;
+        st->req.method = method;
+        st->req.url = url;
         return on_head(st, version);
     }
     if (st->phase == ST_DONE) {
@@ -352,6 +475,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return st->phase == ST_DISCARD ? answer(st) : dispatch(st);
 }
 
+/* What libmicrohttpd answered itself after the request line (a header line
+ * without a colon, its pool full, a Content-Length it cannot parse, broken
+ * chunked framing): its own page went out, but the owner still gets the
+ * refusal for its audit line and metric. */
+static void report_library_answer(struct conn_state *st)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+    if (st->decided || !ci || ci->http_status < 400 || !st->srv->h.refused)
+        return;
+    unsigned status = ci->http_status;
+    const char *code = status == 431   ? "headers_too_large"
+                       : status == 414 ? "uri_too_long"
+                       : status == 413 ? "body_too_large"
+                                       : "bad_http";
+    sg_http_error(&st->resp, (int)status, code, "answered by libmicrohttpd");
+    st->srv->h.refused(st->srv->ctx, &st->req, &st->resp);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -359,6 +501,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     struct conn_state *st = *con_cls;
     if (st) {
+        report_library_answer(st);
         atomic_fetch_sub(&srv->body_total, st->held);
         sg_buf_free(&st->body);
         free(st->resp.body);
@@ -467,14 +610,15 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
      * also lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-    srv->daemon =
-        MHD_start_daemon(flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
-                         MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
-                         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
-                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-                         MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                         srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(
+        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
+        MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_STRICT_FOR_CLIENT, 0,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)MHD_POOL_BYTES, MHD_OPTION_END);
     if (!srv->daemon) {
         srv_free(srv);
         return sg_error_set(err, -EADDRINUSE, "cannot listen on %s port %u", addr,

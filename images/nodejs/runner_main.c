@@ -120,7 +120,8 @@ static int read_job_line(const struct runner_cfg *cfg, struct sg_buf *ret_line)
 static void report_ready(int *ready_r)
 {
     static const char line[] = "{\"sandgate_runner_ready\":1}\n";
-    struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = *ready_r, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                          {.fd = *ready_r, .events = POLLIN}};
     int n;
     do
         n = poll(p, 2, -1);

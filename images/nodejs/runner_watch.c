@@ -86,8 +86,8 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
     int rdy[2] = {-1, -1};
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int r = 0;
-    int *all[] = {&null,   &job[0], &job[1], &out[0], &out[1], &er[0],
-                  &er[1],  &res[0], &res[1], &rdy[0], &rdy[1]};
+    int *all[] = {&null,  &job[0], &job[1], &out[0], &out[1], &er[0],
+                  &er[1], &res[0], &res[1], &rdy[0], &rdy[1]};
     if (null < 0 || pipe2(job, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(rdy, O_CLOEXEC) < 0) {
         r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
