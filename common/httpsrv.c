@@ -303,7 +303,7 @@ static enum MHD_Result scan_gap(void *cls, enum MHD_ValueKind kind, const char *
  * header block [method, method + header size)), so a NUL inside a value shows
  * as bytes other than the line end between that value's end and the next
  * header. A header stored elsewhere was rebuilt from a folded line (obs-fold),
- * which a strict server refuses too. Returns 0, or an error message. */
+ * which a strict server refuses too. Returns NULL, or what is wrong. */
 static const char *check_nul(struct conn_state *st)
 {
     const union MHD_ConnectionInfo *ci =
