@@ -197,8 +197,8 @@ static int parse_policy(json_t *v, struct gw_request *r, struct gw_req_error *e)
 /* Keys each native endpoint accepts; /run ignores unknown keys like RAGFlow. */
 static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *e)
 {
-    static const char *const run_keys[] = {"language", "code",   "code_b64", "arguments",
-                                           "policy",   "limits", "files",    NULL};
+    static const char *const run_keys[] = {"language", "code",  "code_b64", "arguments", "policy",
+                                           "limits",   "files", "stream",   NULL};
     static const char *const analyze_keys[] = {"language", "code", "code_b64", "policy", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
         return 0;
@@ -246,6 +246,9 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
         return rc;
     if ((v = json_object_get(root, "files")) && (rc = parse_files(v, caps, r, e)) < 0)
         return rc;
+    if ((v = json_object_get(root, "stream")) && !json_is_boolean(v))
+        return fail(e, 400, "bad_type", "stream: expected a boolean");
+    r->stream = json_is_true(v);
     return 0;
 }
 

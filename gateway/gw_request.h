@@ -42,6 +42,7 @@ struct gw_request {
     char policy[65];     /* requested policy name, "" when none */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
+    int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */
 };
 
 struct gw_req_error {

@@ -210,6 +210,75 @@ static void write_args(struct runner_child *c, const char *args, size_t len, siz
         c->job_w = close_keep_errno(c->job_w);
 }
 
+size_t runner_utf8_boundary(const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    for (size_t back = 1; back <= 4 && back <= len; back++) {
+        unsigned char b = s[len - back];
+        if (b < 0x80)
+            return len;
+        if (b >= 0xC0) {
+            size_t need = b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+            return back >= need ? len : len - back;
+        }
+    }
+    return len;
+}
+
+/* Sends what stream i (0 stdout, 1 stderr) holds unsent; all of it when
+ * final, else up to the last complete UTF-8 character. */
+static void stream_flush(struct runner_watch *w, int i, int final)
+{
+    struct runner_stream *s = &w->stream;
+    const struct sg_buf *b = i == 0 ? &w->out : &w->err;
+    size_t end = b->len;
+    if (!b->data || s->sent[i] >= end) {
+        s->since[i] = 0;
+        return;
+    }
+    if (!final)
+        end = s->sent[i] + runner_utf8_boundary(b->data + s->sent[i], end - s->sent[i]);
+    while (s->sent[i] < end) {
+        size_t n = end - s->sent[i];
+        if (n > RUNNER_STREAM_FRAME_MAX) {
+            n = runner_utf8_boundary(b->data + s->sent[i], RUNNER_STREAM_FRAME_MAX);
+            n = n ? n : RUNNER_STREAM_FRAME_MAX;
+        }
+        s->fn(s->ud, PIPE_NAMES[i], b->data + s->sent[i], n);
+        s->sent[i] += n;
+    }
+    s->since[i] = s->sent[i] < b->len ? now_ms() : 0;
+}
+
+/* New bytes arrived in stream i (from offset old): a newline sends them. */
+static void stream_note(struct runner_watch *w, int i, size_t old)
+{
+    const struct sg_buf *b = i == 0 ? &w->out : &w->err;
+    if (!w->stream.fn || b->len == old)
+        return;
+    if (!w->stream.since[i])
+        w->stream.since[i] = now_ms();
+    if (memchr(b->data + old, '\n', b->len - old))
+        stream_flush(w, i, 0);
+}
+
+/* Streams whose oldest unsent byte waited RUNNER_STREAM_FLUSH_MS go now;
+ * returns how long until the next one is due (ms; -1 none). */
+static double stream_tick(struct runner_watch *w)
+{
+    double next = -1;
+    for (int i = 0; w->stream.fn && i < 2; i++) {
+        if (!w->stream.since[i])
+            continue;
+        double due = w->stream.since[i] + RUNNER_STREAM_FLUSH_MS - now_ms();
+        if (due <= 0)
+            stream_flush(w, i, 0);
+        else if (next < 0 || due < next)
+            next = due;
+    }
+    return next;
+}
+
 /* Handles what poll() reported for the three output pipes. */
 static void on_pipes(struct runner_child *c, struct runner_watch *w, const struct pollfd *p,
                      const int *slot)
@@ -219,7 +288,11 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
     for (int i = 0; i < 3 && !w->stop; i++) {
         if (slot[i] < 0 || !(p[slot[i]].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
-        if (pump(fds[i], bufs[i]) == -E2BIG) {
+        size_t old = bufs[i]->len;
+        int r = pump(fds[i], bufs[i]);
+        if (i < 2)
+            stream_note(w, i, old);
+        if (r == -E2BIG) {
             w->stop = RUNNER_OUTPUT_LIMIT;
             w->limit_hit = PIPE_NAMES[i];
         } else if (i == 2 && report_complete(w, c->res_r >= 0)) {
@@ -250,6 +323,9 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
         w->stop = RUNNER_TIMEOUT;
         return;
     }
+    double due = stream_tick(w);
+    if (due >= 0 && due < left)
+        left = due;
     if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
         return; /* EINTR or the deadline: the next round decides */
     if (job_slot >= 0 && p[job_slot].revents)
@@ -266,10 +342,11 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
 }
 
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
-                      size_t max_output, unsigned timeout_ms, struct runner_watch *ret_watch)
+                      size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
+                      struct runner_watch *ret_watch)
 {
     struct runner_watch *w = ret_watch;
-    *w = (struct runner_watch){0};
+    *w = (struct runner_watch){.stream = {.fn = fn, .ud = ud}};
     sg_buf_init(&w->out, max_output);
     sg_buf_init(&w->err, max_output);
     sg_buf_init(&w->res, max_output);
@@ -286,6 +363,8 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
     if (w->stop == RUNNER_REPORTED || w->stop == RUNNER_EXITED)
         drain(child, w);
     w->elapsed_ms = now_ms() - started;
+    for (int i = 0; w->stream.fn && i < 2; i++)
+        stream_flush(w, i, 1);
     if (!w->reaped)
         reap(child, w);
     if (!w->reaped)

@@ -35,6 +35,23 @@ enum runner_stop {
     RUNNER_OUTPUT_LIMIT, /* stdout, stderr or the report went over the cap */
 };
 
+/* Stream frames (executors/PROTOCOL.md): output goes out at a newline or at
+ * most RUNNER_STREAM_FLUSH_MS after its first unsent byte, in pieces of at
+ * most RUNNER_STREAM_FRAME_MAX bytes cut at UTF-8 character boundaries. Only
+ * what the capped buffers kept is sent. */
+#define RUNNER_STREAM_FLUSH_MS 50.0
+#define RUNNER_STREAM_FRAME_MAX (16u * 1024u)
+
+/* Receives one piece of output (name "stdout" or "stderr"). */
+typedef void (*runner_stream_fn)(void *ud, const char *name, const char *data, size_t len);
+
+struct runner_stream {
+    runner_stream_fn fn; /* NULL: no streaming */
+    void *ud;
+    size_t sent[2];  /* bytes of out / err already sent */
+    double since[2]; /* when the first unsent byte arrived; 0 = none waits */
+};
+
 struct runner_watch {
     struct sg_buf out; /* what the child wrote, each capped at max_output */
     struct sg_buf err;
@@ -45,6 +62,7 @@ struct runner_watch {
     int status;            /* wait status */
     long max_rss_kb;       /* the child's peak RSS (0 when unknown) */
     double elapsed_ms;     /* from handing over the arguments to the stop */
+    struct runner_stream stream;
 };
 
 /* Installs the SIGCHLD handler and returns the read end of its self-pipe (the
@@ -60,11 +78,15 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
 void runner_child_kill(const struct runner_child *child);
 
 /* Hands args (args_len bytes) to the child and watches it until it stops (see
- * enum runner_stop). ret_watch is always filled; caller frees it with
- * runner_watch_free(). The child is left running (kill it with
- * runner_child_kill()). */
+ * enum runner_stop), sending its output to fn as it comes when fn is not
+ * NULL. ret_watch is always filled; caller frees it with runner_watch_free().
+ * The child is left running (kill it with runner_child_kill()). */
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
-                      size_t max_output, unsigned timeout_ms, struct runner_watch *ret_watch);
+                      size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
+                      struct runner_watch *ret_watch);
+
+/* Pure: the length of data[0..len) without a UTF-8 sequence cut at its end. */
+size_t runner_utf8_boundary(const char *data, size_t len);
 
 /* NULL is a no-op. */
 void runner_watch_free(struct runner_watch *watch);

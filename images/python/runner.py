@@ -69,6 +69,11 @@ NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
 EXIT_POLL_S = 0.1
+# Stream frames (executors/PROTOCOL.md, "Stream frames"): output is sent at a
+# newline or at most this long after its first unsent byte, in frames of at
+# most STREAM_FRAME_MAX bytes of text.
+STREAM_FLUSH_S = 0.05
+STREAM_FRAME_MAX = 16 << 10
 # Deepest result value, in containers (common/json_raw.h: SG_JSON_RESULT_DEPTH_MAX).
 RESULT_MAX_DEPTH = 512
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -329,6 +334,10 @@ def child_main(cfg, fds):
             os._exit(0)
         payload = json.loads(raw)
         arguments = payload["arguments"]
+        if payload.get("stream"):
+            # A streamed job's print() reaches the client line by line, as
+            # on a terminal, not when an 8 KiB pipe buffer fills.
+            sys.stdout.reconfigure(line_buffering=True)
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
         # This frame stays on the stack under the job's: a frame walk (a
@@ -411,6 +420,9 @@ def parse_job(cfg, job):
         raise BadJob("'limits' must be an object")
     if job.get("nonce") is not None and job_nonce(job) is None:
         raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
+    stream = job.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadJob("'stream' must be a boolean")
     runtime = job.get("runtime")
     if runtime is not None and not isinstance(runtime, dict):
         raise BadJob("'runtime' must be an object")
@@ -421,6 +433,8 @@ def parse_job(cfg, job):
         "timeout_ms": int_limit(limits, "timeout_ms", DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
         "max_output": int_limit(limits, "max_output_bytes", DEFAULT_MAX_OUTPUT, MAX_MAX_OUTPUT),
         "runtime": runtime,
+        "stream": stream and job_nonce(job) is not None,
+        "nonce": job_nonce(job),
     }
 
 
@@ -474,10 +488,80 @@ def read_job_line(cfg):
     return line
 
 
+class Streamer:
+    """Sends the program's output as stream frames while it runs. Only what
+    Run.take kept (under max_output) is sent, so the frames of a stream never
+    add up to more than its share of the result line."""
+
+    def __init__(self, nonce, fds):
+        self.nonce = nonce
+        self.names = {fds["out_r"]: "stdout", fds["err_r"]: "stderr"}
+        self.pending = {fd: bytearray() for fd in self.names}
+        self.since = {fd: None for fd in self.names}
+
+    def add(self, fd, data):
+        if fd not in self.names or not data:
+            return
+        if self.since[fd] is None:
+            self.since[fd] = time.monotonic()
+        self.pending[fd] += data
+        if b"\n" in data:
+            self.flush(fd, final=False)
+
+    def due_in(self):
+        """Seconds until the oldest unsent byte must go (None: nothing waits)."""
+        waits = [t + STREAM_FLUSH_S - time.monotonic() for t in self.since.values() if t]
+        return max(min(waits), 0.0) if waits else None
+
+    def tick(self):
+        now = time.monotonic()
+        for fd, t in self.since.items():
+            if t is not None and now - t >= STREAM_FLUSH_S:
+                self.flush(fd, final=False)
+
+    def flush(self, fd, final):
+        buf = self.pending[fd]
+        end = len(buf) if final else utf8_boundary(buf)
+        pos = 0
+        while pos < end:
+            piece = buf[pos:min(pos + STREAM_FRAME_MAX, end)]
+            if pos + len(piece) < end:
+                piece = piece[:utf8_boundary(piece) or len(piece)]
+            self.send(self.names[fd], bytes(piece))
+            pos += len(piece)
+        del buf[:end]
+        self.since[fd] = time.monotonic() if buf else None
+
+    def finish(self):
+        for fd in self.names:
+            self.flush(fd, final=True)
+
+    def send(self, name, data):
+        if not data:
+            return
+        frame = {"sandgate_runner": PROTOCOL_VERSION, "nonce": self.nonce, "stream": name,
+                 "text": data.decode("utf-8", "replace")}
+        write_all(1, ("\n" + json.dumps(frame, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def utf8_boundary(buf):
+    """Length of buf without a UTF-8 sequence cut at its end (sent later)."""
+    n = len(buf)
+    for back in range(1, min(4, n) + 1):
+        b = buf[n - back]
+        if b < 0x80:
+            return n
+        if b >= 0xC0:
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return n if back >= need else n - back
+    return n
+
+
 class Run:
     """What the parent sees of one run of the child."""
 
-    def __init__(self, pid, fds, max_output):
+    def __init__(self, pid, fds, max_output, streamer=None):
+        self.streamer = streamer
         self.pid = pid
         self.bufs = {fds["out_r"]: bytearray(), fds["err_r"]: bytearray(),
                      fds["res_r"]: bytearray()}
@@ -497,6 +581,8 @@ class Run:
             return
         room = self.cap - len(buf)
         buf += chunk[:max(room, 0)]
+        if self.streamer:
+            self.streamer.add(fd, chunk[:max(room, 0)])
         if len(chunk) > room:
             self.limit_hit = {self.out_fd: "stdout", self.err_fd: "stderr",
                               self.res_fd: "result"}[fd]
@@ -543,7 +629,11 @@ def supervise(run, deadline):
                 return None
             time.sleep(min(left, 0.002))
             continue
-        events = poller.poll(min(left, EXIT_POLL_S) * 1000)
+        wait = min(left, EXIT_POLL_S)
+        due = run.streamer.due_in() if run.streamer else None
+        events = poller.poll((wait if due is None else min(wait, due)) * 1000)
+        if run.streamer:
+            run.streamer.tick()
         for fd, _ in events:
             if fd not in fds_open:
                 continue
@@ -747,9 +837,10 @@ def report(fields, nonce):
 
 def parent_run_job(cfg, pid, fds, job):
     prepare_workspace(job)
-    run = Run(pid, fds, job["max_output"])
+    streamer = Streamer(job["nonce"], fds) if job["stream"] else None
+    run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
-    payload = {"arguments": job["arguments"], "runtime": job["runtime"]}
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
     write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
@@ -758,6 +849,8 @@ def parent_run_job(cfg, pid, fds, job):
         run.reap(0)
     elapsed_ms = (time.monotonic() - started) * 1000.0
     kill_group(pid)  # anything the program left behind
+    if streamer:
+        streamer.finish()
     fields = classify(run, stopped)
     apply_denials(fields, run, job["runtime"] is not None)
     fields["stdout"] = decode_text(run.bufs[run.out_fd])

@@ -80,7 +80,7 @@ static struct gw_router *router_for(const char *const *urls, size_t n, uint64_t 
 
 static enum gw_exec_outcome exec_once(struct gw_router *r, struct gw_exec_result *res)
 {
-    gw_router_exec(r, SG_LANG_PYTHON, "{}", 2, 2000, res);
+    gw_router_exec(r, SG_LANG_PYTHON, "{}", 2, 2000, NULL, res);
     return res->outcome;
 }
 

@@ -444,3 +444,15 @@ Test(node_runner, integers_beyond_64_bits_travel_as_text)
                  9223372036854775807LL);
     json_decref(r);
 }
+
+/* Stream frames are cut at character boundaries (the rest goes later). */
+Test(node_runner, utf8_cut_keeps_characters_whole)
+{
+    cr_assert_eq(runner_utf8_boundary("abc", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xC3", 2), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xC3\xA9", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xE2\x82", 3), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98", 4), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98\x80", 5), 5);
+    cr_assert_eq(runner_utf8_boundary("", 0), 0);
+}
