@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "log.h"
 #include "httpsrv_head.h"
 #include "httpsrv_pool.h"
 #include "sg_cond.h"
@@ -52,6 +53,7 @@ struct sg_httpsrv {
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
     atomic_uint_fast64_t refused_at_accept;
+    atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
     struct sg_conn_reg conns;
     int conns_ok;
@@ -667,6 +669,22 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
+/* libmicrohttpd's own messages become key=value log lines; each error page
+ * it sends itself (docs/troubleshooting.md) is also counted, including those
+ * made before any callback of ours runs. Runs on an event thread. */
+static void on_library_log(void *cls, const char *fmt, va_list ap)
+{
+    static const char answered[] = "Error processing request (HTTP response code is ";
+    struct sg_httpsrv *srv = cls;
+    if (strncmp(fmt, answered, sizeof(answered) - 1) == 0)
+        atomic_fetch_add(&srv->library_answers, 1);
+    char msg[256], quoted[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    sg_log_quote(msg, quoted, sizeof(quoted));
+    sg_log(SG_LOG_INFO, "http_library", "msg=\"%s\"", quoted);
+}
+
 /* The global connection limit: refuse (close at once) rather than leave new
  * clients waiting in the listen backlog as MHD's own limit does. */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
@@ -750,10 +768,11 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
-        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
-        MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        on_library_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+        srv->max_connections + MHD_LIMIT_SLACK, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_STRICT_FOR_CLIENT, 0,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -776,6 +795,7 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
         return;
     ret->open = atomic_load(&srv->conns.open);
     ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->library_answers = atomic_load(&srv->library_answers);
     ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
     ret->body_bytes = atomic_load(&srv->body_total);
 }

@@ -434,10 +434,15 @@ class TestStrictHttp(FrontDoorCase):
     def library_audit_count(self, status):
         return sum(1 for a in self.gw.audit_lines() if a.get("status") == status)
 
+    def library_answers(self):
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        return int(re.search(r"^sandgate_http_library_answers_total (\d+)$", metrics, re.M).group(1))
+
     def test_what_libmicrohttpd_answers_itself_is_as_documented(self):
         for what, (data, status, page, audited) in LIBRARY_ANSWERS.items():
             with self.subTest(what):
                 before = self.library_audit_count(status)
+                counted = self.library_answers()
                 st, hdrs, body, _ = exchange(self.port, data)
                 self.assertEqual(st, status, (what, body[:200]))
                 self.assertNotIn("x-request-id", hdrs)
@@ -447,6 +452,7 @@ class TestStrictHttp(FrontDoorCase):
                     self.assertIn(b"Internal server error", body)
                 if audited:  # the request line was parsed: audit line and metric
                     self.gw.wait_for(lambda: self.library_audit_count(status) > before, what=what)
+                self.assertEqual(self.library_answers(), counted + 1)  # counted either way
         st, _, body, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
         self.assertEqual(st, 200, body)  # and the gateway keeps serving
 
