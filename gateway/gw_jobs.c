@@ -248,10 +248,10 @@ static json_t *exec_body(struct job *j)
                           "arguments", j->req.arguments, "limits", limits);
     if (o && j->req.files)
         json_object_set(o, "files", j->req.files);
-    /* The run-time half of the policy travels with the job (policies/README.md). */
-    int js = j->req.lang == SG_LANG_JAVASCRIPT;
-    json_t *rt = sg_policy_runtime_json(js ? &j->policy->javascript : &j->policy->python, js);
-    if (o && (!rt || json_object_set_new(o, "runtime", rt) < 0)) {
+    /* The run-time half of the policy travels with the job (policies/README.md),
+     * built when the policies were loaded. */
+    json_t *rt = gw_ruleset_runtime(j->rs, j->policy, j->req.lang == SG_LANG_JAVASCRIPT);
+    if (o && (!rt || json_object_set(o, "runtime", rt) < 0)) {
         json_decref(o);
         o = NULL;
     }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sg_random.h"
 #include "sg_time.h"
 
 #define READ_CHUNK 65536
@@ -88,6 +89,11 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
     int r = 0;
     int *all[] = {&null,  &job[0], &job[1], &out[0], &out[1], &er[0],
                   &er[1], &res[0], &res[1], &rdy[0], &rdy[1]};
+    char token[sizeof(ret_child->token)];
+    if ((r = sg_random_hex(token, RUNNER_TOKEN_BYTES)) < 0) {
+        sg_error_set(err, r, "cannot make the report token: %s", strerror(-r));
+        goto out;
+    }
     if (null < 0 || pipe2(job, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(rdy, O_CLOEXEC) < 0) {
         r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
@@ -109,6 +115,7 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
                                        .err_r = er[0],
                                        .res_r = res[0],
                                        .ready_r = rdy[0]};
+    memcpy(ret_child->token, token, sizeof(token));
     job[1] = out[0] = er[0] = res[0] = rdy[0] = -1;
 out:
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -148,6 +155,31 @@ static int pump(int *fd, struct sg_buf *b)
 
 static const char *const PIPE_NAMES[] = {"stdout", "stderr", "result"};
 
+/* Keeps only the report in w->res. Each complete line on fd 4 (and, once the
+ * pipe is done, the unterminated rest) that does not carry the token is the
+ * program's (it holds fd 4 too) and is dropped; in the first line that does,
+ * what precedes the token (a partial line the program left) and the token
+ * with its space go, and the report stays. */
+static void report_filter(const struct runner_child *c, struct runner_watch *w, int res_open)
+{
+    size_t tl = strlen(c->token);
+    while (!w->reported && w->res.len > 0 && tl > 0) {
+        char *d = w->res.data, *nl = memchr(d, '\n', w->res.len);
+        if (!nl && res_open)
+            return; /* the line is not complete yet */
+        size_t line = nl ? (size_t)(nl - d) + 1 : w->res.len, skip = line;
+        const char *t = memmem(d, line, c->token, tl);
+        if (t && (size_t)(t - d) + tl < line && t[tl] == ' ') {
+            skip = (size_t)(t - d) + tl + 1;
+            w->reported = 1;
+        } else {
+            w->forged_lines++;
+        }
+        memmove(d, d + skip, w->res.len - skip);
+        w->res.len -= skip;
+    }
+}
+
 /* Reads whatever the pipes hold now (the child has reported or exited, so
  * everything it wrote before is there), without waiting for EOF: something
  * the program started may hold them open. */
@@ -164,11 +196,7 @@ static void drain(struct runner_child *c, struct runner_watch *w)
             w->limit_hit = PIPE_NAMES[i];
         }
     }
-}
-
-static int report_complete(const struct runner_watch *w, int res_open)
-{
-    return w->res.len > 0 && (!res_open || memchr(w->res.data, '\n', w->res.len));
+    report_filter(c, w, 0);
 }
 
 static void reap(struct runner_child *c, struct runner_watch *w)
@@ -199,14 +227,18 @@ static long proc_hwm_kb(pid_t pid)
     return p ? strtol(p + 6, NULL, 10) : 0;
 }
 
+/* The job pipe carries the token line, then the arguments; *off counts both. */
 static void write_args(struct runner_child *c, const char *args, size_t len, size_t *off)
 {
-    ssize_t n = write(c->job_w, args + *off, len - *off);
+    char head[sizeof(c->token) + 1];
+    size_t hl = (size_t)snprintf(head, sizeof(head), "%s\n", c->token);
+    const char *from = *off < hl ? head + *off : args + (*off - hl);
+    ssize_t n = write(c->job_w, from, *off < hl ? hl - *off : hl + len - *off);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n > 0)
         *off += (size_t)n;
-    if (n < 0 || *off == len) /* done, or the child is gone (EPIPE) */
+    if (n < 0 || *off == hl + len) /* done, or the child is gone (EPIPE) */
         c->job_w = close_keep_errno(c->job_w);
 }
 
@@ -295,8 +327,10 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
         if (r == -E2BIG) {
             w->stop = RUNNER_OUTPUT_LIMIT;
             w->limit_hit = PIPE_NAMES[i];
-        } else if (i == 2 && report_complete(w, c->res_r >= 0)) {
-            w->stop = RUNNER_REPORTED;
+        } else if (i == 2) {
+            report_filter(c, w, c->res_r >= 0);
+            if (w->reported)
+                w->stop = RUNNER_REPORTED;
         }
     }
 }

@@ -2,12 +2,20 @@
  * protocol-holding parent (sandgate-runner).
  *
  * The child is started before the job exists, in its own process group, with
- *   fd 0  /dev/null           fd 3  job pipe: the arguments (JSON), then EOF
- *   fd 1  stdout pipe         fd 4  result pipe: one report line, '\n'-terminated
- *   fd 2  stderr pipe         fd 5  ready pipe: closed once SANDGATE_PREIMPORT is done
+ *   fd 0  /dev/null           fd 3  job pipe: the report token and '\n', then
+ *   fd 1  stdout pipe               the arguments (JSON), then EOF
+ *   fd 2  stderr pipe         fd 4  result pipe: one report line, '\n'-terminated
+ *                             fd 5  ready pipe: closed once SANDGATE_PREIMPORT is done
  * and nothing else open. The parent then watches the pipes until the report
  * line is complete (the answer: it does not wait for the child to exit), the
  * child exits without one, the deadline passes or an output cap is hit.
+ *
+ * The report token is fresh per child (one child per job), made by
+ * runner_child_spawn() and handed over on fd 3 before the program is
+ * compiled; the child's runner keeps it where the program's code cannot
+ * reach it and writes it before its report. The program can write to fd 4
+ * too (it is the child's), so a line that does not carry the token is the
+ * program's, not a report: it is dropped and the watch goes on.
  */
 #ifndef RUNNER_WATCH_H
 #define RUNNER_WATCH_H
@@ -18,9 +26,12 @@
 #include "buf.h"
 #include "sg_error.h"
 
+#define RUNNER_TOKEN_BYTES 16 /* random bytes of the report token (hex on the wire) */
+
 struct runner_child {
     pid_t pid;
-    int job_w; /* parent ends; -1 once closed */
+    char token[2 * RUNNER_TOKEN_BYTES + 1]; /* the report token, hex */
+    int job_w;                              /* parent ends; -1 once closed */
     int out_r;
     int err_r;
     int res_r;
@@ -55,8 +66,10 @@ struct runner_stream {
 struct runner_watch {
     struct sg_buf out; /* what the child wrote, each capped at max_output */
     struct sg_buf err;
-    struct sg_buf res;
+    struct sg_buf res; /* the report (the token and what precedes it removed) */
     enum runner_stop stop;
+    int reported;          /* res holds the token-carrying report */
+    unsigned forged_lines; /* lines on fd 4 without the token (dropped) */
     const char *limit_hit; /* "stdout", "stderr" or "result" with RUNNER_OUTPUT_LIMIT */
     int reaped;            /* status is valid */
     int status;            /* wait status */
@@ -77,10 +90,11 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
 /* SIGKILL to the child's whole process group (what the program started too). */
 void runner_child_kill(const struct runner_child *child);
 
-/* Hands args (args_len bytes) to the child and watches it until it stops (see
- * enum runner_stop), sending its output to fn as it comes when fn is not
- * NULL. ret_watch is always filled; caller frees it with runner_watch_free().
- * The child is left running (kill it with runner_child_kill()). */
+/* Hands the token and args (args_len bytes) to the child and watches it until
+ * it stops (see enum runner_stop), sending its output to fn as it comes when
+ * fn is not NULL. ret_watch is always filled; caller frees it with
+ * runner_watch_free(). The child is left running (kill it with
+ * runner_child_kill()). */
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
                       size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
                       struct runner_watch *ret_watch);

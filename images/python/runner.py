@@ -65,6 +65,9 @@ RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtim
 DENIALS_MAX = 16
 DENIAL_BYTES_MAX = 64 << 10
 EXIT_DENIAL_LOST = 86  # runtime_guard.py: a denial could not be recorded
+# Written by the child on the denial pipe once the run-time policy is in
+# place, before the program runs: an empty record, which parse_denials skips.
+STARTED_MARK = b"\n"
 NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
@@ -340,6 +343,9 @@ def child_main(cfg, fds):
             sys.stdout.reconfigure(line_buffering=True)
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
+            # The program starts now: from here on a runner_error report is
+            # the program's own writing (see STARTED_MARK).
+            write_all(fds["den_w"], STARTED_MARK)
         # This frame stays on the stack under the job's: a frame walk (a
         # library's sys._getframe on the job's behalf) must find nothing of
         # the guard here (its module's globals are what its checks read).
@@ -674,9 +680,13 @@ def reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_report(data):
+def parse_report(data, setup_failed_possible=False):
     """The child's report, validated and bounded: (outcome, message, result)
-    with result ready for the result line. Raises UnreadableReport."""
+    with result ready for the result line. Raises UnreadableReport.
+    runner_error (the run-time policy could not be installed) is believed only
+    while setup_failed_possible: the program holds the report pipe too, and a
+    runner_error it wrote would otherwise pass its failure off as the
+    sandbox's and hide its denials."""
     try:
         report = json.loads(data, parse_constant=reject_constant)
     except (ValueError, RecursionError) as e:
@@ -685,6 +695,8 @@ def parse_report(data):
     if not isinstance(report, dict) or \
             report.get("outcome") not in ("ok", "exception", "no_main", "runner_error"):
         raise UnreadableReport("not a known outcome")
+    if report["outcome"] == "runner_error" and not setup_failed_possible:
+        raise UnreadableReport("runner_error written after the program started")
     message = report.get("message")
     if message is not None and not isinstance(message, str):
         raise UnreadableReport("message is not a string")
@@ -703,8 +715,11 @@ def parse_report(data):
     return report["outcome"], message, result
 
 
-def classify(run, stopped):
-    """Outcome fields from how the child ended and what it reported."""
+def classify(run, stopped, enforced=False):
+    """Outcome fields from how the child ended and what it reported.
+    enforced: the job had a run-time policy, whose installation is the only
+    place a runner_error report comes from; it happens before the child
+    writes STARTED_MARK on the denial pipe."""
     res = {"exit_code": 0, "signal": 0, "result": {"present": False}, "message": None}
     if stopped == "timeout":
         res.update(outcome="timeout", exit_code=EXIT_TIMEOUT, message="timeout_ms exceeded")
@@ -722,7 +737,8 @@ def classify(run, stopped):
     unreadable = None
     if run.bufs[run.res_fd]:
         try:
-            res["outcome"], res["message"], res["result"] = parse_report(bytes(run.bufs[run.res_fd]))
+            res["outcome"], res["message"], res["result"] = parse_report(
+                bytes(run.bufs[run.res_fd]), enforced and not run.bufs[run.den_fd])
             if res["outcome"] == "runner_error":
                 res["exit_code"] = EXIT_RUNNER
             return res
@@ -851,7 +867,7 @@ def parent_run_job(cfg, pid, fds, job):
     kill_group(pid)  # anything the program left behind
     if streamer:
         streamer.finish()
-    fields = classify(run, stopped)
+    fields = classify(run, stopped, job["runtime"] is not None)
     apply_denials(fields, run, job["runtime"] is not None)
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
