@@ -534,7 +534,8 @@ void sg_http_stream_end(struct sg_http_stream *s)
     stream_unref_locked(s);
 }
 
-/* The body is complete: answer GETs here, hand the rest to a worker. */
+/* The body is complete: answer GETs here (unless the daemon says one may
+ * wait on another service), hand the rest to a worker. */
 static enum MHD_Result dispatch(struct conn_state *st)
 {
     struct sg_httpsrv *srv = st->srv;
@@ -544,7 +545,8 @@ static enum MHD_Result dispatch(struct conn_state *st)
         return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
     st->req.body = st->body.data ? st->body.data : "";
     st->req.body_len = st->body.len;
-    if (strcmp(st->req.method, MHD_HTTP_METHOD_GET) == 0) {
+    if (strcmp(st->req.method, MHD_HTTP_METHOD_GET) == 0 &&
+        !(srv->h.get_on_worker && srv->h.get_on_worker(srv->ctx, &st->req))) {
         srv->h.handle(srv->ctx, &st->req, &st->resp);
         return answer(st);
     }

@@ -32,6 +32,7 @@
 #ifndef SG_HTTPSRV_H
 #define SG_HTTPSRV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,11 @@ struct sg_http_handlers {
     /* Called with each answer httpsrv makes itself, just before it is sent.
      * May add headers. NULL = none. Runs on an event thread. */
     sg_http_handler refused;
+    /* GETs are answered on the event threads unless this says true for the
+     * request (one that may wait on another service): then a worker takes it
+     * like any other request. NULL = every GET on the event threads. Runs on
+     * an event thread: must not block. */
+    bool (*get_on_worker)(void *ctx, const struct sg_http_request *req);
 };
 
 struct sg_httpsrv_config {

@@ -1,6 +1,7 @@
 #include "exec_api.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,8 +280,8 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
     return 0;
 }
 
-static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_request *r,
-                     struct sg_error *err)
+static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code,
+                     struct exec_request *r, struct sg_error *err)
 {
     json_t *id = json_object_get(root, "job_id");
     if (id && !json_is_null(id)) {
@@ -299,6 +300,10 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
         return sg_error_set(err, -EINVAL, "language must be \"%s\" on this executor",
                             sg_lang_name(cfg->language));
     json_t *code = json_object_get(root, "code");
+    if (!code && !need_code) {
+        r->code = "";
+        return 0;
+    }
     if (!json_is_string(code))
         return sg_error_set(err, -EINVAL, "code must be a string");
     if (json_string_length(code) > EXEC_CODE_MAX)
@@ -312,8 +317,8 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
     return 0;
 }
 
-int exec_request_parse(const char *body, size_t len, const struct exec_config *cfg,
-                       struct exec_request *ret, struct sg_error *err)
+static int parse_request(const char *body, size_t len, const struct exec_config *cfg,
+                         bool need_code, struct exec_request *ret, struct sg_error *err)
 {
     memset(ret, 0, sizeof(*ret));
     json_error_t je;
@@ -328,7 +333,7 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
         r = sg_error_set(err, -EINVAL, "body must be a JSON object");
         goto fail;
     }
-    if ((r = parse_ids(ret->root, cfg, ret, err)) < 0 ||
+    if ((r = parse_ids(ret->root, cfg, need_code, ret, err)) < 0 ||
         (r = parse_arguments(ret->root, ret, err)) < 0 ||
         (r = parse_files(ret->root, ret, err)) < 0 ||
         (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
@@ -339,6 +344,18 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
 fail:
     exec_request_free(ret);
     return r;
+}
+
+int exec_request_parse(const char *body, size_t len, const struct exec_config *cfg,
+                       struct exec_request *ret, struct sg_error *err)
+{
+    return parse_request(body, len, cfg, true, ret, err);
+}
+
+int exec_session_request_parse(const char *body, size_t len, const struct exec_config *cfg,
+                               struct exec_request *ret, struct sg_error *err)
+{
+    return parse_request(body, len, cfg, false, ret, err);
 }
 
 void exec_request_free(struct exec_request *req)

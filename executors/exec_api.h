@@ -60,6 +60,13 @@ int exec_request_parse(const char *body, size_t len, const struct exec_config *c
                        struct exec_request *ret, struct sg_error *err);
 void exec_request_free(struct exec_request *req);
 
+/* The same rules for a session's requests (sessions.h): the start of a
+ * session (runtime, limits, imports; no code) and a cell (code, limits).
+ * "code" may be absent (then ""); the session's own keys are read from
+ * ret->root by the caller. */
+int exec_session_request_parse(const char *body, size_t len, const struct exec_config *cfg,
+                               struct exec_request *ret, struct sg_error *err);
+
 /* True when id matches [A-Za-z0-9._-]{1,64}. */
 int exec_job_id_valid(const char *id);
 

@@ -74,6 +74,7 @@ static const struct opt opts[] = {
     {"max-body", "SANDGATE_MAX_BODY", OPT_SIZE_T, F(max_body), EXEC_MAX_BODY_MIN,
      EXEC_MAX_BODY_MAX},
     {"max-jobs", "SANDGATE_MAX_JOBS", OPT_UINT, F(max_jobs), 1, EXEC_MAX_JOBS_MAX},
+    {"max-sessions", "SANDGATE_MAX_SESSIONS", OPT_UINT, F(max_sessions), 0, EXEC_MAX_SESSIONS_MAX},
     {"seccomp", "SANDGATE_SECCOMP_PROFILE", OPT_SECCOMP, F(seccomp_path), 0, 0},
     {"enable-seccomp", "SANDBOX_ENABLE_SECCOMP", OPT_SECCOMP_ENABLE, F(seccomp_path), 0, 0},
     {"token-file", "SANDGATE_EXECUTOR_TOKEN_FILE", OPT_STR, F(token_file), 0, 0},
@@ -137,6 +138,7 @@ static const char usage_text[] =
     "  --fsize-mb N          largest file the sandbox may write (64) env SANDGATE_FSIZE_MB\n"
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
     "  --max-jobs N          jobs at once, more get 503 (64)        env SANDGATE_MAX_JOBS\n"
+    "  --max-sessions N      open sessions at once, 0: none (16)    env SANDGATE_MAX_SESSIONS\n"
     "  --seccomp FILE|none   seccomp profile (Docker JSON) for every container, proven\n"
     "                        enforced at start by a probe job. Default: the first of\n"
     "                        " EXEC_SECCOMP_INSTALLED ", " EXEC_SECCOMP_SOURCE "\n"
@@ -296,6 +298,7 @@ static void set_defaults(struct exec_config *c)
     c->fsize_mb = 64;
     c->max_body = 16u * 1024 * 1024;
     c->max_jobs = 64;
+    c->max_sessions = 16;
     snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
     c->log_level = SG_LOG_INFO;
 }

@@ -35,6 +35,7 @@
 #define EXEC_MAX_BODY_MIN 4096u
 #define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
 #define EXEC_MAX_JOBS_MAX 1024u
+#define EXEC_MAX_SESSIONS_MAX 1024u
 #define EXEC_POOL_MEMORY_MB_MAX (1024u * 1024u) /* 1 TiB: any real budget fits */
 
 struct exec_config {
@@ -62,6 +63,7 @@ struct exec_config {
     unsigned fsize_mb;           /* RLIMIT_FSIZE inside the sandbox */
     size_t max_body;             /* /v1/exec request body cap */
     unsigned max_jobs;           /* jobs at once; the next is refused (503), /healthz says it */
+    unsigned max_sessions;       /* open sessions at once (sessions.h) */
     char seccomp_path[PATH_MAX]; /* the profile; empty only when seccomp_off */
     bool seccomp_off;            /* --seccomp none: no filter at all (unconfined) */
     char token_file[PATH_MAX];   /* empty: no token required */

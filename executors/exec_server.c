@@ -262,10 +262,19 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
         "max_jobs", (json_int_t)s->cfg->max_jobs); /* the gateway sends no more */
     if (j) {
         json_object_set_new(j, "flavours", flavours_json(st));
+        if (s->sessions) {
+            /* the gateway routes session calls by this id (a restart changes it) */
+            json_object_set_new(j, "boot_id", json_string(sessions_boot_id(s->sessions)));
+            json_object_set_new(j, "sessions",
+                                json_pack("{s:i,s:i}", "open", sessions_count(s->sessions), "max",
+                                          s->cfg->max_sessions));
+        }
         json_object_set_new(json_object_get(j, "pool"), "memory_budget_mb",
                             json_integer(st->budget_mb));
         json_object_set_new(json_object_get(j, "pool"), "memory_planned_mb",
                             json_integer(st->planned_mb));
+        json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
+                            json_integer(st->held_mb));
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);
@@ -309,6 +318,12 @@ static void handle_runtime(struct exec_server *s, const struct sg_http_request *
     resp->status = 200;
 }
 
+bool exec_server_get_on_worker(void *ctx, const struct sg_http_request *req)
+{
+    (void)ctx;
+    return strncmp(req->url, "/v1/sessions", 12) == 0;
+}
+
 /* The job id in /v1/exec/{job_id}/cancel, or NULL when url is not that. */
 static const char *cancel_id(const char *url, char out[EXEC_JOB_ID_MAX + 1])
 {
@@ -348,7 +363,14 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_
     struct exec_server *s = ctx;
     const char *m = req->method;
     const char *u = req->url;
-    if (strcmp(u, "/v1/exec") == 0 && strcmp(m, "POST") == 0)
+    if (strncmp(u, "/v1/sessions", 12) == 0 && (u[12] == '\0' || u[12] == '/')) {
+        if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token))
+            sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
+        else if (!s->sessions || atomic_load(&s->draining))
+            sg_http_error(resp, 503, "shutting_down", "executor is shutting down");
+        else
+            sessions_handle(s->sessions, req, resp);
+    } else if (strcmp(u, "/v1/exec") == 0 && strcmp(m, "POST") == 0)
         handle_exec(s, req, resp);
     else if (strcmp(u, "/healthz") == 0 && strcmp(m, "GET") == 0)
         handle_health(s, resp);

@@ -12,11 +12,13 @@
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pools.h"
+#include "sessions.h"
 #include "sg_token.h"
 
 struct exec_server {
     const struct exec_config *cfg; /* borrowed */
     struct pool_set *pools;        /* borrowed: one warm pool per flavour */
+    struct sessions *sessions;     /* borrowed: the session table */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];      /* empty: no token required */
@@ -30,6 +32,9 @@ struct exec_server {
 void exec_server_handle(void *ctx, const struct sg_http_request *req,
                         struct sg_http_response *resp);
 
+/* The sg_httpsrv get_on_worker hook: GETs of /v1/sessions talk to a
+ * sandbox's runner, so a worker answers them, never an event thread. */
+bool exec_server_get_on_worker(void *ctx, const struct sg_http_request *req);
 /* The sg_httpsrv head hook: POST /v1/exec/{job_id}/cancel is answered here,
  * on the event thread, so that a cancel gets through however many jobs hold
  * the workers. */

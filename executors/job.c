@@ -236,6 +236,13 @@ void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms
     io->run_ms = attach_now_ms() - start;
 }
 
+void job_read_result(int fd, unsigned deadline_ms, struct job_io *io)
+{
+    double start = attach_now_ms();
+    read_until_result(fd, (int64_t)start + deadline_ms, io);
+    io->run_ms = attach_now_ms() - start;
+}
+
 static double wall_s(void)
 {
     struct timespec ts;
@@ -288,6 +295,36 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
     outcome_from_dead(&st, io->diag.data, o);
 }
 
+void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
+                  struct exec_outcome *o)
+{
+    switch (io->end) {
+    case JOB_END_RESULT:
+        if (outcome_from_runner_json(io->result, o) < 0)
+            outcome_runner_error(o, "malformed result from the runner (%zu bytes)", io->line.len);
+        break;
+    case JOB_END_TIMEOUT:
+        outcome_limit(o, "time", EXEC_CODE_TIME, "time limit exceeded; sandbox killed");
+        break;
+    case JOB_END_CANCELLED:
+        outcome_cancelled(o, io->cancel_detail ? io->cancel_detail : "cancelled");
+        break;
+    case JOB_END_OVERFLOW:
+        outcome_limit(o, "output", EXEC_CODE_OUTPUT, "output limit exceeded; sandbox killed");
+        break;
+    case JOB_END_IO:
+        if (io->io_errno == EPROTO) {
+            outcome_runner_error(o, "malformed attach stream from dockerd");
+            break;
+        }
+        /* a broken stream means the sandbox went away */
+        __attribute__((fallthrough));
+    case JOB_END_EOF:
+        classify_eof(dc, sb, io, o);
+        break;
+    }
+}
+
 void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
              size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
              struct exec_outcome *o, double *ret_run_ms)
@@ -299,30 +336,6 @@ void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, co
     io.hooks = hooks;
     job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
     *ret_run_ms = io.run_ms;
-    switch (io.end) {
-    case JOB_END_RESULT:
-        if (outcome_from_runner_json(io.result, o) < 0)
-            outcome_runner_error(o, "malformed result from the runner (%zu bytes)", io.line.len);
-        break;
-    case JOB_END_TIMEOUT:
-        outcome_limit(o, "time", EXEC_CODE_TIME, "time limit exceeded; sandbox killed");
-        break;
-    case JOB_END_CANCELLED:
-        outcome_cancelled(o, io.cancel_detail ? io.cancel_detail : "cancelled");
-        break;
-    case JOB_END_OVERFLOW:
-        outcome_limit(o, "output", EXEC_CODE_OUTPUT, "output limit exceeded; sandbox killed");
-        break;
-    case JOB_END_IO:
-        if (io.io_errno == EPROTO) {
-            outcome_runner_error(o, "malformed attach stream from dockerd");
-            break;
-        }
-        /* a broken stream means the sandbox went away */
-        __attribute__((fallthrough));
-    case JOB_END_EOF:
-        classify_eof(dc, sb, &io, o);
-        break;
-    }
+    job_classify(dc, sb, &io, o);
     job_io_free(&io);
 }

@@ -82,6 +82,15 @@ int job_feed(struct job_io *io, struct attach_parser *p, const void *data, size_
 void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
                   struct job_io *io);
 
+/* Read until the result line for io->nonce, EOF, error or deadline_ms from
+ * now (nothing is written: sessions write their own lines). */
+void job_read_result(int fd, unsigned deadline_ms, struct job_io *io);
+
+/* Classify how io ended into *o (the result line, or the sandbox's state
+ * when the stream closed). */
+void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
+                  struct exec_outcome *o);
+
 /* Cap on the result line for a job with these limits (stdout + stderr each up
  * to max_output, JSON escaping, artifacts). */
 size_t job_result_cap(size_t max_output, size_t max_artifacts);

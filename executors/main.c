@@ -18,6 +18,7 @@
 #include "runtime_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
+#include "sessions.h"
 #include "sg_token.h"
 #include "exec_server.h"
 
@@ -103,11 +104,35 @@ static void drain(struct exec_server *srv, unsigned max_ms)
     sg_log(SG_LOG_INFO, "drained", "in_flight=%d", n);
 }
 
+/* The session table over the pools; srv answers /v1/sessions from then on. */
+static int open_sessions(struct exec_server *srv, struct pool_set *pools, struct sessions **ret,
+                         struct sg_error *err)
+{
+    const struct sessions_config sc = {srv->dc, pools, srv->metrics, srv->cfg,
+                                       srv->cfg->max_sessions};
+    int r = sessions_new(&sc, ret, err);
+    srv->sessions = r == 0 ? *ret : NULL;
+    return r;
+}
+
+static void log_listening(const struct exec_config *cfg, struct sg_httpsrv *http)
+{
+    sg_log(SG_LOG_INFO, "listening",
+           "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
+           "instance=%s",
+           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
+           cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
+    if (cfg->insecure_runtime)
+        sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
+               cfg->runtime);
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, struct sg_error *err)
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
+    struct sessions *sessions = NULL;
     struct sg_httpsrv *http = NULL;
     struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
@@ -127,7 +152,9 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .max_body = cfg->max_body,
                                    .workers = cfg->max_jobs,
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
-    const struct sg_http_handlers hh = {.handle = exec_server_handle, .head = exec_server_head};
+    const struct sg_http_handlers hh = {.handle = exec_server_handle,
+                                        .head = exec_server_head,
+                                        .get_on_worker = exec_server_get_on_worker};
     int r = -ENOMEM;
     char *runtime = NULL;
     if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
@@ -137,17 +164,12 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if ((r = pool_set_new(&pc, &pools, err)) < 0)
         goto out;
     srv.pools = pools;
+    if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
+        goto out;
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
-    sg_log(SG_LOG_INFO, "listening",
-           "addr=%s port=%u language=%s runtime=%s pool=%u flavours=%u pool_memory_mb=%u "
-           "instance=%s",
-           cfg->listen_addr, (unsigned)sg_httpsrv_port(http), sg_lang_name(cfg->language),
-           cfg->runtime, cfg->pool_size, cfg->flavours.n, cfg->pool_memory_mb, cfg->instance);
-    if (cfg->insecure_runtime)
-        sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
-               cfg->runtime);
+    log_listening(cfg, http);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -159,7 +181,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     r = 0;
 out:
     sg_httpsrv_stop(http);
-    pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
+    sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
+    pool_set_free(pools);    /* tears down idle sandboxes, drains the teardown queues */
     exec_jobs_free(srv.jobs);
     metrics_free(m);
     free(runtime);

@@ -157,6 +157,10 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
         o->exit_code = sig ? -sig : (exit_code ? exit_code : -9);
         o->runtime_error_type = sig ? "signalled" : "nonzero_exit";
         snprintf(o->detail, sizeof(o->detail), "%s", msg[0] ? msg : "killed by a signal");
+    } else if (strcmp(outcome, "cancelled") == 0) {
+        o->status = EXEC_CANCELLED;
+        o->exit_code = EXEC_CODE_CANCELLED;
+        snprintf(o->detail, sizeof(o->detail), "%s", msg[0] ? msg : "cancelled");
     } else if (strcmp(outcome, "bad_job") == 0) {
         outcome_runner_error(o, "runner rejected the job: %.400s", msg);
     } else if (strcmp(outcome, "runner_error") == 0) {

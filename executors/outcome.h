@@ -23,7 +23,8 @@ enum exec_status {
     EXEC_UNAUTHORIZED,
     EXEC_RUNTIME_ERROR,
     EXEC_RUNNER_ERROR,
-    EXEC_CANCELLED, /* stopped by a cancel or by its streaming client going away */
+    EXEC_CANCELLED, /* stopped by a cancel or by its streaming client going away; a session
+                       cell interrupted on request */
     EXEC_STATUS_COUNT
 };
 
@@ -33,7 +34,8 @@ enum exec_status {
 #define EXEC_CODE_MEMORY (-137)
 #define EXEC_CODE_RUNNER (-3)
 #define EXEC_CODE_UNAUTHORIZED (-13) /* a run-time rule stopped the program */
-#define EXEC_CODE_CANCELLED (-130)   /* cancelled: the sandbox was destroyed */
+/* cancelled: the sandbox was destroyed (a session's cell: interrupted, the session lives on) */
+#define EXEC_CODE_CANCELLED (-130)
 /* Denials a result may carry (the runner caps its own list likewise). */
 #define OUTCOME_DENIALS_MAX 16
 #define OUTCOME_TARGET_MAX 256

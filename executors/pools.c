@@ -23,6 +23,7 @@ struct pool_set {
     unsigned window[FLAVOUR_MAX][POOLS_WINDOW_S];
     unsigned long long window_sec; /* the second window[..][sec % W] counts */
     unsigned want[FLAVOUR_MAX], target[FLAVOUR_MAX];
+    unsigned held[FLAVOUR_MAX]; /* sandboxes sessions hold, by flavour (pool_set_hold) */
     bool stopping, shut, sizer_started;
     pthread_t sizer;
 };
@@ -66,7 +67,30 @@ static void plan(struct pool_set *s, const struct pool_stats *ps, unsigned *ret)
                          ? flavour_want(fl->size, window_sum(s, f), POOLS_WINDOW_S * 1000u, refill)
                          : fl->size;
     }
-    flavour_targets(&s->fs, s->want, mem, s->budget_mb, ret);
+    unsigned held_mb = 0;
+    for (unsigned f = 0; f < s->fs.n; f++)
+        held_mb += s->held[f] * mem[f];
+    flavour_targets(&s->fs, s->want, mem, pools_budget_left(s->budget_mb, held_mb), ret);
+}
+
+unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb)
+{
+    if (budget_mb == 0)
+        return 0; /* no budget */
+    /* 1, not 0: 0 would mean "no budget"; 1 MiB fits no sandbox */
+    return budget_mb > held_mb ? budget_mb - held_mb : 1;
+}
+
+void pool_set_hold(struct pool_set *s, unsigned flavour, bool hold)
+{
+    pthread_mutex_lock(&s->mu);
+    if (flavour < s->fs.n) {
+        if (hold)
+            s->held[flavour]++;
+        else if (s->held[flavour] > 0)
+            s->held[flavour]--;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 static void *sizer_main(void *arg)
@@ -274,6 +298,10 @@ void pool_set_get_stats(struct pool_set *s, struct pool_set_stats *ret)
     }
     if (ret->total.launch_ok)
         ret->total.last_error[0] = '\0';
+    pthread_mutex_lock(&s->mu);
+    for (unsigned f = 0; f < s->fs.n; f++)
+        ret->held_mb += s->held[f] * ret->f[f].mem_mb;
+    pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&s->mu);
     for (unsigned f = 0; f < s->fs.n; f++) {
         ret->f[f].want = s->want[f];

@@ -60,6 +60,7 @@ struct pool_set_stats {
     struct pool_set_flavour f[FLAVOUR_MAX];
     unsigned budget_mb;      /* 0: none */
     unsigned planned_mb;     /* sum of target * memory */
+    unsigned held_mb;        /* the sandboxes sessions hold (pool_set_hold) */
     struct pool_stats total; /* sums; docker_up/launch_ok/last_error of any pool */
 };
 
@@ -73,6 +74,16 @@ int pool_set_new(const struct pool_set_config *cfg, struct pool_set **ret, struc
 int pool_set_acquire(struct pool_set *s, const char *const *imports, size_t n, unsigned wait_ms,
                      struct sandbox *ret, unsigned *ret_flavour, bool *ret_fallback,
                      struct sg_error *err);
+
+/* A session holds (hold) or gave back (!hold) one sandbox of flavour: held
+ * sandboxes count against the memory budget, so the warm pools shrink while
+ * sessions hold memory. */
+void pool_set_hold(struct pool_set *s, unsigned flavour, bool hold);
+
+/* Pure: the budget left for warm sandboxes when sessions hold held_mb (0:
+ * no budget stays no budget; a budget used up leaves 1 MiB, which fits no
+ * sandbox). */
+unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb);
 
 /* Hand the sandbox back to its flavour's pool for teardown. */
 void pool_set_release(struct pool_set *s, unsigned flavour, struct sandbox *sb);

@@ -93,6 +93,9 @@ static const struct key keys[] = {
      "requests/s allowed without tokens (0 = unlimited)"},
     {"anonymous_burst", "SANDGATE_ANONYMOUS_BURST", U64(anonymous_burst), 0, 1000000,
      "burst for anonymous_rate"},
+    {"max_sessions", "SANDGATE_MAX_SESSIONS", U64(max_sessions), 0, 100000,
+     "open sessions per tenant (and for anonymous clients) unless the tokens file gives the "
+     "tenant its own max_sessions; 0 disables sessions"},
     {"audit_queue_max", "SANDGATE_AUDIT_QUEUE_MAX", U64(audit_queue_max), 1, 1000000,
      "audit lines buffered before new ones are dropped (and counted)"},
     {"analysis_cache_entries", "SANDGATE_ANALYSIS_CACHE_ENTRIES", U64(analysis_cache_entries), 0,
@@ -128,6 +131,7 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->max_files_bytes = 4u << 20;
     cfg->default_timeout_ms = 10000;
     cfg->max_timeout_ms = 300000;
+    cfg->max_sessions = 8;
     cfg->default_memory_mb = 256;
     cfg->max_memory_mb = 2048;
     cfg->enable_seccomp = -1;

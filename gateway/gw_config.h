@@ -64,6 +64,7 @@ struct gw_config {
     uint64_t idle_timeout_s;
     uint64_t anonymous_rate; /* requests/s without tokens; 0 = unlimited */
     uint64_t anonymous_burst;
+    uint64_t max_sessions;           /* open sessions per tenant unless the tokens file says */
     uint64_t audit_queue_max;        /* audit lines waiting for the writer */
     uint64_t drain_timeout_ms;       /* SIGTERM: wait this long for in-flight requests */
     uint64_t analysis_cache_entries; /* verdict cache entries; 0 = no cache */

@@ -425,22 +425,12 @@ static void execute(struct job *j, struct sg_http_response *resp)
     gw_respond_json(resp, 200, o);
 }
 
-static void iso_time(char out[64])
-{
-    struct timeval tv;
-    struct tm tm;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
-}
-
 /* One audit line: who, what (length and sha256, never the code), under which
  * policy, the verdict and rules, where it ran, and how long each step took. */
 static void audit(struct job *j, int status)
 {
     char when[64];
-    iso_time(when);
+    gw_iso_time(when);
     json_t *rules = json_array();
     for (size_t i = 0; rules && j->analyzed && i < j->an.violations.count; i++)
         json_array_append_new(rules, json_string(j->an.violations.items[i].rule));

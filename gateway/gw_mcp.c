@@ -162,6 +162,7 @@ static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
     struct gw_mcp_caller c = {.jobs = x->m->jobs,
                               .runtimes = x->m->runtimes,
                               .runtimes_ctx = x->m->runtimes_ctx,
+                              .code_sessions = x->m->code_sessions,
                               .rs = x->rs,
                               .tenant = x->tenant,
                               .req = x->req,

@@ -35,6 +35,8 @@ struct gw_mcp {
     gw_mcp_runtimes_fn runtimes;
     void *runtimes_ctx;
     struct gw_mcp_sessions *sessions;
+    struct gw_sessions *code_sessions; /* borrowed: /v1/sessions for the session tools;
+                                          NULL: no session tools (set by the server) */
 };
 
 /* jobs and runtimes_ctx are borrowed and must outlive the endpoint;

@@ -10,6 +10,11 @@
  * for other artifacts. Policy rejections and failed runs are results with
  * isError true whose text names rule, line and column.
  *
+ * The session tools (create_session, run_in_session, close_session) are
+ * POST /v1/sessions, POST /v1/sessions/{id}/exec and DELETE /v1/sessions/{id}
+ * for the same caller (gw_sessions.h): variables persist between
+ * run_in_session calls, and each cell passes the session's policy.
+ *
  * The list_runtimes tool reports what the policy allows per language and,
  * from GET /v1/runtimes, what the images have installed and which of it the
  * caller's policies let a job import.
@@ -20,6 +25,7 @@
 #include <jansson.h>
 
 #include "gw_jobs.h"
+#include "gw_sessions.h"
 #include "gw_ruleset.h"
 #include "gw_tenants.h"
 #include "httpsrv.h"
@@ -34,7 +40,8 @@ typedef void (*gw_mcp_runtimes_fn)(void *ctx, const struct sg_http_request *req,
 /* Who calls, under which rules; all borrowed for one call. */
 struct gw_mcp_caller {
     const struct gw_jobs *jobs;
-    gw_mcp_runtimes_fn runtimes; /* NULL: no installed-package listing */
+    struct gw_sessions *code_sessions; /* NULL: no session tools */
+    gw_mcp_runtimes_fn runtimes;       /* NULL: no installed-package listing */
     void *runtimes_ctx;
     const struct gw_ruleset *rs;
     const struct gw_tenant *tenant; /* NULL: auth off */

@@ -43,6 +43,7 @@
  * addresses discovery found (more are dropped with a discovery_full log). */
 #define GW_ROUTER_SLOTS_MAX 32
 #define GW_EXEC_RESPONSE_MAX (64u * 1024u * 1024u) /* bytes of one executor answer */
+#define GW_BOOT_ID_MAX 32 /* an executor's boot id (its /healthz, for sessions) */
 
 enum gw_exec_outcome {
     GW_EXEC_OK = 0,      /* the executor answered HTTP 200; body is its JSON */
@@ -94,6 +95,30 @@ void gw_exec_result_free(struct gw_exec_result *res);
  * for gw_router_exec(); free with gw_exec_result_free(). */
 void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t timeout_ms,
                    struct gw_exec_result *ret);
+
+/* One call on the session API of the executors (executors/PROTOCOL.md). */
+struct gw_session_call {
+    const char *boot;   /* the executor's boot id (from the session id); NULL: a new
+                           session, sent to the next healthy executor */
+    const char *method; /* "GET", "POST", "PUT", "DELETE" */
+    const char *path;   /* "/v1/sessions/..." */
+    const char *tenant; /* X-Sandgate-Tenant */
+    const char *body;   /* may be NULL */
+    size_t len;
+    uint64_t timeout_ms;
+};
+
+/* Send c to the executor of lang whose /healthz boot id is c->boot, never to
+ * any other (a boot id only selects among the executors the router knows;
+ * none matching: GW_EXEC_UNREACHABLE). ret->outcome is GW_EXEC_OK whenever
+ * the executor answered (its status in ret->http_status, body as is). */
+void gw_router_session(struct gw_router *r, int lang, const struct gw_session_call *c,
+                       struct gw_exec_result *ret);
+
+/* GET /v1/sessions on every healthy executor: the tenant's sessions (each
+ * with "language" added), and in *ret_open how many are open. Caller owns. */
+json_t *gw_router_sessions_list(struct gw_router *r, const char *tenant, uint64_t timeout_ms,
+                                unsigned *ret_open);
 
 /* Healthy executors of a language right now. */
 size_t gw_router_healthy(struct gw_router *r, int lang);

@@ -35,6 +35,8 @@ static const struct route routes[] = {
     {"/v1/runtimes", "GET", GW_EP_RUNTIMES},
     {"/mcp", "POST", GW_EP_MCP},
 };
+/* /v1/sessions and everything under it; the handler checks the methods. */
+static const struct route sessions_route = {"/v1/sessions", "*", GW_EP_SESSIONS};
 
 /* POST /v1/jobs/{job_id}/cancel: one route for every id (the id is checked
  * by gw_jobs_cancel). */
@@ -45,7 +47,7 @@ static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
-    return strcmp(method, rt->method) == 0 ||
+    return rt->ep == GW_EP_SESSIONS || strcmp(method, rt->method) == 0 ||
            (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
 }
 
@@ -176,6 +178,8 @@ static void handle_policies(struct gw_server *s, const struct sg_http_request *r
 
 static const struct route *find_route(const char *url)
 {
+    if (gw_sessions_path(url))
+        return &sessions_route;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
@@ -229,6 +233,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_mcp_handle(s->mcp, req, resp);
     case GW_EP_V1_CANCEL:
         return gw_jobs_cancel(&s->jobs, req, resp);
+    case GW_EP_SESSIONS:
+        return gw_sessions_handle(&s->sessions, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -269,7 +275,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         return SG_HTTP_ANSWER_NOW;
     }
     if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
-        rt->ep != GW_EP_MCP && rt->ep != GW_EP_V1_CANCEL)
+        rt->ep != GW_EP_MCP && rt->ep != GW_EP_V1_CANCEL && rt->ep != GW_EP_SESSIONS)
         return SG_HTTP_GO_ON;
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
@@ -278,6 +284,14 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         refused(s, rt->ep, t, req, resp);
     gw_ruleset_unref(rs);
     return r < 0 ? SG_HTTP_ANSWER_NOW : SG_HTTP_GO_ON;
+}
+
+/* GETs of /v1/sessions ask the executors: a worker answers them, so the
+ * event threads never wait on an executor. */
+bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req)
+{
+    (void)ctx;
+    return gw_sessions_path(req->url);
 }
 
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
@@ -341,9 +355,11 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     token = NULL;
     s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
                                s->metrics, s->ratelimit, s->vcache, s->jobtab};
+    gw_sessions_init(&s->sessions, &s->jobs);
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
         goto fail;
+    s->mcp->code_sessions = &s->sessions;
     *ret = s;
     return 0;
 fail:
@@ -367,7 +383,8 @@ int gw_server_listen(struct gw_server *s, struct sg_error *err)
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
         .max_body_total = c->max_bodies_bytes,
     };
-    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused};
+    static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused,
+                                              gw_server_get_on_worker};
     return sg_httpsrv_start(&hc, &h, s, &s->http, err);
 }
 
@@ -413,6 +430,7 @@ void gw_server_free(struct gw_server *s)
         return;
     sg_httpsrv_stop(s->http);
     gw_mcp_free(s->mcp);
+    gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);

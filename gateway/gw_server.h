@@ -16,6 +16,7 @@
 #include "gw_config.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
+#include "gw_sessions.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_router.h"
@@ -35,6 +36,7 @@ struct gw_server {
     struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
+    struct gw_sessions sessions; /* /v1/sessions... */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;
@@ -69,6 +71,9 @@ int gw_server_check(const struct gw_config *cfg, struct sg_error *err);
 void gw_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
                                  struct sg_http_response *resp);
+/* The sg_httpsrv get_on_worker hook: GETs that wait on an executor. */
+bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req);
+
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp);
 
 #endif

@@ -145,6 +145,14 @@ static int load_field(struct gw_tenant *t, const char *k, json_t *v, const char 
     snprintf(sub, sizeof(sub), "%.300s.%.64s", path, k);
     if (strcmp(k, "rate_limit") == 0)
         return load_u64_pair(v, "per_second", &t->rate, "burst", &t->burst, sub, err);
+    if (strcmp(k, "max_sessions") == 0) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > GW_TENANT_SESSIONS_MAX)
+            return sg_error_set(err, -EINVAL, "%s: expected an integer in [0, %d]", sub,
+                                GW_TENANT_SESSIONS_MAX);
+        t->max_sessions = json_integer_value(v);
+        return 0;
+    }
     if (strcmp(k, "max_limits") == 0)
         return load_u64_pair(v, "timeout_ms", &t->max_timeout_ms, "memory_mb", &t->max_memory_mb,
                              sub, err);
@@ -162,6 +170,7 @@ static int load_tenant(struct gw_tenants *ts, const char *name, json_t *obj, con
                             GW_TENANT_NAME_MAX);
     if (!json_is_object(obj))
         return sg_error_set(err, -EINVAL, "%s: expected an object", path);
+    t->max_sessions = -1;
     if (!(t->name = strdup(name)) ||
         !(t->digests = calloc(GW_TOKENS_PER_TENANT_MAX, sizeof(*t->digests))))
         return sg_error_set(err, -ENOMEM, "out of memory");

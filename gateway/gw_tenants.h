@@ -31,6 +31,7 @@
 #define GW_TOKEN_MIN 16
 #define GW_TOKEN_MAX 256
 #define GW_TENANT_NAME_MAX 64
+#define GW_TENANT_SESSIONS_MAX 100000
 #define GW_TENANT_POLICIES_MAX 32
 #define GW_TOKENS_FILE_MAX (1024 * 1024)
 
@@ -45,6 +46,7 @@ struct gw_tenant {
     uint64_t burst;
     uint64_t max_timeout_ms; /* 0 = the configured maximum */
     uint64_t max_memory_mb;
+    int64_t max_sessions; /* open sessions at once; -1 = the configured max_sessions */
     size_t network_count; /* trusted source networks (in gw_tenants.nets) */
 };
 

@@ -398,10 +398,21 @@ function blockingStdio() {
   }
 }
 
-function readArguments() {
-  const chunks = [];
+// fd 3 up to the end of its next line, or to EOF: first the report token's
+// line, then a one-shot job's arguments, which end with EOF (the parent
+// closes the pipe), or a session's start line, which ends with '\n' (the pipe
+// stays open for its cells: sessionLoop).
+let jobRest = Buffer.alloc(0);
+function readJobLine() {
+  const chunks = [jobRest];
   const buf = Buffer.allocUnsafe(READ_CHUNK);
   for (;;) {
+    const joined = Buffer.concat(chunks);
+    const nl = joined.indexOf(10);
+    if (nl >= 0) {
+      jobRest = joined.subarray(nl + 1);
+      return joined.subarray(0, nl).toString('utf8');
+    }
     let n;
     try {
       n = fs.readSync(JOB_FD, buf, 0, buf.length, null);
@@ -409,25 +420,113 @@ function readArguments() {
       if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
       throw e;
     }
-    if (n === 0) break;
-    chunks.push(Buffer.from(buf.subarray(0, n)));
+    if (n === 0) {
+      jobRest = Buffer.alloc(0);
+      return joined.length ? joined.toString('utf8') : null;
+    }
+    chunks.length = 0;
+    chunks.push(joined, Buffer.from(buf.subarray(0, n)));
   }
-  fs.closeSync(JOB_FD);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function runJob() {
   let raw;
   try {
-    raw = readArguments();
+    raw = readJobLine();
   } catch (e) {
     realProcess.exit(70);
   }
   if (!raw) realProcess.exit(0); // the parent gave up on the job
-  const nl = raw.indexOf('\n');
-  reportToken = raw.slice(0, nl);
-  const payload = JSON.parse(raw.slice(nl + 1));
+  reportToken = raw;
+  try {
+    raw = readJobLine();
+  } catch (e) {
+    realProcess.exit(70);
+  }
+  if (!raw) realProcess.exit(0);
+  const payload = JSON.parse(raw);
+  if (payload.session === true) {
+    sessionLoop(payload.runtime || null);
+    return;
+  }
+  fs.closeSync(JOB_FD);
   childRun(payload.arguments, payload.runtime || null);
+}
+
+// ---------------------------------------------------------------- sessions
+// A session (executors/PROTOCOL.md "Session mode"): the run-time policy is
+// installed once, then each line on fd 3 is a cell run as a script in this
+// context, so top-level declarations persist from cell to cell; the value of
+// the last expression statement (the script's completion value, awaited when
+// it is a promise) is the result. One report line per cell on fd 4. SIGINT
+// from the parent interrupts a running cell (vm's breakOnSigint for
+// synchronous code, a rejection for an awaited promise).
+function sessionReport(obj) {
+  writeAllSync(REPORT_FD, bufferFrom(`${reportToken} ${jsonStringify(obj)}\n`, 'utf8'));
+}
+
+function sessionLoop(rt) {
+  let interrupt = null;
+  try {
+    if (rt) installRuntime(rt);
+  } catch (e) {
+    childReport(JSON.stringify({ outcome: 'exception', message: String(e.message) }), 70);
+    return;
+  }
+  const realRequire = Module.createRequire(path.join(WORKSPACE, MAIN_FILE));
+  Object.defineProperty(globalThis, 'require', { value: rt ? policyRequire(rt, realRequire)
+    : realRequire, writable: false, enumerable: false, configurable: false });
+  realProcess.on('SIGINT', () => { if (interrupt) interrupt(); });
+  realProcess.on('uncaughtException', (e) => { realProcess.stderr.write(`${cleanStack(e)}\n`); });
+  realProcess.on('unhandledRejection', (e) => { realProcess.stderr.write(`${cleanStack(e)}\n`); });
+  sessionReport({ outcome: 'ready' });
+  let number = 0;
+  const next = () => {
+    let line;
+    try {
+      line = readJobLine();
+    } catch (e) {
+      realProcess.exit(70);
+    }
+    if (line === null) realProcess.exit(0);
+    number += 1;
+    const code = JSON.parse(line).cell;
+    const fail = (e) => {
+      realProcess.stderr.write(`${cleanStack(e)}\n`);
+      const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      sessionReport({ outcome: 'exception', message: message.slice(0, 1000) });
+    };
+    const done = (value) => {
+      const rss = realProcess.resourceUsage().maxRSS;
+      if (value === undefined) {
+        sessionReport({ outcome: 'ok', present: false, max_rss_kb: rss });
+        return;
+      }
+      const s = serialise(value);
+      if (s.error) sessionReport({ outcome: 'ok', present: true, max_rss_kb: rss,
+        value_json: jsonStringify(toText(value)) });
+      else sessionReport({ outcome: 'ok', present: true, max_rss_kb: rss, value_json: s.text });
+    };
+    let value;
+    try {
+      const script = new vm.Script(code, { filename: `cell${number}.js` });
+      value = script.runInThisContext({ breakOnSigint: true });
+    } catch (e) {
+      fail(e);
+      setImmediate(next);
+      return;
+    }
+    if (value === null || typeof value !== 'object' || typeof value.then !== 'function') {
+      done(value);
+      setImmediate(next);
+      return;
+    }
+    new Promise((resolve, reject) => {
+      interrupt = () => reject(new Error('Script execution interrupted.'));
+      value.then(resolve, reject);
+    }).then(done, fail).finally(() => { interrupt = null; setImmediate(next); });
+  };
+  setImmediate(next);
 }
 
 // Per process, before the job: what a snapshot cannot hold (the random hook

@@ -45,7 +45,7 @@ void runner_cfg_from_env(struct runner_cfg *ret_cfg)
     };
 }
 
-static int nonce_ok(const char *s, size_t len)
+int runner_nonce_ok(const char *s, size_t len)
 {
     if (len < RUNNER_NONCE_MIN || len > RUNNER_NONCE_MAX)
         return 0;
@@ -131,7 +131,8 @@ static int take_nonce(json_t *root, struct runner_job *job, struct sg_error *err
     json_t *nonce = json_object_get(root, "nonce");
     if (!nonce || json_is_null(nonce))
         return 0;
-    if (!json_is_string(nonce) || !nonce_ok(json_string_value(nonce), json_string_length(nonce)))
+    if (!json_is_string(nonce) ||
+        !runner_nonce_ok(json_string_value(nonce), json_string_length(nonce)))
         return sg_error_set(err, -EINVAL, "'nonce' must be 16-128 characters [A-Za-z0-9]");
     memcpy(job->nonce, json_string_value(nonce), json_string_length(nonce) + 1);
     return 0;

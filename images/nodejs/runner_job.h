@@ -72,6 +72,9 @@ int runner_job_parse(const struct runner_cfg *cfg, const char *line, size_t len,
 
 /* 1 when name may be written to the workspace: non-empty, at most 255 bytes,
  * no '/', "..", NUL or leading dot, and not main_file or the artifacts dir. */
+/* 16-128 characters of [A-Za-z0-9]: a nonce (or a session key's alphabet). */
+int runner_nonce_ok(const char *s, size_t len);
+
 int runner_name_ok(const char *name, size_t len, const char *main_file);
 
 /* Writes the code as cfg->main_file, creates artifacts/ and writes the input

@@ -23,6 +23,7 @@
 
 #include "runner_job.h"
 #include "runner_result.h"
+#include "runner_session.h"
 #include "runner_watch.h"
 
 #define EXIT_SETUP 70
@@ -164,6 +165,19 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
         sg_buf_free(&line);
         return EXIT_NO_JOB;
     }
+    json_t *root = r == 0 ? json_loadb(line.data, line.len, 0, NULL) : NULL;
+    if (json_is_true(json_object_get(root, "session"))) {
+        /* a session: the start line's nonce, then the session's own protocol */
+        const char *nonce = json_string_value(json_object_get(root, "nonce"));
+        int st =
+            nonce && runner_nonce_ok(nonce, strlen(nonce))
+                ? runner_session_serve(cfg, child, sigfd, root, nonce)
+                : answer(runner_result_failed("bad_job", "'nonce' is missing or malformed"), "");
+        json_decref(root);
+        sg_buf_free(&line);
+        return st;
+    }
+    json_decref(root);
     if (r == -E2BIG)
         sg_error_set(&err, r, "job line longer than %zu bytes", cfg->max_job);
     else if (r == 0)

@@ -62,6 +62,7 @@ FILE_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 READ_CHUNK = 65536
 PR_SET_DUMPABLE = 4
 RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_guard.py")
+SESSION_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session.py")
 DENIALS_MAX = 16
 DENIAL_BYTES_MAX = 64 << 10
 EXIT_DENIAL_LOST = 86  # runtime_guard.py: a denial could not be recorded
@@ -186,16 +187,6 @@ def child_sys_path():
     """/workspace first, and no other writable directory on the path."""
     safe = [p for p in sys.path if p and not os.access(p, os.W_OK)]
     sys.path[:] = [WORKSPACE] + safe
-
-
-def read_fd_to_eof(fd):
-    chunks = []
-    while True:
-        chunk = os.read(fd, READ_CHUNK)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def flush_std():
@@ -331,8 +322,8 @@ def child_main(cfg, fds):
             except Exception:  # noqa: BLE001 - a missing optional module is not fatal
                 pass
         os.close(fds["ready_w"])  # the parent tells the executor: warm
-        raw = read_fd_to_eof(fds["job_r"])
-        os.close(fds["job_r"])
+        job_file = os.fdopen(fds["job_r"], "rb")
+        raw = job_file.readline()
         if not raw:  # the parent gave up on the job (bad_job or exit)
             os._exit(0)
         payload = json.loads(raw)
@@ -351,7 +342,11 @@ def child_main(cfg, fds):
         # the guard here (its module's globals are what its checks read).
         guard = None
         child_sys_path()
-        code = child_run(fds["res_w"], arguments)
+        if payload.get("session"):
+            code = fds["session"].child_loop(sys.modules[__name__], fds["res_w"], job_file)
+        else:
+            job_file.close()
+            code = child_run(fds["res_w"], arguments)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code
         code = 70
     finally:
@@ -857,7 +852,7 @@ def parent_run_job(cfg, pid, fds, job):
     run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
     payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
-    write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
+    write_all(fds["job_w"], json.dumps(payload).encode("utf-8") + b"\n")
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
     if stopped is not None or run.status is None:
@@ -891,8 +886,22 @@ def make_undumpable():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
+def load_session_module():
+    """session.py (session mode), loaded before the fork so both sides have
+    it; None when the image lacks it (a session is then refused)."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("sandgate_session", SESSION_MODULE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except (OSError, ImportError):
+        return None
+
+
 def main():
     cfg = Config()
+    session = load_session_module()
     job_r, job_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -901,12 +910,13 @@ def main():
     ready_r, ready_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
            "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
-           "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w}
+           "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w,
+           "session": session}
     pid = os.fork()
     if pid == 0:
         child_main(cfg, fds)
     make_undumpable()
-    for key in ("job_r", "out_w", "err_w", "res_w", "den_w", "ready_w"):
+    for key in ("job_r", "out_w", "err_w", "res_w", "den_w", "ready_w"):  # fds only
         os.close(fds[key])
     nonce = None
     try:
@@ -921,6 +931,10 @@ def main():
         except ValueError as e:
             raise BadJob(f"job is not valid JSON: {e}") from None
         nonce = job_nonce(raw)
+        if isinstance(raw, dict) and raw.get("session") is True:
+            if session is None:
+                raise RunnerError("this image has no session support")
+            return session.serve(sys.modules[__name__], cfg, pid, fds, raw)
         fields = parent_run_job(cfg, pid, fds, parse_job(cfg, raw))
     except BadJob as e:
         kill_group(pid)

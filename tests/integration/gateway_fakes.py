@@ -4,6 +4,7 @@ told to answer slowly, fail, say pool_busy, or vanish, and counts what it got;
 and a helper that starts the real sandgate binary with a config file."""
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -48,7 +49,11 @@ class _Handler(BaseHTTPRequestHandler):
             doc = {"status": "ok" if ok else "degraded"}
             if fake.max_jobs is not None:
                 doc["max_jobs"] = fake.max_jobs
+            if fake.boot_id:
+                doc["boot_id"] = fake.boot_id
             return self._send(200 if ok else 503, doc)
+        if self.path.startswith("/v1/sessions"):
+            return self._session()
         if self.path == "/v1/runtime" and fake.runtime is not None:
             with fake.lock:
                 fake.headers.append(dict(self.headers))
@@ -98,6 +103,8 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.cancels.append((job_id, dict(self.headers)))
             fake.cancel_event(job_id).set()
             return self._send(202, {"job_id": job_id, "running": True})
+        if self.path.startswith("/v1/sessions"):
+            return self._session(raw)
         if self.path != "/v1/exec":
             return self._send(404, {"error": {"code": "not_found", "message": self.path}})
         job = json.loads(raw)
@@ -126,6 +133,56 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, fake.answer(job))
 
 
+    def do_DELETE(self):
+        self._session()
+
+    def do_PUT(self):
+        self._session(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def _session(self, raw=b""):
+        """A minimal session table (executors/PROTOCOL.md, "Sessions"),
+        tenant-scoped like the real one."""
+        fake = self.server.fake
+        tenant = self.headers.get("X-Sandgate-Tenant")
+        path, _, query = self.path.partition("?")
+        parts = path.split("/")[3:]  # after /v1/sessions
+        if fake.session_delay:
+            time.sleep(fake.session_delay)
+        with fake.lock:
+            fake.session_calls.append((self.command, path, tenant))
+            if not parts:
+                if self.command == "POST":
+                    body = json.loads(raw)
+                    sid = f"{fake.boot_id}-{secrets.token_hex(16)}"
+                    fake.sessions[sid] = {"tenant": tenant, "label": body.get("label"),
+                                          "history": "", "cells": 0, "body": body}
+                    return self._send(201, fake.session_record(sid))
+                mine = [s for s, v in fake.sessions.items() if v["tenant"] == tenant]
+                return self._send(200, {"sessions": [fake.session_record(s) for s in mine],
+                                        "open": len(mine), "executor_boot_id": fake.boot_id})
+            sess = fake.sessions.get(parts[0])
+            if not sess or sess["tenant"] != tenant:
+                return self._send(404, {"error": {"code": "session_not_found",
+                                                  "message": "no such session"}})
+            rest = "/".join(parts[1:])
+            if rest == "" and self.command == "DELETE":
+                del fake.sessions[parts[0]]
+                return self._send(204, b"")
+            if rest == "" and self.command == "GET":
+                rec = fake.session_record(parts[0])
+                if query == "history=1":
+                    rec["history"] = sess["history"]
+                return self._send(200, rec)
+            if rest == "exec":
+                code = json.loads(raw)["code"]
+                sess["history"] += code + "\n"
+                sess["cells"] += 1
+                ans = fake.answer({"job_id": "cell", "arguments": {"code": code}})
+                ans.update(session_id=parts[0], session_lost=False)
+                return self._send(200, ans)
+            return self._send(404, {"error": {"code": "not_found", "message": path}})
+
+
 class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: a burst of new connections
     # would see dropped SYNs and connect timeouts a real executor never gives.
@@ -149,6 +206,10 @@ class FakeExecutor:
         self.headers = []
         self.health_calls = 0
         self.max_jobs = None
+        self.boot_id = secrets.token_hex(8)  # /healthz; sessions are routed by it
+        self.sessions = {}                    # id -> {tenant, label, history, cells, body}
+        self.session_calls = []               # (method, path, tenant)
+        self.session_delay = 0                # seconds before a session call is answered
         self.open_connections = 0
         self.script = []  # a streamed job's events, see _Handler._stream
         self.cancels = []  # (job_id, headers) of POST /v1/exec/{job_id}/cancel
@@ -179,6 +240,13 @@ class FakeExecutor:
             "limits": job.get("limits"), "clamped": [], "timings": {"wait_ms": 0.1, "run_ms": 1},
             "executor_only_field": "dropped by /run",
         }
+
+    def session_record(self, sid):
+        s = self.sessions[sid]
+        return {"session_id": sid, "state": "idle", "created_at": 1, "last_used_at": 1,
+                "expires_at": 601, "cells_run": s["cells"], "idle_timeout_s": 600,
+                "max_lifetime_s": 3600, "history_bytes": len(s["history"]),
+                "memory_used_kb": None, "label": s["label"], "container": "0123456789ab"}
 
     @property
     def calls(self):

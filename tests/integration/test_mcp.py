@@ -259,7 +259,10 @@ class McpCase(unittest.TestCase):
     # --- tools ------------------------------------------------------------------
     def test_tools_list_is_generated_from_the_live_policy(self):
         tools = {t["name"]: t for t in self.call(self.session(), "tools/list")["result"]["tools"]}
-        self.assertEqual(set(tools), {"run_code", "check_code", "list_runtimes"})
+        self.assertEqual(set(tools), {"run_code", "check_code", "list_runtimes", "create_session",
+                                      "run_in_session", "close_session"})
+        self.assertEqual(tools["run_in_session"]["inputSchema"]["required"],
+                         ["session_id", "code"])
         run = tools["run_code"]
         self.assertEqual(run["inputSchema"]["required"], ["language", "code"])
         self.assertEqual(set(run["inputSchema"]["properties"]),
@@ -354,6 +357,38 @@ class McpCase(unittest.TestCase):
         t = text_of(res)
         self.assertIn("status: unauthorized_access", t)
         self.assertIn("unauthorized_access_type: network", t)
+
+    def test_session_tools_keep_a_session_for_the_caller(self):
+        sid = self.session()
+        res = self.tool(sid, "create_session", {})
+        self.assertFalse(res["isError"], res)
+        session = re.search(r"session_id: (py-[0-9a-f-]+)", text_of(res)).group(1)
+        self.assertIn(session[3:], self.py.sessions)
+        for code in ("import functools", "f = functools"):
+            res = self.tool(sid, "run_in_session", {"session_id": session, "code": code})
+            self.assertFalse(res["isError"], res)
+            self.assertIn("status: success", text_of(res))
+        # the earlier cells bind f: the call resolves through them and is refused
+        res = self.tool(sid, "run_in_session", {"session_id": session,
+                                                "code": "f.singledispatch(len)"})
+        self.assertTrue(res["isError"], res)
+        self.assertIn("call.forbidden", text_of(res))
+        self.assertEqual(self.py.sessions[session[3:]]["history"],
+                         "import functools\nf = functools\n")
+        # another tenant cannot use it
+        other = {"Authorization": "Bearer " + OTHER}
+        res_b = self.call(self.session(auth=other), "tools/call",
+                          {"name": "run_in_session",
+                           "arguments": {"session_id": session, "code": "1"}}, auth=other)
+        self.assertTrue(res_b["result"]["isError"])
+        self.assertIn("session_not_found", text_of(res_b["result"]))
+        res = self.tool(sid, "close_session", {"session_id": session})
+        self.assertFalse(res["isError"], res)
+        self.assertNotIn(session[3:], self.py.sessions)
+        for args in ({"session_id": "../x", "code": "1"}, {"code": "1"},
+                     {"session_id": session, "code": 1}):
+            body = self.call(sid, "tools/call", {"name": "run_in_session", "arguments": args})
+            self.assertEqual(body["error"]["code"], -32602, (args, body))
 
     def test_check_code_reports_violations_without_running(self):
         sid = self.session()
@@ -465,7 +500,12 @@ class McpInteropCase(unittest.TestCase):
             self.assertEqual(out["protocolVersion"], "2025-06-18")
             self.assertEqual(out["server"]["name"], "sandgate")
             self.assertEqual({t["name"] for t in out["tools"]},
-                             {"run_code", "check_code", "list_runtimes"})
+                             {"run_code", "check_code", "list_runtimes", "create_session",
+                              "run_in_session", "close_session"})
+            for step in ("created", "cell", "closed"):
+                self.assertFalse(out[step]["isError"], (step, out[step]))
+            self.assertEqual([v["history"] for v in py.sessions.values()], [])  # closed
+            self.assertIn(("POST", "/v1/sessions", "t.a"), py.session_calls)
             self.assertFalse(out["run"]["isError"])
             self.assertIn('{"echo":{"n":21}}', text_of(out["run"]))
             self.assertTrue(out["rejected"]["isError"])

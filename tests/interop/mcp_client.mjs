@@ -41,6 +41,13 @@ out.check = await client.callTool({
   name: 'check_code', arguments: { language: 'nodejs', code: 'eval("1")' },
 });
 out.runtimes = await client.callTool({ name: 'list_runtimes', arguments: {} });
+// a session: open, a cell, close (issue #14: agents keep state between calls)
+out.created = await client.callTool({ name: 'create_session', arguments: {} });
+const sessionId = /session_id: (py-[0-9a-f-]+)/.exec(out.created.content[0].text)?.[1] ?? '';
+out.cell = await client.callTool({
+  name: 'run_in_session', arguments: { session_id: sessionId, code: 'x = 21' },
+});
+out.closed = await client.callTool({ name: 'close_session', arguments: { session_id: sessionId } });
 try {
   await client.callTool({ name: 'no_such_tool', arguments: {} });
   out.unknownTool = 'no error';

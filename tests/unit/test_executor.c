@@ -446,6 +446,9 @@ Test(outcome, runner_outcomes_map_to_ragflow_codes)
          NULL, NULL},
         {"{\"sandgate_runner\":1,\"outcome\":\"runner_error\",\"exit_code\":-3}", EXEC_RUNNER_ERROR,
          -3, NULL, NULL},
+        /* a session cell interrupted on request */
+        {"{\"sandgate_runner\":1,\"outcome\":\"cancelled\",\"exit_code\":-130}", EXEC_CANCELLED,
+         -130, NULL, NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         classify(cases[i].line, &o);
@@ -459,6 +462,7 @@ Test(outcome, runner_outcomes_map_to_ragflow_codes)
             cr_assert_str_eq(o.runtime_error_type, cases[i].rt);
         outcome_clear(&o);
     }
+    cr_assert_str_eq(outcome_status_name(EXEC_CANCELLED), "cancelled");
 }
 
 Test(outcome, malformed_runner_lines)

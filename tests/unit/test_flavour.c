@@ -14,6 +14,7 @@
 #include "docker.h"
 #include "exec_api.h"
 #include "flavour.h"
+#include "pools.h"
 #include "sandbox.h"
 
 /* ---- spec parser ---- */
@@ -479,4 +480,14 @@ Test(flavour_config, errors_name_the_problem)
     cr_assert_eq(cfg_parse(&c, &e, "--language", "python", "--seccomp", "none", "--pool-memory-mb",
                            "lots", NULL),
                  -EINVAL);
+}
+
+/* Sessions hold sandboxes outside the pools: they count against the budget. */
+Test(pools, sessions_count_against_the_memory_budget)
+{
+    cr_assert_eq(pools_budget_left(0, 500), 0, "no budget stays no budget");
+    cr_assert_eq(pools_budget_left(1000, 0), 1000);
+    cr_assert_eq(pools_budget_left(1000, 300), 700);
+    cr_assert_eq(pools_budget_left(1000, 1000), 1, "used up: room for no sandbox, not unlimited");
+    cr_assert_eq(pools_budget_left(1000, 4000), 1);
 }

@@ -28,7 +28,7 @@ Test(gw_tenants, lookup_by_plain_and_hashed_token)
     snprintf(json, sizeof(json),
              "{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"policies\": [\"default\","
              "\"strict\"], \"default_policy\": \"strict\", \"rate_limit\": {\"per_second\": 5},"
-             "\"max_limits\": {\"timeout_ms\": 2000, \"memory_mb\": 64}},"
+             "\"max_limits\": {\"timeout_ms\": 2000, \"memory_mb\": 64}, \"max_sessions\": 3},"
              "\"b\": {\"token_sha256\": [\"%s\"]}}}",
              hex);
     struct sg_error err = {0};
@@ -42,11 +42,13 @@ Test(gw_tenants, lookup_by_plain_and_hashed_token)
     cr_assert_eq(a->burst, 5, "burst defaults to the rate");
     cr_assert_eq(a->max_timeout_ms, 2000);
     cr_assert_eq(a->max_memory_mb, 64);
+    cr_assert_eq(a->max_sessions, 3);
     cr_assert(gw_tenant_may_use(a, "strict"));
     cr_assert(!gw_tenant_may_use(a, "permissive"));
     const struct gw_tenant *b = gw_tenants_lookup(t, TOK_B, strlen(TOK_B));
     cr_assert_not_null(b);
     cr_assert_str_eq(b->name, "b");
+    cr_assert_eq(b->max_sessions, -1, "not given: the configured max_sessions");
     cr_assert_null(gw_tenants_lookup(t, TOK_A, strlen(TOK_A) - 1), "prefix must not match");
     cr_assert_null(gw_tenants_lookup(t, "alpha-token-0123456780", 22));
     cr_assert_null(gw_tenants_lookup(t, "short", 5));
@@ -74,6 +76,10 @@ Test(gw_tenants, invalid_documents_are_refused_with_the_path)
         {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"rate_limit\": {\"per_second\": "
          "-1}}}}",
          "per_second"},
+        {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"max_sessions\": -1}}}",
+         "max_sessions"},
+        {"{\"tenants\": {\"a\": {\"tokens\": [\"" TOK_A "\"], \"max_sessions\": \"2\"}}}",
+         "max_sessions"},
         {"{\"users\": {}}", "expected"},
         {"{\"tenants\": ", "line"},
     };
