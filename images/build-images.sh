@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-images.sh [NAME...]
 #
-# Builds sandgate's Docker images (all of them, or the named ones: python,
+# Builds sandgate's Docker images (all of them, or the named ones: python, egress,
 # nodejs, gateway, executor). `make images` runs this.
 #   1. host check: images/host-setup.sh --fix as root, --check otherwise
 #   2. base image: $SANDGATE_BASE_IMAGE if set; else debian:bookworm-slim if
@@ -41,12 +41,14 @@ declare -A SPEC=(
     [nodejs]="images/nodejs/Dockerfile ."
     [gateway]="images/gateway/Dockerfile ."
     [executor]="images/executor/Dockerfile ."
+    [egress]="images/egress/Dockerfile ."
 )
 declare -A TAGS=(
     [python]=sandgate/sandbox-python [nodejs]=sandgate/sandbox-nodejs
     [gateway]=sandgate/gateway [executor]=sandgate/executor
+    [egress]=sandgate/egress
 )
-ORDER=(python nodejs gateway executor)
+ORDER=(python nodejs gateway executor egress)
 
 host_check() {
     if [ "$(id -u)" = 0 ]; then
