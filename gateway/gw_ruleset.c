@@ -27,8 +27,8 @@ static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file, s
 static void log_networks(const struct gw_tenants *ts)
 {
     for (size_t i = 0; ts && i < ts->nets.count; i++) {
-        char txt[GW_CIDR_TEXT_MAX];
-        gw_cidr_format(&ts->nets.items[i].net, txt, sizeof(txt));
+        char txt[SG_CIDR_TEXT_MAX];
+        sg_cidr_format(&ts->nets.items[i].net, txt, sizeof(txt));
         sg_log(SG_LOG_INFO, "trusted_network", "tenant=%s network=%s token=not_required",
                ts->items[ts->nets.items[i].owner].name, txt);
     }

@@ -295,7 +295,7 @@ const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *ts, const cha
 }
 
 const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *ts, const char *peer,
-                                               const struct gw_cidr **ret_net)
+                                               const struct sg_cidr **ret_net)
 {
     long i = ts ? gw_netauth_lookup(&ts->nets, peer, ret_net) : -1;
     return i >= 0 ? &ts->items[i] : NULL;

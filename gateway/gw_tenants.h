@@ -70,7 +70,7 @@ const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *t, const char
  * ret_net (optional) receives the network. For requests without a token
  * only. Borrowed while t lives. */
 const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *t, const char *peer,
-                                               const struct gw_cidr **ret_net);
+                                               const struct sg_cidr **ret_net);
 
 /* 1 when the tenant may select policy by name in a request. */
 int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);
