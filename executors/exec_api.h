@@ -48,6 +48,7 @@ struct exec_request {
     unsigned n_clamped;
     const char *imports[EXEC_IMPORTS_MAX]; /* borrowed from root */
     size_t n_imports;
+    json_t *network_allow; /* owned: the job's allow-list, canonical; NULL: no network */
     const char *pool;  /* static: the flavour that served the job (NULL: none yet) */
     int pool_fallback; /* 1: not the job's ideal flavour */
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "egress.h"
 #include "exec_api.h"
 #include "job.h"
 #include "log.h"
@@ -79,6 +80,38 @@ static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
     sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
 }
 
+/* A networked job: a sandbox of the networked pool, its address, and the
+ * job's allow-list handed to the egress proxy (egress.h). */
+static int net_acquire(struct exec_server *s, struct exec_request *req, struct sandbox *sb,
+                       char ip[DOCKER_IP_TEXT_MAX], struct sg_error *err)
+{
+    if (!s->net_pool)
+        return sg_error_set(err, -ENETUNREACH,
+                            "this executor runs no networked jobs (no --egress-network)");
+    int r = pool_acquire(s->net_pool, s->cfg->pool_wait_ms, sb, err);
+    if (r < 0)
+        return r;
+    if ((r = docker_container_ip(s->dc, sb->id, s->cfg->egress_network, ip, err)) < 0 ||
+        (r = egress_grant(s->cfg, ip, req->job_id, req->network_allow, err)) < 0) {
+        pool_release(s->net_pool, sb);
+        return r == -EHOSTDOWN ? r : -ENETUNREACH;
+    }
+    return 0;
+}
+
+/* Withdraw the grant, count and return what the proxy decided. */
+static json_t *net_finish(struct exec_server *s, const struct exec_request *req, const char *ip)
+{
+    json_t *net = NULL;
+    struct sg_error e = {0};
+    if (egress_withdraw(s->cfg, ip, req->job_id, &net, &e) < 0)
+        sg_log(SG_LOG_ERROR, "egress_withdraw_failed", "job_id=%s error=\"%s\"", req->job_id,
+               e.msg);
+    metrics_egress(s->metrics, json_array_size(json_object_get(net, "allowed")),
+                   json_array_size(json_object_get(net, "denied")));
+    return net;
+}
+
 static void run_job(struct exec_server *s, struct exec_request *req, struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
@@ -86,17 +119,20 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
     struct sg_error e = {0};
     unsigned flavour = 0;
     bool fallback = false;
-    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &sb,
-                             &flavour, &fallback, &e);
+    char ip[DOCKER_IP_TEXT_MAX] = "";
+    int r = req->network_allow ? net_acquire(s, req, &sb, ip, &e)
+                               : pool_set_acquire(s->pools, req->imports, req->n_imports,
+                                                  s->cfg->pool_wait_ms, &sb, &flavour, &fallback, &e);
     double wait_ms = attach_now_ms() - t0;
     if (r < 0) {
-        const char *code = r == -EBUSY       ? "pool_busy"
-                           : r == -EHOSTDOWN ? "docker_unreachable"
-                                             : "shutting_down";
+        const char *code = r == -EBUSY         ? "pool_busy"
+                           : r == -EHOSTDOWN   ? "docker_unreachable"
+                           : r == -ENETUNREACH ? "network_unavailable"
+                                               : "shutting_down";
         refuse_job(s, resp, req, code, e.msg, wait_ms);
         return;
     }
-    req->pool = pool_set_flavour_name(s->pools, flavour);
+    req->pool = req->network_allow ? EXEC_EGRESS_POOL_NAME : pool_set_flavour_name(s->pools, flavour);
     req->pool_fallback = fallback;
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
@@ -111,8 +147,16 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
-    pool_set_release(s->pools, flavour, &sb);
-    set_json(resp, 200, exec_response_json(req->job_id, req, &o, wait_ms, run_ms));
+    json_t *net = req->network_allow ? net_finish(s, req, ip) : NULL;
+    if (req->network_allow)
+        pool_release(s->net_pool, &sb);
+    else
+        pool_set_release(s->pools, flavour, &sb);
+    json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
+    if (body && net)
+        json_object_set(body, "network", net);
+    json_decref(net);
+    set_json(resp, 200, body);
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
     sg_log(SG_LOG_INFO, "job_end",
            "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "

@@ -19,6 +19,7 @@
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sg_token.h"
+#include "egress.h"
 #include "exec_server.h"
 
 #define MAIN_DRAIN_EXTRA_MS 5000
@@ -51,6 +52,12 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
             "\"runtimeArgs\":[\"--network=none\",\"--oci-seccomp\"]}}} then 'kill -HUP "
             "$(pidof dockerd)' (or run 'images/host-setup.sh --fix')",
             cfg->runtime);
+    if (cfg->egress_network[0] && !cfg->insecure_runtime &&
+        (docker_runtime_registered(dc, cfg->egress_runtime, &found, err) < 0 || !found))
+        return sg_error_set(err, -ENOENT,
+                            "runtime '%s' for networked sandboxes is not registered with dockerd "
+                            "(runsc with --network=host; 'images/host-setup.sh --fix' adds it)",
+                            cfg->egress_runtime);
     if (docker_image_exists(dc, cfg->image, err) < 0)
         return sg_error_set(err, -ENOENT,
                             "sandbox image %s is not available (%s); build it "
@@ -103,6 +110,38 @@ static void drain(struct exec_server *srv, unsigned max_ms)
     sg_log(SG_LOG_INFO, "drained", "in_flight=%d", n);
 }
 
+/* The networked pool (egress.h), when --egress-network is set: its own
+ * create spec, label and size; stale allow-lists of an earlier run removed. */
+static int start_net_pool(const struct exec_config *cfg, struct docker_client *dc,
+                          const char *base_body, struct metrics *m, struct pool **ret,
+                          struct sg_error *err)
+{
+    *ret = NULL;
+    if (!cfg->egress_network[0])
+        return 0;
+    char *body = NULL, label[sizeof(cfg->instance) + sizeof(EXEC_EGRESS_POOL_NAME) + 1];
+    snprintf(label, sizeof(label), "%s.%s", cfg->instance, EXEC_EGRESS_POOL_NAME);
+    int r = egress_reset(cfg, err);
+    if (r == 0 && (r = egress_create_body(cfg, base_body, &body, err)) == 0) {
+        struct pool_config pc = {.dc = dc,
+                                 .create_body = body,
+                                 .instance = cfg->instance,
+                                 .label = label,
+                                 .name = EXEC_EGRESS_POOL_NAME,
+                                 .target = cfg->egress_pool_size,
+                                 .parallel = 1,
+                                 .metrics = m,
+                                 .wait_ready = false};
+        r = pool_new(&pc, ret, err);
+    }
+    free(body);
+    if (r == 0)
+        sg_log(SG_LOG_INFO, "egress", "network=%s proxy=%s runtime=%s pool=%u dir=%s",
+               cfg->egress_network, cfg->egress_proxy, cfg->egress_runtime,
+               cfg->egress_pool_size, cfg->egress_dir);
+    return r;
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, struct sg_error *err)
 {
@@ -130,7 +169,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     const struct sg_http_handlers hh = {.handle = exec_server_handle};
     int r = -ENOMEM;
     char *runtime = NULL;
-    if (!m || (r = pool_set_new(&pc, &pools, err)) < 0)
+    if (!m || (r = pool_set_new(&pc, &pools, err)) < 0 ||
+        (r = start_net_pool(cfg, dc, body, m, &srv.net_pool, err)) < 0)
         goto out;
     srv.pools = pools;
     srv.runtime_json = load_runtime(dc, cfg, &runtime);
@@ -155,6 +195,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     r = 0;
 out:
     sg_httpsrv_stop(http);
+    pool_free(srv.net_pool);
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     metrics_free(m);
     free(runtime);
