@@ -99,6 +99,7 @@ build_one() {
 
 MAX_EXTRA_PACKAGES=64
 NODE_LOCK=${SANDGATE_NODE_LOCK:-images/nodejs/packages.lock}
+NODE_BASE=images/nodejs/packages.base # always in the image (axios; undici for the runner)
 NPM_DIR=build/npm-packages
 PYTHON_EXTRA=""
 
@@ -147,8 +148,10 @@ stage_npm() {
 # SANDGATE_NODE_PACKAGES -> build/npm-packages (always created: the Node
 # Dockerfile copies it, empty when there are no extras).
 node_packages() {
-    local spec deps d names=() n=0
+    local spec deps d names=() n=0 base
     rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR" && : >"$NPM_DIR/packages.txt"
+    base=$(grep -v '^#' "$NODE_BASE" | xargs)
+    for spec in $base; do names+=("${spec%@*}"); done
     for spec in ${SANDGATE_NODE_PACKAGES:-}; do
         [[ $spec =~ ^(@[a-z0-9._-]+/)?[a-z0-9._-]+@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] ||
             die "SANDGATE_NODE_PACKAGES: '$spec' is not name@exact-version (e.g. lodash@4.17.21)"
@@ -156,7 +159,7 @@ node_packages() {
         n=$((n + 1))
     done
     [ $n -le $MAX_EXTRA_PACKAGES ] || die "SANDGATE_NODE_PACKAGES: more than $MAX_EXTRA_PACKAGES"
-    for spec in ${SANDGATE_NODE_PACKAGES:-}; do
+    for spec in $base ${SANDGATE_NODE_PACKAGES:-}; do
         deps=$(stage_npm "$spec")
         for d in $deps; do
             [[ " ${names[*]} " == *" $d "* ]] ||

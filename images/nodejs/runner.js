@@ -415,6 +415,12 @@ function runJob() {
   }
   if (!raw) realProcess.exit(0); // the parent gave up on the job
   const payload = JSON.parse(raw);
+  // A networked job's clients go through the egress proxy (egress.js).
+  const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
+  if (payload.runtime && payload.runtime.network && proxy) {
+    const load = Module.createRequire(__filename);
+    load('./egress.js').install(proxy, load);
+  }
   childRun(payload.arguments, payload.runtime || null);
 }
 
