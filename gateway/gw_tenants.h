@@ -9,7 +9,8 @@
  *       "default_policy": "default",
  *       "rate_limit": {"per_second": 20, "burst": 40},
  *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512},
- *       "networks": ["172.28.0.0/16"]}}}     trusted sources, see gw_netauth.h
+ *       "networks": ["172.28.0.0/16"],       trusted sources, see gw_netauth.h
+ *       "network": {"allow": [...], "default": [...]}}}   egress, see gw_egress.h
  *
  * Only digests are kept in memory, and a lookup hashes the presented token
  * and compares it with every stored digest in constant time (no early exit),
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gw_egress.h"
 #include "gw_netauth.h"
 #include "httpsrv.h"
 #include "sg_error.h"
@@ -46,6 +48,7 @@ struct gw_tenant {
     uint64_t max_timeout_ms; /* 0 = the configured maximum */
     uint64_t max_memory_mb;
     size_t network_count; /* trusted source networks (in gw_tenants.nets) */
+    struct gw_tenant_network egress; /* hosts its jobs may reach (gw_egress.h) */
 };
 
 struct gw_tenants {
