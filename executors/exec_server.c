@@ -223,6 +223,18 @@ static json_t *flavours_json(const struct pool_set_stats *st)
     return a;
 }
 
+/* The networked pool (null when this executor runs no networked jobs). */
+static json_t *egress_json(struct exec_server *s)
+{
+    if (!s->net_pool)
+        return json_null();
+    struct pool_stats ps;
+    pool_get_stats(s->net_pool, &ps);
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network, "proxy",
+                     s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target", ps.target,
+                     "idle", ps.idle, "busy", ps.busy, "creating", ps.creating);
+}
+
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
     struct pool_set_stats *st = stats_snapshot(s, resp);
@@ -243,6 +255,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
                             json_integer(st->budget_mb));
         json_object_set_new(json_object_get(j, "pool"), "memory_planned_mb",
                             json_integer(st->planned_mb));
+        json_object_set_new(j, "egress", egress_json(s));
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);
