@@ -19,7 +19,7 @@ from urllib.parse import quote
 import sgtest
 
 PROJECT = f"sgtest{os.getpid()}"
-IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs"))
+IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs", "egress"))
 STACK = os.path.join(sgtest.ROOT, "images", "stack.sh")
 TOKEN = secrets.token_hex(24)
 LIMITED_TOKEN = secrets.token_hex(24)
@@ -41,6 +41,7 @@ def stack_env():
         "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
         "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
         "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
+        "SANDGATE_EGRESS_IMAGE": sgtest.image("egress"),
     })
     return env
 
