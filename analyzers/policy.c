@@ -23,7 +23,7 @@
 struct loader {
     const char *origin;
     struct sg_error *err;
-    int js; /* validating the javascript section: '$' in identifiers, JS module names */
+    int js;        /* validating the javascript section: '$' in identifiers, JS module names */
     int networked; /* building the networked variant (sg_policy.network) */
 };
 
@@ -606,7 +606,8 @@ int sg_policy_load_doc(json_t *root, const char *origin, const char *sha256_hex,
     /* the networked variant: the same document, loaded with networked set */
     ld.networked = 1;
     struct sg_policy *net = calloc(1, sizeof(*net));
-    r = net ? load_root(&ld, root, net) : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);
+    r = net ? load_root(&ld, root, net)
+            : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);
     if (r < 0) {
         sg_policy_free(net);
         sg_policy_free(pol);

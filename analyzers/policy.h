@@ -69,7 +69,7 @@ struct sg_runtime_policy {
 struct sg_lang_policy {
     int enabled; /* 0: every submission is rejected (language.disabled) */
     enum sg_import_mode import_mode;
-    struct sg_strset modules;              /* allow-list or deny-list; "os" covers "os.path" */
+    struct sg_strset modules; /* allow-list or deny-list; "os" covers "os.path" */
     /* Modules only a job with network may import: rejected as network.disabled
      * otherwise; empty in the networked variant (sg_policy.network), where
      * they are allowed (README, "Network"). */

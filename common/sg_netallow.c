@@ -111,9 +111,8 @@ int sg_netallow_parse(const char *text, struct sg_netallow_entry *ret, struct sg
     } else if (host[0] == '*' && host[1] == '.' && !bracket) {
         e.kind = SG_NETALLOW_SUFFIX;
         if (parse_name(host + 2, strlen(host + 2), e.host) < 0 || !strchr(e.host, '.'))
-            return sg_error_set(err, -EINVAL,
-                                "'%s': a wildcard is \"*.\" and a name of two labels or more",
-                                text);
+            return sg_error_set(
+                err, -EINVAL, "'%s': a wildcard is \"*.\" and a name of two labels or more", text);
     } else if (sg_cidr_parse(host, &e.net, NULL) == 0) {
         e.kind = SG_NETALLOW_CIDR;
         if (bracket != (e.net.family == AF_INET6))

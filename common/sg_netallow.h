@@ -21,9 +21,9 @@
 #include "sg_cidr.h"
 #include "sg_error.h"
 
-#define SG_NETALLOW_TEXT_MAX 272  /* a 253-byte name, "*.", "[]", ":65535" */
-#define SG_NETALLOW_HOST_MAX 253  /* DNS name length */
-#define SG_NETALLOW_LIST_MAX 64   /* entries in one list */
+#define SG_NETALLOW_TEXT_MAX 272 /* a 253-byte name, "*.", "[]", ":65535" */
+#define SG_NETALLOW_HOST_MAX 253 /* DNS name length */
+#define SG_NETALLOW_LIST_MAX 64  /* entries in one list */
 
 enum sg_netallow_kind {
     SG_NETALLOW_HOST = 0, /* exact name */

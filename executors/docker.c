@@ -253,7 +253,8 @@ int docker_parse_ip(const char *body, size_t len, const char *network,
 {
     json_t *root = json_loadb(body, len, 0, NULL);
     json_t *nets = json_object_get(json_object_get(root, "NetworkSettings"), "Networks");
-    const char *ip = json_string_value(json_object_get(json_object_get(nets, network), "IPAddress"));
+    const char *ip =
+        json_string_value(json_object_get(json_object_get(nets, network), "IPAddress"));
     struct in_addr a;
     int r = ip && inet_pton(AF_INET, ip, &a) == 1 ? 0 : -EPROTO;
     if (r == 0)
@@ -269,8 +270,7 @@ int docker_container_ip(struct docker_client *dc, const char *id, const char *ne
     sg_buf_init(&b, DOCKER_REPLY_MAX);
     int r = id_call(dc, "GET", id, "/json", DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
     if (r == 0 && docker_parse_ip(b.data, b.len, network, ret_ip) < 0)
-        r = sg_error_set(err, -EPROTO, "container %.12s has no address on network %s", id,
-                         network);
+        r = sg_error_set(err, -EPROTO, "container %.12s has no address on network %s", id, network);
     sg_buf_free(&b);
     return r;
 }

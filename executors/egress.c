@@ -57,8 +57,8 @@ int egress_reset(const struct exec_config *cfg, struct sg_error *err)
     return 0;
 }
 
-int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id,
-                 json_t *allow, struct sg_error *err)
+int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id, json_t *allow,
+                 struct sg_error *err)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 8];
     state_path(cfg, "decisions", ip, path);

@@ -34,8 +34,8 @@ int egress_reset(const struct exec_config *cfg, struct sg_error *err);
 
 /* Hand the job's allow-list (canonical entries, exec_api.h) to the proxy for
  * the sandbox at ip. */
-int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id,
-                 json_t *allow, struct sg_error *err);
+int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id, json_t *allow,
+                 struct sg_error *err);
 
 /* Withdraw the grant, then collect the job's decisions: *ret_network is
  * {"allowed": ["host:port", ...], "denied": [...]} (each once, bounded),

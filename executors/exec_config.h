@@ -82,7 +82,7 @@ struct exec_config {
 #define EXEC_LABEL_KEY "org.sandgate.executor"
 #define EXEC_LABEL_LANG "org.sandgate.language"
 #define EXEC_LABEL_POOL "org.sandgate.pool" /* <instance>.<flavour>: one warm pool's */
-#define EXEC_EGRESS_POOL_NAME "egress"        /* the networked pool's flavour name */
+#define EXEC_EGRESS_POOL_NAME "egress"      /* the networked pool's flavour name */
 
 /* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
  * asked for (the caller prints exec_config_usage()), or -EINVAL with a message

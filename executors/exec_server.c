@@ -120,9 +120,10 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
     unsigned flavour = 0;
     bool fallback = false;
     char ip[DOCKER_IP_TEXT_MAX] = "";
-    int r = req->network_allow ? net_acquire(s, req, &sb, ip, &e)
-                               : pool_set_acquire(s->pools, req->imports, req->n_imports,
-                                                  s->cfg->pool_wait_ms, &sb, &flavour, &fallback, &e);
+    int r = req->network_allow
+                ? net_acquire(s, req, &sb, ip, &e)
+                : pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms,
+                                   &sb, &flavour, &fallback, &e);
     double wait_ms = attach_now_ms() - t0;
     if (r < 0) {
         const char *code = r == -EBUSY         ? "pool_busy"
@@ -132,7 +133,8 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
         refuse_job(s, resp, req, code, e.msg, wait_ms);
         return;
     }
-    req->pool = req->network_allow ? EXEC_EGRESS_POOL_NAME : pool_set_flavour_name(s->pools, flavour);
+    req->pool =
+        req->network_allow ? EXEC_EGRESS_POOL_NAME : pool_set_flavour_name(s->pools, flavour);
     req->pool_fallback = fallback;
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];

@@ -137,8 +137,8 @@ static int start_net_pool(const struct exec_config *cfg, struct docker_client *d
     free(body);
     if (r == 0)
         sg_log(SG_LOG_INFO, "egress", "network=%s proxy=%s runtime=%s pool=%u dir=%s",
-               cfg->egress_network, cfg->egress_proxy, cfg->egress_runtime,
-               cfg->egress_pool_size, cfg->egress_dir);
+               cfg->egress_network, cfg->egress_proxy, cfg->egress_runtime, cfg->egress_pool_size,
+               cfg->egress_dir);
     return r;
 }
 

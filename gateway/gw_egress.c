@@ -46,8 +46,7 @@ int gw_egress_tenant_load(json_t *v, const char *path, struct gw_tenant_network 
         if (!sg_netallow_list_covers(ret->allow.items, ret->allow.count, &ret->def.items[i])) {
             char t[SG_NETALLOW_TEXT_MAX];
             sg_netallow_format(&ret->def.items[i], t, sizeof(t));
-            return sg_error_set(err, -EINVAL, "%s.default: '%s' is not covered by allow", path,
-                                t);
+            return sg_error_set(err, -EINVAL, "%s.default: '%s' is not covered by allow", path, t);
         }
     return 0;
 }
@@ -82,8 +81,8 @@ static json_t *canonical(const struct sg_netallow_entry *e)
     return json_string(t);
 }
 
-int gw_egress_job_list(const struct gw_tenant_network *tn, json_t *requested,
-                       json_t **ret_allow, struct sg_error *err)
+int gw_egress_job_list(const struct gw_tenant_network *tn, json_t *requested, json_t **ret_allow,
+                       struct sg_error *err)
 {
     *ret_allow = NULL;
     if (!requested) {

@@ -46,7 +46,7 @@ int gw_egress_request_check(json_t *v, struct sg_error *err);
  * gw_egress_request_check), or NULL to take the tenant's default list. tn may
  * be NULL (no tenant: no network). A requested entry the tenant does not
  * cover fails with -EACCES and a message naming it. */
-int gw_egress_job_list(const struct gw_tenant_network *tn, json_t *requested,
-                       json_t **ret_allow, struct sg_error *err);
+int gw_egress_job_list(const struct gw_tenant_network *tn, json_t *requested, json_t **ret_allow,
+                       struct sg_error *err);
 
 #endif

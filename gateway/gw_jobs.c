@@ -394,8 +394,9 @@ static void audit(struct job *j, int status)
         "status", status, "outcome", j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms",
         ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
     if (o && j->net_allow)
-        json_object_set_new(o, "network", json_pack("{s:O,s:O?}", "allow", j->net_allow,
-                                                    "decisions", j->net_result));
+        json_object_set_new(
+            o, "network",
+            json_pack("{s:O,s:O?}", "allow", j->net_allow, "decisions", j->net_result));
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(j->s->audit, line, strlen(line));

@@ -71,8 +71,7 @@ long gw_netauth_lookup(const struct gw_netauth *na, const char *peer,
     struct sg_cidr p;
     if (ret_net)
         *ret_net = NULL;
-    if (!na || !na->count || !peer || sg_cidr_parse(peer, &p, NULL) < 0 ||
-        !sg_cidr_is_address(&p))
+    if (!na || !na->count || !peer || sg_cidr_parse(peer, &p, NULL) < 0 || !sg_cidr_is_address(&p))
         return -1;
     for (size_t i = 0; i < na->count; i++)
         if (sg_cidr_overlap(&na->items[i].net, &p)) {

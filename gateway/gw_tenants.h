@@ -47,7 +47,7 @@ struct gw_tenant {
     uint64_t burst;
     uint64_t max_timeout_ms; /* 0 = the configured maximum */
     uint64_t max_memory_mb;
-    size_t network_count; /* trusted source networks (in gw_tenants.nets) */
+    size_t network_count;            /* trusted source networks (in gw_tenants.nets) */
     struct gw_tenant_network egress; /* hosts its jobs may reach (gw_egress.h) */
 };
 
