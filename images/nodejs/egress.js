@@ -54,7 +54,13 @@ function tunnel(proxy, host, port, cb) {
   sock.once('connect', () => sock.write(`CONNECT ${hp} HTTP/1.1\r\nHost: ${hp}\r\n\r\n`));
 }
 
-function install(proxyUrl, load) {
+// Loads what install() needs (undici among it) before the job arrives.
+function prepare(proxyUrl, load) {
+  const undici = load('undici');
+  return { install: () => install(proxyUrl, undici) };
+}
+
+function install(proxyUrl, undici) {
   const u = new URL(proxyUrl);
   const proxy = { host: u.hostname, port: Number(u.port) || 3128 };
   class TunnelAgent extends http.Agent {
@@ -71,8 +77,7 @@ function install(proxyUrl, load) {
   }
   http.globalAgent = new TunnelAgent({ keepAlive: false });
   https.globalAgent = new TunnelTlsAgent({ keepAlive: false });
-  const undici = load('undici');
   undici.setGlobalDispatcher(new undici.ProxyAgent(proxyUrl));
 }
 
-module.exports = { install };
+module.exports = { prepare };

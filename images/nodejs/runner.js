@@ -64,6 +64,8 @@ let HOOK = '';
 // global `process` is a reduced copy (runtime.js section below). Set in start().
 let realProcess = null;
 let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
+// In a networked sandbox, egress.js prepared at start (null elsewhere).
+let EGRESS = null;
 
 // What the runner's own code calls once the job's code has run, taken now:
 // the job can replace globals (JSON, Buffer, String) and the methods of
@@ -416,11 +418,7 @@ function runJob() {
   if (!raw) realProcess.exit(0); // the parent gave up on the job
   const payload = JSON.parse(raw);
   // A networked job's clients go through the egress proxy (egress.js).
-  const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
-  if (payload.runtime && payload.runtime.network && proxy) {
-    const load = Module.createRequire(__filename);
-    load('./egress.js').install(proxy, load);
-  }
+  if (payload.runtime && payload.runtime.network && EGRESS) EGRESS.install();
   childRun(payload.arguments, payload.runtime || null);
 }
 
@@ -442,6 +440,9 @@ function start() {
   for (const name of preimport) {
     try { load(name); } catch (e) { /* optional module missing: not fatal */ }
   }
+  // A networked sandbox: the proxy set-up is loaded before the job arrives.
+  const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
+  if (proxy) EGRESS = load('./egress.js').prepare(proxy, load);
   blockingStdio();
   setImmediate(runJob);
 }

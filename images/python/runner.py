@@ -371,6 +371,8 @@ def child_main(cfg, fds):
                     [fds["job_w"], fds["out_r"], fds["err_r"], fds["res_r"], fds["den_r"],
                      fds["ready_r"]])
         guard = child_load_guard(cfg)
+        if os.environ.get("SANDGATE_EGRESS_PROXY"):
+            import socket  # noqa: F401 - a networked sandbox: off the job's path (~40 ms)
         for name in cfg.preimport:
             try:
                 __import__(name)
