@@ -1,7 +1,7 @@
 #!/bin/sh
 # State directory shared with the executors (SANDGATE_EGRESS_DIR, default
 # /run/sandgate-egress): allow/<sandbox address> is written by the executor,
-# decisions/<sandbox address> by the ACL helper, access.log by Squid.
+# decisions/<sandbox address> by the ACL helper.
 # Blocked networks, refused unless a job's list names the host exactly (an
 # operator-listed internal host): SANDGATE_EGRESS_BLOCK (CIDRs), the file
 # SANDGATE_EGRESS_BLOCK_FILE (make up writes the gateway's and executors'
@@ -16,7 +16,6 @@ mkdir -p "$dir/allow" "$dir/decisions"
 chown "0:$gid" "$dir/allow" && chmod 0775 "$dir/allow"
 chown "proxy:$gid" "$dir/decisions" && chmod 0770 "$dir/decisions"
 chmod 0755 "$dir"
-touch "$dir/access.log" && chown proxy:proxy "$dir/access.log"
 gateways=$(python3 -I -c 'import socket, struct
 for line in open("/proc/net/route").readlines()[1:]:
     g = line.split()[2]

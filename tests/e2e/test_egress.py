@@ -317,10 +317,13 @@ def main():
         self.assertEqual(body["result"]["value"], [403, 403, 403])
         self.assertEqual(sorted(body["network"]["denied"]),
                          ["127.0.0.1:8080", "169.254.169.254:80", f"{METADATA_NAME}:80"])
-        with open(os.path.join(self.stack.state, "access.log")) as f:
-            log = f.read()
-        self.assertNotIn("TCP_MISS", "".join(l for l in log.splitlines()
-                                              if METADATA_NAME in l or "169.254" in l))
+        # refused by the helper's address check, before Squid connects anywhere
+        self.gw.wait_for(lambda: any(x["request_id"] == body["job_id"]
+                                     for x in self.gw.audit_lines()), what="audit line")
+        log = self.py.daemon.tail(20000)
+        for host in (METADATA_NAME, "169.254.169.254", "127.0.0.1"):
+            self.assertRegex(log, f'host="{host}" port=[0-9]+ verdict=denied '
+                                  'reason="address is never reachable from a sandbox"')
 
     def test_the_next_job_reaches_nothing_of_the_previous_list(self):
         probe = f"""
