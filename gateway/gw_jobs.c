@@ -336,8 +336,11 @@ static void execute(struct job *j, struct sg_http_response *resp)
     json_t *o = gw_result_from_executor(ans);
     json_t *rtv = gw_runtime_violations(ans);
     record_runtime(j, rtv);
-    if (j->net_allow && json_is_object(json_object_get(ans, "network")))
+    if (j->net_allow && json_is_object(json_object_get(ans, "network"))) {
         j->net_result = json_incref(json_object_get(ans, "network"));
+        gw_metrics_egress(j->s->metrics, json_array_size(json_object_get(j->net_result, "allowed")),
+                          json_array_size(json_object_get(j->net_result, "denied")));
+    }
     const char *st = json_string_value(json_object_get(o, "status"));
     snprintf(j->outcome_buf, sizeof(j->outcome_buf), "%s", st ? st : "unknown");
     j->outcome = j->outcome_buf;

@@ -358,6 +358,11 @@ def main():
                   if l.startswith("sandgate_executor_egress_decisions_total{")}
         self.assertGreater(counts["allowed"], 0, text)
         self.assertGreater(counts["denied"], 0, text)
+        _, _, text = self.gw.call("GET", "/metrics")
+        gw = {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
+              if l.startswith("sandgate_egress_decisions_total{")}
+        self.assertGreater(gw["allowed"], 0, text)
+        self.assertGreater(gw["denied"], 0, text)
 
 
 if __name__ == "__main__":
