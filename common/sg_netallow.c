@@ -171,9 +171,10 @@ int sg_netallow_covers(const struct sg_netallow_entry *outer, const struct sg_ne
     switch (outer->kind) {
     case SG_NETALLOW_ANY:
         return 1;
-    case SG_NETALLOW_SUFFIX:
-        return (inner->kind == SG_NETALLOW_HOST || inner->kind == SG_NETALLOW_SUFFIX) &&
-               below(inner->host, outer->host);
+    case SG_NETALLOW_SUFFIX: /* "*.a.b" holds itself and "*.x.a.b"; "x.a.b" but not "a.b" */
+        return (inner->kind == SG_NETALLOW_HOST && below(inner->host, outer->host)) ||
+               (inner->kind == SG_NETALLOW_SUFFIX &&
+                (strcmp(inner->host, outer->host) == 0 || below(inner->host, outer->host)));
     case SG_NETALLOW_CIDR:
         return inner->kind == SG_NETALLOW_CIDR && sg_cidr_contains(&outer->net, &inner->net);
     default:

@@ -101,6 +101,8 @@ Test(sg_netallow, subset_by_host_network_and_port)
     cr_expect_not(covers("api.example.com", "other.example.com"));
     cr_expect(covers("*.corp.internal:443", "tools.corp.internal:443"));
     cr_expect(covers("*.corp.internal", "*.a.corp.internal"));
+    cr_expect(covers("*.corp.internal:443", "*.corp.internal:443"));
+    cr_expect(covers("*.corp.internal", "*.corp.internal"));
     cr_expect_not(covers("*.corp.internal", "corp.internal"));
     cr_expect_not(covers("*.corp.internal", "evilcorp.internal"));
     cr_expect_not(covers("*.a.corp.internal", "*.corp.internal"));
