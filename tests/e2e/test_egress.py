@@ -214,16 +214,19 @@ class Egress(unittest.TestCase):
 
     def test_python_requests_and_urllib_reach_an_allowed_host(self):
         code = f"""
-import requests, urllib.request
+import http.client, requests, urllib.request
 def main():
     a = requests.get("http://{ORIGIN}:8080/r", timeout=10).text
     b = urllib.request.urlopen("http://{ORIGIN}:8080/u", timeout=10).read().decode()
     c = requests.get("https://{ORIGIN}:8443/t", timeout=10, verify=False).text
-    return [a, b, c]
+    conn = http.client.HTTPConnection("{ORIGIN}", 8080, timeout=10)  # no proxy settings at all
+    conn.request("GET", "/c")
+    d = conn.getresponse().read().decode()
+    return [a, b, c, d]
 """
         body = self.ok(code, [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
         self.assertEqual(body["result"]["value"], ["origin says hi /r", "origin says hi /u",
-                                                   "origin says hi /t"])
+                                                   "origin says hi /t", "origin says hi /c"])
         self.assertEqual(sorted(body["network"]["allowed"]),
                          [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
         self.assertEqual(body["network"]["denied"], [])
