@@ -23,6 +23,10 @@ int egress_create_body(const struct exec_config *cfg, const char *base_body, cha
     int r = -ENOMEM;
     if (json_is_object(hc) && json_is_array(env) &&
         json_object_set_new(hc, "NetworkMode", json_string(cfg->egress_network)) == 0 &&
+        /* Docker's embedded resolver (127.0.0.11) still answers TCP queries
+         * for the network's container names; an upstream of 127.0.0.1 (where
+         * nothing listens) keeps it from forwarding anything further. */
+        json_object_set_new(hc, "Dns", json_pack("[s]", "127.0.0.1")) == 0 &&
         json_object_set_new(spec, "NetworkDisabled", json_false()) == 0 &&
         json_array_append_new(env, json_string(kv)) == 0 &&
         (cfg->insecure_runtime ||

@@ -124,11 +124,14 @@ static void network(struct prog *p)
 }
 
 /* A networked job: TCP only (any AF_UNIX socket). No UDP means no DNS and no
- * datagram channel beside the egress proxy; no raw or packet sockets. */
+ * datagram channel beside the egress proxy; no raw or packet sockets. No
+ * listen(): networked sandboxes share one internal network, and a job must
+ * not serve another job that runs beside it. */
 static void network_tcp_only(struct prog *p)
 {
     const unsigned unix_only = AF_UNIX;
     deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_listen, RET_ERRNO(EPERM));
     arg0_in(p, SYS_socketpair, &unix_only, 1);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 9));
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);

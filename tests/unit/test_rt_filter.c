@@ -149,6 +149,9 @@ Test(rt_filter, networked_jobs_get_tcp_only)
     cr_expect_eq(decide2(net, X86, SYS_socketpair, AF_INET, SOCK_STREAM), EPERM_RET);
     cr_expect_eq(decide2(net, X86, SYS_io_uring_setup, 0, 0), EPERM_RET);
     cr_expect_eq(decide2(net, X86, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_listen, 3, 0), EPERM_RET);
+    cr_expect_eq(decide2(0, X86, SYS_listen, 3, 0),
+                 SECCOMP_RET_ALLOW); /* offline: AF_UNIX only anyway */
 }
 
 Test(rt_filter, offline_socketpair_is_unix_only)
