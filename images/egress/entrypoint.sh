@@ -13,8 +13,9 @@ set -eu
 dir=${SANDGATE_EGRESS_DIR:-/run/sandgate-egress}
 gid=${SANDGATE_EGRESS_WRITER_GID:-0}
 mkdir -p "$dir/allow" "$dir/decisions"
-chown "0:$gid" "$dir/allow" && chmod 0775 "$dir/allow"
-chown "proxy:$gid" "$dir/decisions" && chmod 0770 "$dir/decisions"
+# chmod before chown: without CAP_FOWNER root may change only its own files
+chmod 0775 "$dir/allow" && chown "0:$gid" "$dir/allow"
+chmod 0770 "$dir/decisions" && chown "proxy:$gid" "$dir/decisions"
 chmod 0755 "$dir"
 gateways=$(python3 -I -c 'import socket, struct
 for line in open("/proc/net/route").readlines()[1:]:

@@ -237,18 +237,27 @@ class Stack(unittest.TestCase):
 
     def test_topology(self):
         """Executors only on an internal network, nothing privileged, only the
-        gateway publishes a port, and only on loopback."""
+        gateway publishes a port, and only on loopback; the egress proxy
+        (started as root to set up its state directory, Squid then runs as
+        `proxy`) on the internal sandbox network and its own way out."""
         flt = quote(json.dumps({"label": [f"com.docker.compose.project={PROJECT}"]}))
         status, containers = sgtest.docker_api("GET", f"/containers/json?filters={flt}")
         self.assertEqual(status, 200)
-        self.assertEqual(len(containers), 3, containers)
+        self.assertEqual(len(containers), 4, containers)
         for c in containers:
             _, info = sgtest.docker_api("GET", f"/containers/{c['Id']}/json")
             service = info["Config"]["Labels"]["com.docker.compose.service"]
             self.assertFalse(info["HostConfig"]["Privileged"], service)
-            self.assertNotEqual(info["Config"]["User"], "", service)
             ports = [p for p in c["Ports"] if p.get("PublicPort")]
             nets = list(info["NetworkSettings"]["Networks"])
+            if service == "egress":
+                self.assertEqual(ports, [])
+                self.assertEqual(info["HostConfig"]["CapDrop"], ["ALL"])
+                internal = [sgtest.docker_api("GET", f"/networks/{n}")[1]["Internal"]
+                            for n in nets]
+                self.assertEqual(sorted(internal), [False, True], nets)
+                continue
+            self.assertNotEqual(info["Config"]["User"], "", service)
             if service == "gateway":
                 self.assertEqual({p["IP"] for p in ports}, {"127.0.0.1"})
             else:
