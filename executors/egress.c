@@ -129,7 +129,12 @@ int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *j
     char *buf = NULL;
     size_t len = 0;
     state_path(cfg, "decisions", ip, path);
-    if (sg_read_file_capped(path, EGRESS_DECISIONS_MAX, &buf, &len, NULL) == 0) {
+    struct sg_error rerr = {0};
+    int rr = sg_read_file_capped(path, EGRESS_DECISIONS_MAX, &buf, &len, &rerr);
+    if (rr < 0 && rr != -ENOENT)
+        sg_log(SG_LOG_WARN, "egress_decisions_unreadable", "job_id=%s error=\"%s\"", job_id,
+               rerr.msg);
+    if (rr == 0) {
         for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
             nl = memchr(p, '\n', (size_t)(buf + len - p));
             if (!nl)

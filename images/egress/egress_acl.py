@@ -170,6 +170,9 @@ def answer(line):
 
 
 def main():
+    # Squid starts helpers with its umask (027): the executors, in another
+    # group, must read decisions/ files
+    os.umask(0o022)
     for line in sys.stdin:
         sys.stdout.write(answer(line) + "\n")
         sys.stdout.flush()

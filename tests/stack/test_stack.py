@@ -83,7 +83,7 @@ def setUpModule():
     state["port"] = sgtest.free_port()
     os.makedirs(os.path.join(state["dir"], "config"))
     write_tokens({
-        "main": {"tokens": [TOKEN]},
+        "main": {"tokens": [TOKEN], "network": {"allow": ["allowed.example.invalid"]}},
         "limited": {"tokens": [LIMITED_TOKEN], "rate_limit": {"per_second": 1, "burst": 2}},
     })
     started = time.monotonic()
@@ -216,6 +216,21 @@ class Stack(unittest.TestCase):
         codes = [call("/v1/analyze", body, token=LIMITED_TOKEN)[0] for _ in range(6)]
         self.assertIn(429, codes, codes)
         self.assertEqual(codes[0], 200, codes)
+
+    def test_networked_job_through_the_stacks_egress_proxy(self):
+        """A networked job's sandbox reaches the stack's proxy, which refuses a
+        host outside the job's list by name (no lookup is made) and tells the
+        executor, through the shared volume, what it decided."""
+        code = ("import urllib.request, urllib.error\ndef main():\n    try:\n"
+                "        urllib.request.urlopen('http://denied.example.invalid/', timeout=10)\n"
+                "    except urllib.error.HTTPError as e:\n        return e.code\n")
+        st, _, body = call("/v1/run", {"code": code, "language": "python",
+                                       "network": {"allow": ["allowed.example.invalid"]}},
+                           timeout=120)
+        self.assertEqual(st, 200, body)
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", 403), body)
+        self.assertEqual(body["network"], {"allowed": [], "denied": ["denied.example.invalid:80"]})
+        self.assertEqual(body["pool"]["flavour"], "egress")
 
     def test_reload_on_sighup(self):
         body = {"code": "def main():\n    return 1\n", "language": "python"}
