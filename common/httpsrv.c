@@ -3,9 +3,12 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 
 #include "buf.h"
 #include "httpsrv_pool.h"
+#include "sg_cond.h"
+#include "sg_time.h"
 
 #define DEFAULT_RECEIVE_TIMEOUT_S 30u
 #define DEFAULT_CONN_SLACK 64u /* connections beyond the workers by default */
@@ -28,6 +33,7 @@
  * the kernel reset the connection, and the client may lose the answer. A
  * larger body is not read: the answer goes at once and the connection closes. */
 #define DISCARD_MAX (64u * 1024u)
+#define STREAM_BLOCK (16u * 1024u) /* bytes MHD asks a stream for at once */
 
 struct sg_httpsrv {
     struct MHD_Daemon *daemon;
@@ -45,7 +51,7 @@ struct sg_httpsrv {
     int quiesced_fd; /* the listen socket after quiesce, closed after MHD stops */
 };
 
-enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE };
+enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE, ST_STREAM };
 
 /* Per-request state kept by MHD between calls of the access handler. */
 struct conn_state {
@@ -61,7 +67,31 @@ struct conn_state {
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
     struct sg_http_response resp;
+    /* 1, or 2 while a streaming handler runs: MHD may complete the request
+     * (client gone) before the handler returns, and req/resp must outlive
+     * both. Whoever drops the last reference frees. */
+    atomic_int refs;
+    struct sg_http_stream *stream;
+    /* req's method and url once streaming: libmicrohttpd's own strings go
+     * with the connection, which may close before the handler returns */
+    char *method_copy, *url_copy;
 };
+
+struct sg_http_stream {
+    pthread_mutex_t lock;
+    pthread_cond_t room;         /* the reader made room, or the client went */
+    struct MHD_Connection *conn; /* NULL once MHD released the response */
+    struct sg_buf buf;
+    size_t off;               /* bytes of buf already handed to MHD */
+    int ended, gone, waiting; /* waiting: the reader suspended the connection */
+    int refs;                 /* the handler + MHD's response */
+    int fd;                   /* dup of the client socket, for poll only */
+    struct sg_http_response head;
+};
+
+/* Set on a worker thread by sg_http_stream_begin(): the handler it runs
+ * streams, so run_task() leaves the connection to the stream. */
+static __thread int tl_streamed;
 
 void sg_http_add_header(struct sg_http_response *resp, const char *name, const char *value)
 {
@@ -91,12 +121,12 @@ void sg_http_error(struct sg_http_response *resp, int status, const char *code, 
 
 const char *sg_http_header(const struct sg_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name) : NULL;
 }
 
 const char *sg_http_query(const struct sg_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct sg_http_response *resp)
@@ -287,12 +317,198 @@ static void take_body(struct conn_state *st, const char *data, size_t n)
         st->too_large = 1;
 }
 
+static void conn_state_unref(struct conn_state *st)
+{
+    if (atomic_fetch_sub(&st->refs, 1) != 1)
+        return;
+    atomic_fetch_sub(&st->srv->body_total, st->held);
+    sg_buf_free(&st->body);
+    free(st->resp.body);
+    free(st->method_copy);
+    free(st->url_copy);
+    free(st);
+}
+
 static void run_task(void *arg)
 {
     struct conn_state *st = arg;
+    tl_streamed = 0;
     st->srv->h.handle(st->srv->ctx, &st->req, &st->resp);
+    if (tl_streamed) {
+        conn_state_unref(st); /* the connection is the stream's now */
+        return;
+    }
     st->phase = ST_DONE;
     MHD_resume_connection(st->conn);
+}
+
+static void stream_unref_locked(struct sg_http_stream *s)
+{
+    int last = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (!last)
+        return;
+    sg_buf_free(&s->buf);
+    pthread_cond_destroy(&s->room);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* MHD's content reader: what is buffered, the end, or (nothing yet) suspend
+ * the connection until the next write so the event thread never spins. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    struct sg_http_stream *s = cls;
+    (void)pos;
+    pthread_mutex_lock(&s->lock);
+    ssize_t n = 0;
+    if (s->buf.len > s->off) {
+        size_t k = s->buf.len - s->off < max ? s->buf.len - s->off : max;
+        memcpy(out, s->buf.data + s->off, k);
+        s->off += k;
+        if (s->off == s->buf.len) {
+            sg_buf_reset(&s->buf);
+            s->off = 0;
+        }
+        pthread_cond_broadcast(&s->room);
+        n = (ssize_t)k;
+    } else if (s->ended) {
+        n = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        s->waiting = 1;
+        MHD_suspend_connection(s->conn);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static void stream_released(void *cls)
+{
+    struct sg_http_stream *s = cls;
+    pthread_mutex_lock(&s->lock);
+    s->gone = 1;
+    s->conn = NULL;
+    s->waiting = 0;
+    pthread_cond_broadcast(&s->room);
+    stream_unref_locked(s);
+}
+
+/* On the event thread, once the handler began a stream: queue it. */
+static enum MHD_Result stream_answer(struct conn_state *st)
+{
+    struct sg_http_stream *s = st->stream;
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+                                                               stream_read, s, stream_released);
+    if (!r) {
+        stream_released(s); /* the handler sees a gone client */
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, s->head.content_type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    for (int i = 0; i < s->head.header_count; i++)
+        MHD_add_response_header(r, s->head.header_names[i], s->head.header_values[i]);
+    enum MHD_Result ret = MHD_queue_response(st->conn, (unsigned)s->head.status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+struct sg_http_stream *sg_http_stream_begin(const struct sg_http_request *req,
+                                            const struct sg_http_response *resp)
+{
+    struct conn_state *st =
+        (struct conn_state *)(void *)((char *)(uintptr_t)req - offsetof(struct conn_state, req));
+    struct sg_http_stream *s = calloc(1, sizeof(*s));
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    char *method = strdup(st->req.method), *url = strdup(st->req.url);
+    if (!s || !ci || !method || !url || pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
+        free(method);
+        free(url);
+        return NULL;
+    }
+    if (sg_cond_init_mono(&s->room) < 0 ||
+        (s->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        free(method);
+        free(url);
+        return NULL;
+    }
+    sg_buf_init(&s->buf, SG_HTTP_STREAM_BUF_MAX);
+    /* From here the request outlives its connection: no more header lookups
+     * (sg_http_header() answers NULL), method and url are copies. */
+    st->method_copy = method;
+    st->url_copy = url;
+    st->req.method = method;
+    st->req.url = url;
+    st->req.conn = NULL;
+    s->conn = st->conn;
+    s->refs = 2;
+    s->head = *resp;
+    s->head.body = NULL;
+    if (!s->head.content_type)
+        s->head.content_type = "text/event-stream";
+    st->stream = s;
+    atomic_fetch_add(&st->refs, 1);
+    st->phase = ST_STREAM;
+    tl_streamed = 1;
+    MHD_resume_connection(st->conn);
+    return s;
+}
+
+int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t deadline = sg_time_mono_ns() + (uint64_t)SG_HTTP_STREAM_STALL_MS * 1000000u;
+    struct timespec ts;
+    sg_cond_deadline(deadline, &ts);
+    while (!s->gone && s->buf.len + len > s->buf.cap) {
+        if (s->off) { /* drop what MHD has taken before waiting for room */
+            memmove(s->buf.data, s->buf.data + s->off, s->buf.len - s->off);
+            s->buf.len -= s->off;
+            s->off = 0;
+            continue;
+        }
+        if (len > s->buf.cap || pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
+            s->gone = 1;
+    }
+    int r = s->gone || sg_buf_append(&s->buf, data, len) < 0 ? -EPIPE : 0;
+    if (r == 0 && s->waiting && s->conn) {
+        s->waiting = 0;
+        MHD_resume_connection(s->conn);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+int sg_http_stream_gone(struct sg_http_stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int gone = s->gone;
+    pthread_mutex_unlock(&s->lock);
+    struct pollfd p = {.fd = s->fd, .events = POLLRDHUP};
+    return gone || (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
+
+int sg_http_stream_fd(const struct sg_http_stream *s)
+{
+    return s->fd;
+}
+
+void sg_http_stream_end(struct sg_http_stream *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->ended = 1;
+    close(s->fd);
+    s->fd = -1;
+    if (s->waiting && s->conn) {
+        s->waiting = 0;
+        MHD_resume_connection(s->conn);
+    }
+    stream_unref_locked(s);
 }
 
 /* The body is complete: answer GETs here, hand the rest to a worker. */
@@ -330,6 +546,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (!(st = calloc(1, sizeof(*st))))
             return MHD_NO;
         *con_cls = st;
+        atomic_init(&st->refs, 1);
         st->srv = srv;
         st->conn = conn;
         st->resp.status = 200;
@@ -342,6 +559,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         atomic_fetch_sub(&srv->suspended, 1);
         st->phase = ST_QUEUED; /* answered once */
         return answer(st);
+    }
+    if (st->phase == ST_STREAM) {
+        atomic_fetch_sub(&srv->suspended, 1);
+        st->phase = ST_QUEUED;
+        return stream_answer(st);
     }
     if (*data_size) {
         if (st->phase == ST_BODY)
@@ -359,10 +581,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     struct conn_state *st = *con_cls;
     if (st) {
-        atomic_fetch_sub(&srv->body_total, st->held);
-        sg_buf_free(&st->body);
-        free(st->resp.body);
-        free(st);
+        conn_state_unref(st);
         *con_cls = NULL;
     }
     if (srv->conns_ok)

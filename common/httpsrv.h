@@ -123,6 +123,49 @@ const char *sg_http_query(const struct sg_http_request *req, const char *name);
 /* Add a response header (name must be a static string); ignored past the cap. */
 void sg_http_add_header(struct sg_http_response *resp, const char *name, const char *value);
 
+/* Streamed answers (Server-Sent Events and the like). A handler on a worker
+ * thread may, instead of filling resp, begin a stream: the status line and
+ * headers go out at once and what the handler writes follows as it comes
+ * (chunked), while the handler keeps its worker (streams count within the
+ * worker pool, so they are bounded like every job). The event threads never
+ * wait for the handler: when the stream has nothing to send the connection
+ * is suspended and the next write resumes it. req and resp stay valid until
+ * the handler returns, even when the client has gone; but once the stream
+ * began, req's headers are no longer available (sg_http_header() and
+ * sg_http_query() answer NULL: read them before) and copies of req made
+ * before must not be used for them either.
+ *
+ * Writes are buffered up to SG_HTTP_STREAM_BUF_MAX bytes; a write that finds
+ * the buffer full waits up to SG_HTTP_STREAM_STALL_MS for the client to read,
+ * then fails: a client that does not read is treated as gone. */
+#define SG_HTTP_STREAM_BUF_MAX (1024u * 1024u)
+#define SG_HTTP_STREAM_STALL_MS 10000u
+
+struct sg_http_stream;
+
+/* Begin a streamed answer with resp's status, content type and extra
+ * headers (its body is ignored). Only from the handler of a non-GET request,
+ * once per request. NULL when out of memory (then answer through resp). The
+ * handler must end the stream with sg_http_stream_end() before it returns. */
+struct sg_http_stream *sg_http_stream_begin(const struct sg_http_request *req,
+                                            const struct sg_http_response *resp);
+
+/* Queue len bytes. 0, or -EPIPE once the client has gone (or stalled past
+ * SG_HTTP_STREAM_STALL_MS): the caller should stop its work. */
+int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len);
+
+/* 1 when the client has hung up (its end of the connection is closed), 0
+ * otherwise; never blocks. */
+int sg_http_stream_gone(struct sg_http_stream *s);
+
+/* A descriptor of the client's connection, only to poll(2) for POLLRDHUP /
+ * POLLHUP (never read or write it); valid until sg_http_stream_end(). */
+int sg_http_stream_fd(const struct sg_http_stream *s);
+
+/* The last write: the answer ends once the buffer is sent. Frees the
+ * handler's side of s. NULL is a no-op. */
+void sg_http_stream_end(struct sg_http_stream *s);
+
 /* Set a JSON error body {"error":{"code","message"}} with the given status. */
 void sg_http_error(struct sg_http_response *resp, int status, const char *code, const char *fmt,
                    ...) __attribute__((format(printf, 4, 5)));

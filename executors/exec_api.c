@@ -306,6 +306,10 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, struct exec_re
         return sg_error_set(err, -E2BIG, "code exceeds %u bytes", EXEC_CODE_MAX);
     r->code = json_string_value(code);
     r->code_len = json_string_length(code);
+    json_t *stream = json_object_get(root, "stream");
+    if (stream && !json_is_boolean(stream))
+        return sg_error_set(err, -EINVAL, "stream must be a boolean");
+    r->stream = json_is_true(stream);
     return 0;
 }
 
@@ -389,7 +393,8 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
                             "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
     if (!job)
         return NULL;
-    if (req->runtime && json_object_set(job, "runtime", req->runtime) < 0) {
+    if ((req->runtime && json_object_set(job, "runtime", req->runtime) < 0) ||
+        (req->stream && json_object_set_new(job, "stream", json_true()) < 0)) {
         json_decref(job);
         return NULL;
     }

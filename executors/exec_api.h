@@ -49,6 +49,7 @@ struct exec_request {
     const char *imports[EXEC_IMPORTS_MAX]; /* borrowed from root */
     size_t n_imports;
     json_t *network_allow; /* owned: the job's allow-list, canonical; NULL: no network */
+    int stream;            /* "stream": true: answer as Server-Sent Events (PROTOCOL.md) */
     const char *pool;      /* static: the flavour that served the job (NULL: none yet) */
     int pool_fallback;     /* 1: not the job's ideal flavour */
 };

@@ -16,6 +16,11 @@
 #include "sha256.h"
 
 #define EXEC_METRICS_RENDER_MAX (128u * 1024u)
+/* A streamed job sends a comment this often when it has nothing else to
+ * send, so that a client (and the gateway) sees a live connection. */
+#define EXEC_STREAM_HEARTBEAT_MS 2000u
+#define EXEC_CANCEL_PREFIX "/v1/exec/"
+#define EXEC_CANCEL_SUFFIX "/cancel"
 
 bool exec_server_token_ok(const char *header, const char *token)
 {
@@ -112,13 +117,65 @@ static json_t *net_finish(struct exec_server *s, const struct exec_request *req,
     return net;
 }
 
-static void run_job(struct exec_server *s, struct exec_request *req, struct sg_http_response *resp)
+/* One Server-Sent Event; data is one line of compact JSON. */
+static int sse_event(struct sg_http_stream *st, const char *event, const char *data)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_HTTP_STREAM_BUF_MAX);
+    int r = sg_buf_printf(&b, "event: %s\ndata: %s\n\n", event, data);
+    if (r == 0)
+        r = sg_http_stream_write(st, b.data, b.len);
+    sg_buf_free(&b);
+    return r;
+}
+
+static int stream_frame(void *ud, const char *name, json_t *text)
+{
+    json_t *o = json_pack("{s:O}", "text", text);
+    char *data = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    int r = data ? sse_event(ud, name, data) : -ENOMEM;
+    free(data);
+    return r;
+}
+
+static int stream_heartbeat(void *ud)
+{
+    static const char hb[] = ": hb\n\n";
+    return sg_http_stream_write(ud, hb, sizeof(hb) - 1);
+}
+
+/* The job's answer: the JSON body, or (streamed) its final result event. */
+static void job_answer(struct sg_http_stream *st, struct sg_http_response *resp, json_t *j)
+{
+    if (!st)
+        return set_json(resp, 200, j);
+    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (body)
+        sse_event(st, "result", body);
+    free(body);
+    sg_http_stream_end(st);
+}
+
+static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
+                    struct exec_request *req, struct exec_job_slot *slot,
+                    struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
     struct sandbox sb;
     struct sg_error e = {0};
     unsigned flavour = 0;
     bool fallback = false;
+    struct exec_outcome o;
+    outcome_init(&o);
+    if (exec_job_cancelled(slot)) { /* cancelled before it arrived: nothing runs */
+        outcome_cancelled(&o, "cancelled");
+        set_json(resp, 200, exec_response_json(req->job_id, req, &o, 0, 0));
+        metrics_job(s->metrics, o.status, NULL, 0);
+        sg_log(SG_LOG_INFO, "job_end", "job_id=%s status=cancelled before=start", req->job_id);
+        return outcome_clear(&o);
+    }
     char ip[DOCKER_IP_TEXT_MAX] = "";
     int r = req->network_allow
                 ? net_acquire(s, req, &sb, ip, &e)
@@ -140,12 +197,19 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
     char nonce[JOB_NONCE_LEN + 1];
     char *line =
         sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
-    struct exec_outcome o;
-    outcome_init(&o);
+    /* From here on the job runs: a streamed answer starts now (200). */
+    struct sg_http_response head = {.status = 200, .content_type = "text/event-stream"};
+    struct sg_http_stream *st = req->stream ? sg_http_stream_begin(hreq, &head) : NULL;
+    struct job_hooks hooks = {.cancel_fd = exec_job_cancel_fd(slot),
+                              .client_fd = st ? sg_http_stream_fd(st) : -1,
+                              .heartbeat_ms = st ? EXEC_STREAM_HEARTBEAT_MS : 0,
+                              .frame = st ? stream_frame : NULL,
+                              .heartbeat = stream_heartbeat,
+                              .ud = st};
     double run_ms = 0;
     if (line)
         job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms, req->limits.max_output_bytes,
-                &o, &run_ms);
+                &hooks, &o, &run_ms);
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
@@ -158,7 +222,7 @@ static void run_job(struct exec_server *s, struct exec_request *req, struct sg_h
     if (body && net)
         json_object_set(body, "network", net);
     json_decref(net);
-    set_json(resp, 200, body);
+    job_answer(st, resp, body);
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
     sg_log(SG_LOG_INFO, "job_end",
            "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "
@@ -188,10 +252,13 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     }
     atomic_fetch_add(&s->in_flight, 1);
     log_start(s, &er);
+    struct exec_job_slot *slot = s->jobs ? exec_jobs_add(s->jobs, er.job_id) : NULL;
     if (atomic_load(&s->draining))
         refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);
     else
-        run_job(s, &er, resp);
+        run_job(s, req, &er, slot, resp);
+    if (s->jobs)
+        exec_jobs_remove(s->jobs, slot);
     atomic_fetch_sub(&s->in_flight, 1);
     exec_request_free(&er);
 }
@@ -299,6 +366,40 @@ static void handle_runtime(struct exec_server *s, const struct sg_http_request *
     if (!resp->body)
         return sg_http_error(resp, 500, "internal", "out of memory");
     resp->status = 200;
+}
+
+/* The job id in /v1/exec/{job_id}/cancel, or NULL when url is not that. */
+static const char *cancel_id(const char *url, char out[EXEC_JOB_ID_MAX + 1])
+{
+    size_t pl = strlen(EXEC_CANCEL_PREFIX), sl = strlen(EXEC_CANCEL_SUFFIX), n = strlen(url);
+    if (n <= pl + sl || strncmp(url, EXEC_CANCEL_PREFIX, pl) != 0 ||
+        strcmp(url + n - sl, EXEC_CANCEL_SUFFIX) != 0 || n - pl - sl > EXEC_JOB_ID_MAX)
+        return NULL;
+    memcpy(out, url + pl, n - pl - sl);
+    out[n - pl - sl] = '\0';
+    return out;
+}
+
+enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
+                                   struct sg_http_response *resp)
+{
+    struct exec_server *s = ctx;
+    char id[EXEC_JOB_ID_MAX + 1];
+    if (!cancel_id(req->url, id))
+        return SG_HTTP_GO_ON;
+    if (strcmp(req->method, "POST") != 0)
+        sg_http_error(resp, 405, "method_not_allowed", "%s is not allowed on %s", req->method,
+                      "/v1/exec/{job_id}/cancel");
+    else if (s->token[0] && !exec_server_token_ok(sg_http_header(req, "Authorization"), s->token))
+        sg_http_error(resp, 401, "unauthorized", "missing or wrong bearer token");
+    else if (!exec_job_id_valid(id))
+        sg_http_error(resp, 400, "bad_request", "job_id must match [A-Za-z0-9._-]{1,64}");
+    else {
+        int found = s->jobs ? exec_jobs_cancel(s->jobs, id) : 0;
+        sg_log(SG_LOG_INFO, "job_cancel", "job_id=%s running=%d", id, found);
+        set_json(resp, 202, json_pack("{s:s,s:b}", "job_id", id, "running", found));
+    }
+    return SG_HTTP_ANSWER_NOW;
 }
 
 void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)

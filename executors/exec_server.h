@@ -8,6 +8,7 @@
 
 #include "exec_config.h"
 #include "docker.h"
+#include "exec_jobs.h"
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pools.h"
@@ -21,6 +22,7 @@ struct exec_server {
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];      /* empty: no token required */
     const char *runtime_json;      /* borrowed; GET /v1/runtime, NULL = unknown */
+    struct exec_jobs *jobs;        /* borrowed: running jobs, for cancel */
     atomic_int in_flight;          /* /v1/exec handlers running */
     atomic_bool draining;          /* SIGTERM: new jobs get 503 */
 };
@@ -28,6 +30,12 @@ struct exec_server {
 /* The sg_httpsrv handler; ctx is a struct exec_server. */
 void exec_server_handle(void *ctx, const struct sg_http_request *req,
                         struct sg_http_response *resp);
+
+/* The sg_httpsrv head hook: POST /v1/exec/{job_id}/cancel is answered here,
+ * on the event thread, so that a cancel gets through however many jobs hold
+ * the workers. */
+enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
+                                   struct sg_http_response *resp);
 
 /* Constant-time check of an Authorization header against "Bearer <token>". */
 bool exec_server_token_ok(const char *header, const char *token);

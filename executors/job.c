@@ -47,6 +47,22 @@ int job_line_is_result(const char *line, size_t len, const char *nonce, json_t *
     return 0;
 }
 
+/* A frame line (it has the nonce and a "stream" key): hand a well-formed one
+ * to the hook. Returns the hook's verdict, 0 when there is none. */
+static int take_frame(struct job_io *io, json_t *j)
+{
+    const char *name = json_string_value(json_object_get(j, "stream"));
+    json_t *text = json_object_get(j, "text");
+    int r = 0;
+    if (io->hooks && io->hooks->frame && name && json_is_string(text) &&
+        (strcmp(name, "stdout") == 0 || strcmp(name, "stderr") == 0)) {
+        io->last_frame_ms = attach_now_ms();
+        r = io->hooks->frame(io->hooks->ud, name, text);
+    }
+    json_decref(j);
+    return r < 0 ? -ECONNRESET : 0;
+}
+
 struct feed_ctx {
     struct job_io *io;
     int done;
@@ -77,8 +93,14 @@ static int on_frame(void *ctx, int stream, const char *data, size_t len)
             return 0;
         if (job_line_is_result(io->line.data ? io->line.data : "", io->line.len, io->nonce,
                                &io->result)) {
-            f->done = 1;
-            return FEED_STOP;
+            if (!json_object_get(io->result, "stream")) {
+                f->done = 1;
+                return FEED_STOP;
+            }
+            json_t *frame = io->result;
+            io->result = NULL;
+            if ((r = take_frame(io, frame)) < 0)
+                return r;
         }
         sg_buf_reset(&io->line);
         data = nl + 1;
@@ -102,21 +124,70 @@ size_t job_result_cap(size_t max_output, size_t max_artifacts)
     return 2 * 6 * max_output + max_artifacts / 3 * 4 + JOB_RESULT_SLACK;
 }
 
+/* The hooks' descriptors: 1 when one of them ends the job (io->end set). */
+static int hooks_fired(struct job_io *io, const struct pollfd *p, int n)
+{
+    for (int i = 1; i < n; i++) {
+        if (!p[i].revents)
+            continue;
+        io->end = JOB_END_CANCELLED;
+        io->cancel_detail = p[i].fd == io->hooks->cancel_fd ? "cancelled" : "client_gone";
+        return 1;
+    }
+    return 0;
+}
+
+/* How long poll() may wait: until the deadline or the next heartbeat. */
+static int poll_wait_ms(struct job_io *io, double left)
+{
+    const struct job_hooks *h = io->hooks;
+    if (!h || !h->heartbeat_ms || !h->heartbeat)
+        return (int)left + 1;
+    double due = io->last_frame_ms + h->heartbeat_ms - attach_now_ms();
+    if (due <= 0) {
+        io->last_frame_ms = attach_now_ms();
+        if (h->heartbeat(h->ud) < 0)
+            io->sink_failed = 1;
+        due = h->heartbeat_ms;
+    }
+    return (int)(due < left ? due : left) + 1;
+}
+
+static int wait_readable(int fd, struct job_io *io, double left)
+{
+    const struct job_hooks *h = io->hooks;
+    struct pollfd p[3] = {{.fd = fd, .events = POLLIN}};
+    int n = 1;
+    if (h && h->cancel_fd >= 0)
+        p[n++] = (struct pollfd){.fd = h->cancel_fd, .events = POLLIN};
+    if (h && h->client_fd >= 0)
+        p[n++] = (struct pollfd){.fd = h->client_fd, .events = POLLRDHUP};
+    int r = poll(p, (nfds_t)n, poll_wait_ms(io, left));
+    if (io->sink_failed) {
+        io->end = JOB_END_CANCELLED;
+        io->cancel_detail = "client_gone";
+        return -1;
+    }
+    if (r > 0 && h && hooks_fired(io, p, n))
+        return -1;
+    return r > 0 && p[0].revents ? 1 : 0;
+}
+
 static void read_until_result(int fd, int64_t deadline, struct job_io *io)
 {
     static __thread char chunk[JOB_READ_CHUNK];
     struct attach_parser p = {0};
+    io->last_frame_ms = attach_now_ms();
     for (;;) {
         double left = (double)deadline - attach_now_ms();
         if (left <= 0) {
             io->end = JOB_END_TIMEOUT;
             return;
         }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int n = poll(&pfd, 1, (int)left + 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+        int n = wait_readable(fd, io, left);
+        if (n < 0)
+            return; /* cancelled */
+        if (n == 0)
             continue; /* the deadline check above ends the loop */
         ssize_t got = read(fd, chunk, sizeof(chunk));
         if (got < 0 && (errno == EINTR || errno == EAGAIN))
@@ -129,6 +200,11 @@ static void read_until_result(int fd, int64_t deadline, struct job_io *io)
         int r = job_feed(io, &p, chunk, (size_t)got);
         if (r == 1) {
             io->end = JOB_END_RESULT;
+            return;
+        }
+        if (r == -ECONNRESET) {
+            io->end = JOB_END_CANCELLED;
+            io->cancel_detail = "client_gone";
             return;
         }
         if (r < 0) {
@@ -174,11 +250,14 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
 }
 
 void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
-             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
-             double *ret_run_ms)
+             size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
+             struct exec_outcome *o, double *ret_run_ms)
 {
     struct job_io io;
-    job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX), nonce);
+    /* A streamed job's output also travels in its frames: room for both. */
+    size_t frames = hooks && hooks->frame ? job_result_cap(max_output, 0) : 0;
+    job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX) + frames, nonce);
+    io.hooks = hooks;
     job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
     *ret_run_ms = io.run_ms;
     switch (io.end) {
@@ -188,6 +267,9 @@ void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, co
         break;
     case JOB_END_TIMEOUT:
         outcome_limit(o, "time", EXEC_CODE_TIME, "time limit exceeded; sandbox killed");
+        break;
+    case JOB_END_CANCELLED:
+        outcome_cancelled(o, io.cancel_detail ? io.cancel_detail : "cancelled");
         break;
     case JOB_END_OVERFLOW:
         outcome_limit(o, "output", EXEC_CODE_OUTPUT, "output limit exceeded; sandbox killed");

@@ -23,12 +23,25 @@
 #define JOB_ARTIFACTS_MAX (20u * 1024u * 1024u)
 #define JOB_NONCE_LEN 32
 
+/* What a job may be watched for besides its sandbox (all optional). */
+struct job_hooks {
+    int cancel_fd;         /* readable: the job was cancelled; -1 none */
+    int client_fd;         /* POLLRDHUP / POLLHUP: the streaming client went; -1 none */
+    unsigned heartbeat_ms; /* call heartbeat after this long without a frame; 0 never */
+    /* A stream frame of the runner (name "stdout" or "stderr", text a JSON
+     * string, borrowed). A negative return ends the job as client_gone. */
+    int (*frame)(void *ud, const char *name, json_t *text);
+    int (*heartbeat)(void *ud); /* negative: the client went */
+    void *ud;
+};
+
 enum job_end {
-    JOB_END_RESULT,   /* a complete result line arrived */
-    JOB_END_EOF,      /* the stream closed first: the sandbox died */
-    JOB_END_TIMEOUT,  /* deadline passed */
-    JOB_END_OVERFLOW, /* more bytes than the result may hold */
-    JOB_END_IO,       /* write/read failed on the stream */
+    JOB_END_RESULT,    /* a complete result line arrived */
+    JOB_END_EOF,       /* the stream closed first: the sandbox died */
+    JOB_END_TIMEOUT,   /* deadline passed */
+    JOB_END_OVERFLOW,  /* more bytes than the result may hold */
+    JOB_END_IO,        /* write/read failed on the stream */
+    JOB_END_CANCELLED, /* cancelled, or the streaming client went (io->cancel_detail) */
 };
 
 struct job_io {
@@ -39,7 +52,11 @@ struct job_io {
     json_t *result;                /* the parsed result line (when end == RESULT), owned */
     struct sg_buf diag;            /* runner stderr, truncated at JOB_DIAG_MAX */
     int io_errno;
-    double run_ms; /* from the first job byte sent to the end */
+    double run_ms;                 /* from the first job byte sent to the end */
+    const struct job_hooks *hooks; /* borrowed, NULL: none */
+    const char *cancel_detail;     /* static: "cancelled" or "client_gone" */
+    int sink_failed;               /* a frame hook said the client went */
+    double last_frame_ms;          /* attach_now_ms() of the last frame or heartbeat */
 };
 
 /* Initialise io (its buffers) with the cap on stdout bytes and the job's
@@ -49,11 +66,15 @@ void job_io_free(struct job_io *io);
 
 /* Pure: feed bytes from the attach stream into io. Returns 1 when the result
  * line is complete (io->result set), 0 for more, or a negative error
- * (-EPROTO malformed frames, -E2BIG stdout over its cap). Lines that are
- * blank, not JSON, or lack sandgate_runner:1 and the nonce are ignored. */
+ * (-EPROTO malformed frames, -E2BIG stdout over its cap, -ECONNRESET a frame
+ * hook failed). Lines that are blank, not JSON, or lack sandgate_runner:1 and
+ * the nonce are ignored; a line with them and a "stream" key is a stream
+ * frame (PROTOCOL.md), given to io->hooks->frame when it is well-formed,
+ * never a result. */
 int job_feed(struct job_io *io, struct attach_parser *p, const void *data, size_t len);
 
-/* Write the job line and read until the result, EOF or deadline. */
+/* Write the job line and read until the result, EOF, deadline or (with
+ * io->hooks) a cancel or the client's hang-up. */
 void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
                   struct job_io *io);
 
@@ -68,7 +89,7 @@ int job_line_is_result(const char *line, size_t len, const char *nonce, json_t *
 /* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
  * sb stays owned by the caller (who tears it down afterwards). */
 void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
-             size_t len, unsigned timeout_ms, size_t max_output, struct exec_outcome *o,
-             double *ret_run_ms);
+             size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
+             struct exec_outcome *o, double *ret_run_ms);
 
 #endif

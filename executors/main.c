@@ -166,10 +166,14 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                    .max_body = cfg->max_body,
                                    .workers = cfg->max_jobs,
                                    .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
-    const struct sg_http_handlers hh = {.handle = exec_server_handle};
+    const struct sg_http_handlers hh = {.handle = exec_server_handle, .head = exec_server_head};
     int r = -ENOMEM;
     char *runtime = NULL;
-    if (!m || (r = pool_set_new(&pc, &pools, err)) < 0 ||
+    if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
+        r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
+        goto out;
+    }
+    if ((r = pool_set_new(&pc, &pools, err)) < 0 ||
         (r = start_net_pool(cfg, dc, body, m, &srv.net_pool, err)) < 0)
         goto out;
     srv.pools = pools;
@@ -197,6 +201,7 @@ out:
     sg_httpsrv_stop(http);
     pool_free(srv.net_pool);
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
+    exec_jobs_free(srv.jobs);
     metrics_free(m);
     free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);

@@ -9,8 +9,13 @@
 #include "json_raw.h"
 
 static const char *status_names[EXEC_STATUS_COUNT] = {
-    "success",       "program_error",        "resource_limit_exceeded", "unauthorized_access",
-    "runtime_error", "program_runner_error",
+    "success",
+    "program_error",
+    "resource_limit_exceeded",
+    "unauthorized_access",
+    "runtime_error",
+    "program_runner_error",
+    "cancelled",
 };
 
 /* Largest exit code / signal a runner may report; anything else is malformed. */
@@ -50,6 +55,15 @@ void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, cons
     o->runtime_error_type = NULL;
     o->exit_code = exit_code;
     snprintf(o->detail, sizeof(o->detail), "%s", detail ? detail : "");
+}
+
+void outcome_cancelled(struct exec_outcome *o, const char *detail)
+{
+    o->status = EXEC_CANCELLED;
+    o->resource_limit_type = NULL;
+    o->runtime_error_type = NULL;
+    o->exit_code = EXEC_CODE_CANCELLED;
+    snprintf(o->detail, sizeof(o->detail), "%s", detail);
 }
 
 void outcome_runner_error(struct exec_outcome *o, const char *fmt, ...)

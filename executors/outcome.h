@@ -20,6 +20,7 @@ enum exec_status {
     EXEC_UNAUTHORIZED,
     EXEC_RUNTIME_ERROR,
     EXEC_RUNNER_ERROR,
+    EXEC_CANCELLED, /* stopped by a cancel or by its streaming client going away */
     EXEC_STATUS_COUNT
 };
 
@@ -29,6 +30,7 @@ enum exec_status {
 #define EXEC_CODE_MEMORY (-137)
 #define EXEC_CODE_RUNNER (-3)
 #define EXEC_CODE_UNAUTHORIZED (-13) /* a run-time rule stopped the program */
+#define EXEC_CODE_CANCELLED (-130)   /* cancelled: the sandbox was destroyed */
 /* Denials a result may carry (the runner caps its own list likewise). */
 #define OUTCOME_DENIALS_MAX 16
 #define OUTCOME_TARGET_MAX 256
@@ -85,6 +87,10 @@ const char *outcome_denial_type(const char *type);
 
 /* A resource limit enforced by the executor itself (time, output). */
 void outcome_limit(struct exec_outcome *o, const char *type, int exit_code, const char *detail);
+
+/* The job was cancelled (detail: "cancelled" or "client_gone"); the output
+ * the runner reported is lost with its sandbox. */
+void outcome_cancelled(struct exec_outcome *o, const char *detail);
 
 /* An infrastructure failure: program_runner_error, exit -3, detail. */
 void outcome_runner_error(struct exec_outcome *o, const char *fmt, ...)

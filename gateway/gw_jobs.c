@@ -43,7 +43,18 @@ struct job {
     char outcome_buf[48];
     char sha[SG_SHA256_HEX_LEN + 1];
     uint64_t t0, analysis_us, exec_us;
+    int stream;                         /* the executor streams to sink */
+    const struct gw_job_sink *sink;     /* where the events go, NULL: nowhere */
+    const struct sg_http_request *hreq; /* the request, to begin the stream on */
+    struct gw_sse_out out;              /* the built-in sink's SSE answer */
+    struct gw_job_sink own;             /* the built-in sink (POST /v1/run) */
+    int listed;                         /* in the table of jobs in flight */
 };
+
+static const char *tenant_name(const struct job *j)
+{
+    return j->tenant ? j->tenant->name : ANONYMOUS;
+}
 
 static double ms(uint64_t us)
 {
@@ -261,11 +272,11 @@ static json_t *exec_body(struct job *j)
                           "arguments", j->req.arguments, "limits", limits);
     if (o && j->req.files)
         json_object_set(o, "files", j->req.files);
-    /* The run-time half of the policy travels with the job (policies/README.md). */
-    int js = j->req.lang == SG_LANG_JAVASCRIPT;
-    const struct sg_policy *p = job_policy(j);
-    json_t *rt = sg_policy_runtime_json(js ? &p->javascript : &p->python, js);
-    if (o && (!rt || json_object_set_new(o, "runtime", rt) < 0)) {
+    /* The run-time half of the policy travels with the job (policies/README.md),
+     * built when the policies were loaded (the networked variant's for a job
+     * with network). */
+    json_t *rt = gw_ruleset_runtime(j->rs, job_policy(j), j->req.lang == SG_LANG_JAVASCRIPT);
+    if (o && (!rt || json_object_set(o, "runtime", rt) < 0)) {
         json_decref(o);
         o = NULL;
     }
@@ -273,7 +284,59 @@ static json_t *exec_body(struct job *j)
         json_object_set_new(o, "imports", imports_json(&j->an.stats.imports));
     if (o && j->net_allow)
         json_object_set_new(o, "network", json_pack("{s:O}", "allow", j->net_allow));
+    if (o && j->stream)
+        json_object_set_new(o, "stream", json_true());
     return o;
+}
+
+/* The built-in sink: the job's own SSE answer (POST /v1/run). */
+static int own_start(void *ud)
+{
+    struct job *j = ud;
+    struct sg_http_response head = {0};
+    sg_http_add_header(&head, "X-Request-Id", j->id);
+    return gw_sse_out_begin(&j->out, j->hreq, &head);
+}
+
+static int own_event(void *ud, const char *name, const char *data, size_t len)
+{
+    struct job *j = ud;
+    return gw_sse_out_event(&j->out, name, data, len);
+}
+
+/* The router's hooks (gw_relay.h) for a job. */
+static void hook_attempt(void *ud, const char *executor)
+{
+    struct job *j = ud;
+    long status = 0;
+    /* A cancel that came before the executor was known goes there now; the
+     * executor remembers it for the job about to arrive. */
+    if (j->listed && gw_jobtab_set_executor(j->s->jobtab, j->id, executor))
+        gw_router_cancel(j->s->router, executor, j->id, &status);
+}
+
+static int hook_start(void *ud)
+{
+    struct job *j = ud;
+    return j->sink->start(j->sink->ud);
+}
+
+static int hook_event(void *ud, const char *name, const char *data, size_t len)
+{
+    struct job *j = ud;
+    return j->sink->event(j->sink->ud, name, data, len);
+}
+
+static int hook_idle(void *ud)
+{
+    struct job *j = ud;
+    return j->sink ? gw_sse_out_idle(j->sink->out) : 0;
+}
+
+static int hook_client_fd(void *ud)
+{
+    struct job *j = ud;
+    return j->sink ? gw_sse_out_fd(j->sink->out) : -1;
 }
 
 /* Run-time stops count by rule and go to the audit line. */
@@ -308,6 +371,36 @@ static void exec_failed(struct job *j, struct sg_http_response *resp)
         sg_http_add_header(resp, "Retry-After", "1");
 }
 
+/* What the executor answers for a job cancelled before it was sent. */
+static int cancelled_answer(struct gw_exec_result *ex)
+{
+    static const char body[] = "{\"status\":\"cancelled\",\"exit_code\":-130,"
+                               "\"detail\":\"cancelled\",\"time_used_ms\":0}";
+    free(ex->body);
+    ex->body = strdup(body);
+    ex->body_len = sizeof(body) - 1;
+    ex->outcome = GW_EXEC_OK;
+    return ex->body ? 0 : -ENOMEM;
+}
+
+/* Send the job (listed for cancel while it runs); fills j->ex. */
+static void send_job(struct job *j, const char *text)
+{
+    const struct gw_exec_hooks hooks = {.attempt = hook_attempt,
+                                        .start = j->stream ? hook_start : NULL,
+                                        .event = j->stream ? hook_event : NULL,
+                                        .idle = hook_idle,
+                                        .client_fd = hook_client_fd,
+                                        .ud = j};
+    j->listed = gw_jobtab_add(j->s->jobtab, j->id, tenant_name(j)) == 0;
+    int cancelled = j->listed && gw_jobtab_cancel_asked(j->s->jobtab, j->id);
+    if (!cancelled || cancelled_answer(&j->ex) < 0)
+        gw_router_exec(j->s->router, j->req.lang, text, strlen(text),
+                       job_timeout_ms(j) + j->s->cfg->exec_grace_ms, &hooks, &j->ex);
+    if (j->listed)
+        gw_jobtab_end(j->s->jobtab, j->id);
+}
+
 static void execute(struct job *j, struct sg_http_response *resp)
 {
     json_t *body = exec_body(j);
@@ -318,11 +411,15 @@ static void execute(struct job *j, struct sg_http_response *resp)
         return;
     }
     uint64_t t = gw_now_ns();
-    gw_router_exec(j->s->router, j->req.lang, text, strlen(text),
-                   job_timeout_ms(j) + j->s->cfg->exec_grace_ms, &j->ex);
+    send_job(j, text);
     free(text);
     j->exec_us = (gw_now_ns() - t) / 1000;
     gw_metrics_observe(j->s->metrics, GW_HIST_EXEC, j->exec_us);
+    if (j->ex.client_gone) {
+        j->outcome = "client_gone";
+        sg_log(SG_LOG_INFO, "client_gone", "job_id=%s executor=%s", j->id, j->ex.executor);
+        return sg_http_error(resp, 499, "client_gone", "the client went away; job cancelled");
+    }
     if (j->ex.outcome != GW_EXEC_OK)
         return exec_failed(j, resp);
     json_t *ans = json_loadb(j->ex.body, j->ex.body_len, JSON_ALLOW_NUL, NULL);
@@ -411,8 +508,13 @@ static void audit(struct job *j, int status)
 static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
-    if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 || parse_body(j, req, resp) < 0 ||
-        select_policy(j, resp) < 0 || select_network(j, resp) < 0 || analyze(j, resp) < 0)
+    if (authenticate(j, req, resp) < 0 || rate_limit(j, resp) < 0 || parse_body(j, req, resp) < 0)
+        return;
+    const char *accept = sg_http_header(req, "Accept");
+    if (j->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream"))))
+        j->sink = &j->own;
+    j->stream = j->sink && j->kind == GW_REQ_RUN;
+    if (select_policy(j, resp) < 0 || select_network(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->kind == GW_REQ_ANALYZE) {
         j->outcome = j->an.accepted ? "accept" : "reject";
@@ -443,15 +545,31 @@ static void finish(struct job *j, struct sg_http_response *resp)
     gw_metrics_observe(j->s->metrics, GW_HIST_TOTAL, (gw_now_ns() - j->t0) / 1000);
 }
 
+/* A streamed answer ends with the body as its result event. A job answered
+ * before it ran (a policy rejection) is streamed as that one event; an error
+ * before the stream began keeps its status code. */
+static void stream_finish(struct job *j, struct sg_http_response *resp)
+{
+    if (!j->out.st && (resp->status != 200 || !resp->body || own_start(j) < 0))
+        return;
+    if (resp->body && resp->status != 499)
+        own_event(j, "result", resp->body, resp->body_len ? resp->body_len : strlen(resp->body));
+    gw_sse_out_end(&j->out);
+}
+
 static void handle(struct job *jp, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct job j = *jp;
     j.t0 = gw_now_ns();
     j.peer = req->peer;
+    j.hreq = req;
+    j.own = (struct gw_job_sink){own_start, own_event, &j.out, &j};
     gw_request_id(j.id);
     j.rs = gw_ruleset_slot_get(j.s->rules);
     run_pipeline(&j, req, resp);
     finish(&j, resp);
+    if (j.sink == &j.own)
+        stream_finish(&j, resp);
     gw_exec_result_free(&j.ex);
     json_decref(j.rt_rules);
     json_decref(j.net_allow);
@@ -473,9 +591,10 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
 }
 
 void gw_jobs_tool(const struct gw_jobs *s, const char *tool, enum gw_req_kind kind,
-                  const struct sg_http_request *req, struct sg_http_response *resp)
+                  const struct sg_http_request *req, const struct gw_job_sink *sink,
+                  struct sg_http_response *resp)
 {
-    struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool};
+    struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool, .sink = sink};
     handle(&j, req, resp);
 }
 
@@ -500,4 +619,51 @@ void gw_jobs_refused(const struct gw_jobs *s, enum gw_endpoint ep, const struct 
     struct job j = {.s = s, .ep = ep, .peer = req->peer, .t0 = gw_now_ns(), .tenant = tenant};
     gw_request_id(j.id);
     finish(&j, resp);
+}
+
+/* The job id in /v1/jobs/{job_id}/cancel, or -EINVAL. */
+static int cancel_path_id(const char *url, char out[GW_JOBTAB_ID_MAX + 1])
+{
+    static const char prefix[] = "/v1/jobs/", suffix[] = "/cancel";
+    size_t pl = sizeof(prefix) - 1, sl = sizeof(suffix) - 1, n = strlen(url);
+    if (n <= pl + sl || n - pl - sl > GW_JOBTAB_ID_MAX || strncmp(url, prefix, pl) != 0 ||
+        strcmp(url + n - sl, suffix) != 0)
+        return -EINVAL;
+    for (size_t i = pl; i < n - sl; i++)
+        if (!strchr("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-", url[i]))
+            return -EINVAL;
+    memcpy(out, url + pl, n - pl - sl);
+    out[n - pl - sl] = '\0';
+    return 0;
+}
+
+static void cancel_job(struct job *j, const char *url, struct sg_http_response *resp)
+{
+    char id[GW_JOBTAB_ID_MAX + 1], exec[GW_URL_MAX];
+    if (cancel_path_id(url, id) < 0)
+        return sg_http_error(resp, 404, "job_not_found", "no such job");
+    enum gw_jobtab_state st = gw_jobtab_cancel(j->s->jobtab, id, tenant_name(j), exec);
+    if (st == GW_JOB_UNKNOWN)
+        return sg_http_error(resp, 404, "job_not_found", "no job %s", id);
+    if (st == GW_JOB_ENDED)
+        return sg_http_error(resp, 409, "job_ended", "job %s has already ended", id);
+    long status = 0;
+    if (exec[0] && (gw_router_cancel(j->s->router, exec, id, &status) < 0 || status != 202))
+        sg_log(SG_LOG_WARN, "cancel_failed", "job_id=%s executor=%s status=%ld", id, exec, status);
+    sg_log(SG_LOG_INFO, "cancel", "job_id=%s request_id=%s executor=%s", id, j->id,
+           exec[0] ? exec : "-");
+    j->outcome = "cancel_sent";
+    gw_respond_json(resp, 202, json_pack("{s:s,s:s}", "job_id", id, "status", "cancelling"));
+}
+
+void gw_jobs_cancel(const struct gw_jobs *s, const struct sg_http_request *req,
+                    struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .ep = GW_EP_V1_CANCEL, .peer = req->peer, .t0 = gw_now_ns()};
+    gw_request_id(j.id);
+    j.rs = gw_ruleset_slot_get(j.s->rules);
+    if (authenticate(&j, req, resp) == 0)
+        cancel_job(&j, req->url, resp);
+    finish(&j, resp);
+    gw_ruleset_unref(j.rs);
 }

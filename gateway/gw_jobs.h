@@ -11,10 +11,12 @@
 
 #include "gw_audit.h"
 #include "gw_config.h"
+#include "gw_jobtab.h"
 #include "gw_metrics.h"
 #include "gw_ratelimit.h"
 #include "gw_request.h"
 #include "gw_router.h"
+#include "gw_sse_out.h"
 #include "gw_ruleset.h"
 #include "gw_tenants.h"
 #include "httpsrv.h"
@@ -29,9 +31,33 @@ struct gw_jobs {
     struct gw_metrics *metrics;
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache; /* NULL: no verdict cache */
+    struct gw_jobtab *jobtab; /* jobs in flight, for cancel */
 };
 
-/* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE). */
+/* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE).
+ * POST /v1/run with "stream": true or "Accept: text/event-stream" answers with
+ * Server-Sent Events once the job runs (stdout / stderr events, ": hb"
+ * heartbeats every GW_SSE_HEARTBEAT_MS, one final result event whose data
+ * is the body the request would have had); a policy rejection is a single
+ * result event; failures before the job runs keep their status codes. A
+ * client that goes away cancels its job (heartbeats: gw_sse_out.h). */
+
+/* Where a streamed job's output goes while it runs: start is called once the
+ * executor streams (begin the client's answer), event for each stdout /
+ * stderr event (data: the executor's JSON text); negative returns abort the
+ * job as the client's hang-up. out is the client's stream, watched for a
+ * hang-up and given heartbeats. */
+struct gw_job_sink {
+    int (*start)(void *ud);
+    int (*event)(void *ud, const char *name, const char *data, size_t len);
+    struct gw_sse_out *out;
+    void *ud;
+};
+
+/* POST /v1/jobs/{job_id}/cancel (tenant-scoped: 404 for an unknown id or
+ * another tenant's job, 409 when it ended, 202 when the cancel was sent). */
+void gw_jobs_cancel(const struct gw_jobs *g, const struct sg_http_request *req,
+                    struct sg_http_response *resp);
 void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct sg_http_request *req,
                     struct sg_http_response *resp);
 
@@ -39,9 +65,11 @@ void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct s
  * GW_REQ_RUN: POST /v1/run; GW_REQ_ANALYZE: POST /v1/analyze): req carries
  * the caller's headers and, as its body, the /v1 body the tool's arguments
  * make. The answer in resp is what that endpoint would have answered; the
- * audit line says endpoint "mcp" and the tool name. */
+ * audit line says endpoint "mcp" and the tool name. With sink (may be NULL)
+ * a run streams its output there while it runs. */
 void gw_jobs_tool(const struct gw_jobs *g, const char *tool, enum gw_req_kind kind,
-                  const struct sg_http_request *req, struct sg_http_response *resp);
+                  const struct sg_http_request *req, const struct gw_job_sink *sink,
+                  struct sg_http_response *resp);
 
 /* The audit line, id and metric of a tool call that runs no job (resp holds
  * its answer, outcome a short static word). tenant may be NULL. */

@@ -9,6 +9,7 @@
 #include "gw_mcp_rpc.h"
 #include "gw_mcp_tools.h"
 #include "gw_respond.h"
+#include "gw_sse_out.h"
 #include "gw_util.h"
 #include "log.h"
 
@@ -57,7 +58,53 @@ struct exchange {
     const struct gw_tenant *tenant;
     char version[GW_MCP_VERSION_MAX]; /* the session's */
     char new_session[GW_MCP_SESSION_ID_LEN + 1];
+    /* A tools/call with a progressToken from a client that takes SSE: the
+     * run's output goes out as notifications/progress on an SSE answer. */
+    json_t *progress_token; /* borrowed from the request; NULL: answer JSON */
+    json_int_t progress;
+    struct gw_sse_out out;
+    struct gw_job_sink sink;
 };
+
+static int progress_start(void *ud)
+{
+    struct exchange *x = ud;
+    struct sg_http_response head = {0};
+    return gw_sse_out_begin(&x->out, x->req, &head);
+}
+
+/* One stdout / stderr event of the run as a progress notification (its
+ * message the text; stderr marked). */
+static int progress_event(void *ud, const char *name, const char *data, size_t len)
+{
+    struct exchange *x = ud;
+    json_t *ev = json_loadb(data, len, 0, NULL);
+    const char *text = json_string_value(json_object_get(ev, "text"));
+    int err = strcmp(name, "stderr") == 0;
+    json_t *n = json_pack("{s:s,s:s,s:{s:O,s:I,s:s++}}", "jsonrpc", "2.0", "method",
+                          "notifications/progress", "params", "progressToken", x->progress_token,
+                          "progress", ++x->progress, "message", err ? "stderr: " : "",
+                          text ? text : "", "");
+    json_decref(ev);
+    char *line = n ? json_dumps(n, JSON_COMPACT) : NULL;
+    json_decref(n);
+    int r = line ? gw_sse_out_event(&x->out, "message", line, strlen(line)) : -ENOMEM;
+    free(line);
+    return r;
+}
+
+/* The progressToken of a single tools/call from a client that takes SSE
+ * (string or integer, MCP's rule), or NULL. */
+static json_t *progress_token(const struct exchange *x, const struct gw_rpc_batch *b)
+{
+    const char *accept = sg_http_header(x->req, "Accept");
+    if (b->is_batch || b->count != 1 || b->msgs[0].kind != GW_RPC_REQUEST ||
+        strcmp(b->msgs[0].method, "tools/call") != 0 || !accept ||
+        !strcasestr(accept, "text/event-stream"))
+        return NULL;
+    json_t *t = json_object_get(json_object_get(b->msgs[0].params, "_meta"), "progressToken");
+    return json_is_string(t) || json_is_integer(t) ? t : NULL;
+}
 
 static const char *tenant_name(const struct exchange *x)
 {
@@ -117,7 +164,8 @@ static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
                               .runtimes_ctx = x->m->runtimes_ctx,
                               .rs = x->rs,
                               .tenant = x->tenant,
-                              .req = x->req};
+                              .req = x->req,
+                              .sink = x->progress_token ? &x->sink : NULL};
     if (strcmp(msg->method, "initialize") == 0)
         result = initialize(x, msg->params, &code, text);
     else if (strcmp(msg->method, "ping") == 0)
@@ -220,6 +268,13 @@ static void respond_batch(struct exchange *x, const struct gw_rpc_batch *b)
     if (one)
         json_decref(out);
     gw_respond_json(x->resp, 200, one ? one : out);
+    if (!x->out.st)
+        return;
+    /* The run streamed: the response is the stream's last event. */
+    if (x->resp->body && x->resp->status == 200)
+        gw_sse_out_event(&x->out, "message", x->resp->body,
+                         x->resp->body_len ? x->resp->body_len : strlen(x->resp->body));
+    gw_sse_out_end(&x->out);
 }
 
 static void post(struct exchange *x)
@@ -234,6 +289,8 @@ static void post(struct exchange *x)
     struct gw_rpc_error e;
     if (gw_rpc_parse(x->req->body, x->req->body_len, &b, &e) < 0)
         return rpc_fail(x->resp, 400, e.code, e.message);
+    x->progress_token = progress_token(x, &b);
+    x->sink = (struct gw_job_sink){progress_start, progress_event, &x->out, x};
     if (has_initialize(&b)) {
         if (b.is_batch)
             rpc_fail(x->resp, 400, GW_RPC_INVALID_REQUEST, "initialize must not be batched");

@@ -2,7 +2,11 @@
  *
  * POST /mcp carries one JSON-RPC message or (protocol 2025-03-26) a batch;
  * requests are answered with one application/json body, notifications and
- * responses alone with 202. `initialize` negotiates the protocol version
+ * responses alone with 202. The exception: a single tools/call of run_code
+ * with params._meta.progressToken from a client whose Accept takes
+ * text/event-stream is answered, once the job runs, as an SSE stream: the
+ * program's output as notifications/progress (message: the text), then the
+ * response; a client that hangs up cancels the job. `initialize` negotiates the protocol version
  * (the client's when supported, else the latest) and issues Mcp-Session-Id;
  * every later request must carry it (400 without, 404 once it is unknown or
  * expired so the client initialises again) and, when sent, a supported

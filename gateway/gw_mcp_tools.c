@@ -425,7 +425,8 @@ static int code_tool(const struct gw_mcp_caller *c, const char *tool, json_t *ar
     req.body = body;
     req.body_len = strlen(body);
     struct sg_http_response resp = {.status = 200};
-    gw_jobs_tool(c->jobs, tool, run ? GW_REQ_RUN : GW_REQ_ANALYZE, &req, &resp);
+    gw_jobs_tool(c->jobs, tool, run ? GW_REQ_RUN : GW_REQ_ANALYZE, &req, run ? c->sink : NULL,
+                 &resp);
     free(body);
     size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
     json_t *o = resp.body ? json_loadb(resp.body, len, 0, NULL) : NULL;

@@ -39,6 +39,7 @@ struct gw_mcp_caller {
     const struct gw_ruleset *rs;
     const struct gw_tenant *tenant; /* NULL: auth off */
     const struct sg_http_request *req;
+    const struct gw_job_sink *sink; /* run_code streams its output here; NULL: none */
 };
 
 /* The tools/list result {"tools": [...]}; caller owns it, NULL on out of memory. */

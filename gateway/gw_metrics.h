@@ -25,6 +25,7 @@ enum gw_endpoint {
     GW_EP_WHOAMI,
     GW_EP_RUNTIMES,
     GW_EP_MCP,
+    GW_EP_V1_CANCEL,
     GW_EP_OTHER,
     GW_EP_COUNT
 };

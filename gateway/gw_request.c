@@ -199,7 +199,7 @@ static int parse_policy(json_t *v, struct gw_request *r, struct gw_req_error *e)
 static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *e)
 {
     static const char *const run_keys[] = {"language", "code",  "code_b64", "arguments", "policy",
-                                           "limits",   "files", "network",  NULL};
+                                           "limits",   "files", "stream",   "network",   NULL};
     static const char *const analyze_keys[] = {"language", "code",    "code_b64",
                                                "policy",   "network", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
@@ -254,6 +254,9 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
         return rc;
     if ((v = json_object_get(root, "files")) && (rc = parse_files(v, caps, r, e)) < 0)
         return rc;
+    if ((v = json_object_get(root, "stream")) && !json_is_boolean(v))
+        return fail(e, 400, "bad_type", "stream: expected a boolean");
+    r->stream = json_is_true(v);
     return 0;
 }
 

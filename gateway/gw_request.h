@@ -43,6 +43,7 @@ struct gw_request {
     json_t *network;     /* owned: the job's "network": {"allow": [...]} (shape checked), or NULL */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
+    int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */
 };
 
 struct gw_req_error {

@@ -114,6 +114,12 @@ void gw_result_ragflow_shape(json_t *o)
     const char *t = json_string_value(json_object_get(o, "resource_limit_type"));
     if (t && strcmp(t, "pids") == 0)
         json_object_set_new(o, "resource_limit_type", json_string("memory"));
+    /* RAGFlow has no "cancelled": a stopped program is its program_error. */
+    const char *st = json_string_value(json_object_get(o, "status"));
+    if (st && strcmp(st, "cancelled") == 0) {
+        json_object_set_new(o, "status", json_string("program_error"));
+        json_object_set_new(o, "detail", json_string("cancelled"));
+    }
 }
 
 /* o's text with result.value_json (checked JSON text, see json_raw.h) written

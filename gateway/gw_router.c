@@ -114,8 +114,27 @@ static int never_sent(CURL *c, CURLcode rc)
     return rc == CURLE_OPERATION_TIMEDOUT && sent == 0;
 }
 
+/* The transfer: plain, or streamed through the relay. */
+static CURLcode perform(CURL *c, const struct gw_exec_hooks *hooks, struct sg_buf *resp,
+                        struct gw_exec_result *ret)
+{
+    if (!hooks || !hooks->event)
+        return curl_easy_perform(c);
+    CURLcode rc;
+    enum gw_relay_end e = gw_relay_perform(c, hooks, resp, &rc);
+    if (e == GW_RELAY_DONE)
+        return rc;
+    ret->client_gone = e == GW_RELAY_ABORTED;
+    snprintf(ret->message, sizeof(ret->message), "%s",
+             e == GW_RELAY_ABORTED     ? "the client went away"
+             : e == GW_RELAY_NO_RESULT ? "the event stream ended without a result"
+                                       : "malformed event stream");
+    return CURLE_RECV_ERROR;
+}
+
 static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, const char *body,
-                                    size_t len, uint64_t timeout_ms, struct gw_exec_result *ret)
+                                    size_t len, uint64_t timeout_ms,
+                                    const struct gw_exec_hooks *hooks, struct gw_exec_result *ret)
 {
     struct sg_buf resp;
     sg_buf_init(&resp, GW_EXEC_RESPONSE_MAX);
@@ -134,7 +153,10 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
      * connection holding one of the executor's slots between jobs. */
     curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
-    CURLcode rc = curl_easy_perform(c);
+    if (hooks && hooks->attempt)
+        hooks->attempt(hooks->ud, u->url);
+    ret->message[0] = '\0';
+    CURLcode rc = perform(c, hooks, &resp, ret);
     enum gw_exec_outcome out;
     snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
     ret->http_status = 0;
@@ -149,6 +171,8 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
         out = GW_EXEC_UNREACHABLE;
         snprintf(ret->message, sizeof(ret->message), "executor %s unreachable: %s", u->url,
                  curl_easy_strerror(rc));
+    } else if (ret->message[0]) { /* the relay said why */
+        out = GW_EXEC_FAILED;
     } else {
         out = GW_EXEC_FAILED;
         snprintf(ret->message, sizeof(ret->message), "executor %s: %s", u->url,
@@ -185,7 +209,8 @@ static unsigned upstream_limit(const struct gw_router *r, struct upstream *u)
 }
 
 void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, size_t len,
-                    uint64_t timeout_ms, struct gw_exec_result *ret)
+                    uint64_t timeout_ms, const struct gw_exec_hooks *hooks,
+                    struct gw_exec_result *ret)
 {
     memset(ret, 0, sizeof(*ret));
     size_t n = r->count[lang];
@@ -209,7 +234,7 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
             }
             tried[i] = 1;
             ret->attempts++;
-            enum gw_exec_outcome o = attempt(r, u, body, len, timeout_ms, ret);
+            enum gw_exec_outcome o = attempt(r, u, body, len, timeout_ms, hooks, ret);
             count_outcome(u, o); /* before the release: it logs u->url */
             atomic_fetch_sub(&u->inflight, 1);
             ret->outcome = o;
@@ -607,4 +632,41 @@ void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t tim
         }
         ret->outcome = GW_EXEC_FAILED;
     }
+}
+
+/* The slot whose base URL is url, or NULL. */
+static struct upstream *find_upstream(struct gw_router *r, const char *url)
+{
+    for (int l = 0; l < SG_LANG_COUNT; l++)
+        for (size_t i = 0; i < r->count[l]; i++)
+            if (strcmp(r->up[l][i].url, url) == 0)
+                return &r->up[l][i];
+    return NULL;
+}
+
+int gw_router_cancel(struct gw_router *r, const char *executor, const char *job_id,
+                     long *ret_status)
+{
+    struct upstream *u = find_upstream(r, executor);
+    if (!u)
+        return -ENOENT;
+    char url[GW_URL_MAX + 128];
+    snprintf(url, sizeof(url), "%s/%s/cancel", u->exec_url, job_id);
+    struct sg_buf b;
+    sg_buf_init(&b, HEALTH_BODY_MAX);
+    CURL *c = pool_take(u);
+    CURLcode rc = CURLE_OUT_OF_MEMORY;
+    if (c) {
+        set_common(c, url, r->connect_timeout_ms, HEALTH_TIMEOUT_MS, &b);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+        rc = curl_easy_perform(c);
+        *ret_status = 0;
+        if (rc == CURLE_OK)
+            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, ret_status);
+        pool_put(u, c);
+    }
+    sg_buf_free(&b);
+    return rc == CURLE_OK ? 0 : -EIO;
 }

@@ -35,6 +35,7 @@
 #include "buf.h"
 #include "gw_config.h"
 #include "gw_discover.h"
+#include "gw_relay.h"
 #include "sg_error.h"
 #include "sg_lang.h"
 
@@ -58,6 +59,7 @@ struct gw_exec_result {
     char executor[GW_URL_MAX]; /* the executor that took (or last refused) the job */
     char message[256];         /* why, for non-OK outcomes */
     unsigned attempts;
+    int client_gone; /* a streamed job's client went away (the job was abandoned) */
 };
 
 struct gw_router;
@@ -71,9 +73,19 @@ int gw_router_new(const struct gw_config *cfg, const char *executor_token, struc
 void gw_router_free(struct gw_router *r);
 
 /* Send one job (a JSON body) for language lang with a total time budget of
- * timeout_ms. Fills *ret (release with gw_exec_result_free()). */
+ * timeout_ms. Fills *ret (release with gw_exec_result_free()). hooks (may be
+ * NULL) hear of each attempt and, when hooks->event is set, the job is
+ * streamed (gw_relay.h): ret->body is then the result event's data, and a
+ * client that went away ends it as GW_EXEC_FAILED with ret->client_gone. */
 void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, size_t len,
-                    uint64_t timeout_ms, struct gw_exec_result *ret);
+                    uint64_t timeout_ms, const struct gw_exec_hooks *hooks,
+                    struct gw_exec_result *ret);
+
+/* POST {executor}/v1/exec/{job_id}/cancel (executor: a base URL the router
+ * knows). 0 with the executor's HTTP status in *ret_status, or -ENOENT (not
+ * an executor of this router) / -EIO (no answer). */
+int gw_router_cancel(struct gw_router *r, const char *executor, const char *job_id,
+                     long *ret_status);
 
 void gw_exec_result_free(struct gw_exec_result *res);
 

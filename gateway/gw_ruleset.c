@@ -1,6 +1,7 @@
 #include "gw_ruleset.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,36 @@ static void log_networks(const struct gw_tenants *ts)
     }
 }
 
+/* Every policy's run-time sections, once: the job path only references them. */
+static int build_runtime(struct gw_ruleset *rs, struct sg_error *err)
+{
+    size_t n = rs->policies->count;
+    rs->runtime = calloc(n ? n : 1, sizeof(*rs->runtime));
+    if (!rs->runtime)
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) {
+            const struct sg_policy *p = rs->policies->items[i];
+            int js = k & 1;
+            if (k >= 2)
+                p = p->network;
+            rs->runtime[i][k] = sg_policy_runtime_json(js ? &p->javascript : &p->python, js);
+            if (!rs->runtime[i][k])
+                return sg_error_set(err, -ENOMEM, "out of memory");
+        }
+    return 0;
+}
+
+json_t *gw_ruleset_runtime(const struct gw_ruleset *rs, const struct sg_policy *p, int js)
+{
+    for (size_t i = 0; i < rs->policies->count; i++) {
+        const struct sg_policy *q = rs->policies->items[i];
+        if (q == p || q->network == p)
+            return rs->runtime[i][(q == p ? 0 : 2) + (js != 0)];
+    }
+    return NULL;
+}
+
 int gw_ruleset_load(const char *policies_dir, const char *default_policy, const char *tokens_file,
                     struct gw_ruleset **ret, struct sg_error *err)
 {
@@ -43,7 +74,7 @@ int gw_ruleset_load(const char *policies_dir, const char *default_policy, const 
     atomic_init(&rs->refs, 1);
     rs->generation = 1;
     int r = sg_policy_set_load_dir(policies_dir, &rs->policies, err);
-    if (r < 0)
+    if (r < 0 || (r = build_runtime(rs, err)) < 0)
         goto fail;
     rs->default_policy = sg_policy_set_find(rs->policies, default_policy);
     if (!rs->default_policy) {
@@ -74,6 +105,11 @@ void gw_ruleset_unref(struct gw_ruleset *rs)
 {
     if (!rs || atomic_fetch_sub(&rs->refs, 1) != 1)
         return;
+    for (size_t i = 0; rs->runtime && i < rs->policies->count; i++) {
+        for (int k = 0; k < 4; k++)
+            json_decref(rs->runtime[i][k]);
+    }
+    free(rs->runtime);
     sg_policy_set_free(rs->policies);
     gw_tenants_free(rs->tenants);
     free(rs);

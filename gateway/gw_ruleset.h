@@ -20,7 +20,13 @@
 
 struct gw_ruleset {
     atomic_uint refs;
-    struct sg_policy_set *policies;         /* owned */
+    struct sg_policy_set *policies; /* owned */
+    /* Each policy's run-time section as jobs carry it (sg_policy_runtime_json),
+     * built once per load: [i][0] Python, [i][1] JavaScript for
+     * policies->items[i]. Owned; read-only once loaded, shared by the
+     * request threads (jansson 2.14: atomic reference counts, and dumping
+     * writes nothing to the object). */
+    struct json_t *(*runtime)[4];           /* per policy: [networked * 2 + js] */
     const struct sg_policy *default_policy; /* borrowed from policies */
     struct gw_tenants *tenants;             /* owned; NULL when auth is off */
     unsigned generation;                    /* 1 for the first load, +1 per reload */
@@ -32,6 +38,12 @@ int gw_ruleset_load(const char *policies_dir, const char *default_policy, const 
                     struct gw_ruleset **ret, struct sg_error *err);
 
 struct gw_ruleset *gw_ruleset_ref(struct gw_ruleset *rs);
+
+/* The run-time section a job under policy p (one of rs's, or its networked
+ * variant p->network) in language js (0 Python, 1 JavaScript) carries;
+ * borrowed from rs (take a reference to keep it past rs). NULL when p is not
+ * rs's. */
+struct json_t *gw_ruleset_runtime(const struct gw_ruleset *rs, const struct sg_policy *p, int js);
 
 /* Drop a reference; the last one frees the set. NULL is a no-op. */
 void gw_ruleset_unref(struct gw_ruleset *rs);

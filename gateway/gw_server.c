@@ -36,6 +36,12 @@ static const struct route routes[] = {
     {"/mcp", "POST", GW_EP_MCP},
 };
 
+/* POST /v1/jobs/{job_id}/cancel: one route for every id (the id is checked
+ * by gw_jobs_cancel). */
+static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW_EP_V1_CANCEL};
+#define CANCEL_PREFIX "/v1/jobs/"
+#define CANCEL_SUFFIX "/cancel"
+
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
@@ -168,6 +174,10 @@ static const struct route *find_route(const char *url)
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
+    size_t n = strlen(url), pl = strlen(CANCEL_PREFIX), sl = strlen(CANCEL_SUFFIX);
+    if (n > pl + sl && strncmp(url, CANCEL_PREFIX, pl) == 0 &&
+        strcmp(url + n - sl, CANCEL_SUFFIX) == 0)
+        return &cancel_route;
     return NULL;
 }
 
@@ -212,6 +222,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_info_runtimes(s, req, resp);
     case GW_EP_MCP:
         return gw_mcp_handle(s->mcp, req, resp);
+    case GW_EP_V1_CANCEL:
+        return gw_jobs_cancel(&s->jobs, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -252,7 +264,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         return SG_HTTP_ANSWER_NOW;
     }
     if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
-        rt->ep != GW_EP_MCP)
+        rt->ep != GW_EP_MCP && rt->ep != GW_EP_V1_CANCEL)
         return SG_HTTP_GO_ON;
     struct gw_ruleset *rs = gw_ruleset_slot_get(&s->rules);
     const struct gw_tenant *t = NULL;
@@ -308,7 +320,9 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         goto fail;
     s->metrics = gw_metrics_new();
     s->ratelimit = gw_ratelimit_new();
-    if (!s->metrics || !s->ratelimit) {
+    /* every job runs on a worker (MCP tool calls too): one entry each */
+    s->jobtab = gw_jobtab_new(cfg->max_inflight_requests);
+    if (!s->metrics || !s->ratelimit || !s->jobtab) {
         r = sg_error_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
@@ -321,7 +335,7 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     free(token);
     token = NULL;
     s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
-                               s->metrics, s->ratelimit, s->vcache};
+                               s->metrics, s->ratelimit, s->vcache, s->jobtab};
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
         goto fail;
@@ -398,6 +412,7 @@ void gw_server_free(struct gw_server *s)
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);
     gw_ratelimit_free(s->ratelimit);
+    gw_jobtab_free(s->jobtab);
     sg_vcache_free(s->vcache);
     gw_ruleset_slot_destroy(&s->rules);
     pthread_mutex_destroy(&s->reload_lock);

@@ -34,6 +34,7 @@ struct gw_server {
     struct sg_httpsrv *http;
     struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
+    struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;

@@ -54,6 +54,12 @@ struct js_name_filter {
 
 struct js_consts;
 
+/* Object literals whose `return this` js_fluent.c has judged, remembered. */
+#define JS_FLUENT_CACHED 8
+/* Nodes all of js_fluent.c's whole-program scans of one analysis visit;
+ * past it `return this` is rejected as before (fail closed). */
+#define JS_FLUENT_SCAN_TOTAL 4000000u
+
 struct js_ctx {
     const struct sg_lang_policy *lp;
     const struct js_syms *sy;
@@ -73,8 +79,14 @@ struct js_ctx {
     size_t n_taints;
     struct js_consts *consts; /* string bindings, js_consts.c (owned) */
     int second_pass;          /* second walk: only uses of aliases and tainted names */
-    int stop;                 /* a fail-closed rule fired: end the walk */
-    int err;                  /* first internal error (-ENOMEM) */
+    struct {
+        uint32_t start; /* the object literal's first byte */
+        uint8_t ok;
+    } fluent[JS_FLUENT_CACHED]; /* js_fluent.c's answers */
+    size_t n_fluent;
+    size_t fluent_scanned; /* nodes js_fluent.c's scans visited (JS_FLUENT_SCAN_TOTAL) */
+    int stop;              /* a fail-closed rule fired: end the walk */
+    int err;               /* first internal error (-ENOMEM) */
 };
 
 /* Build the name filters from ctx->lp (once per check). */

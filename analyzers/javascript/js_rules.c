@@ -20,6 +20,7 @@
 #include "js_context.h"
 #include "js_fold.h"
 #include "js_modules.h"
+#include "js_fluent.h"
 #include "js_names.h"
 #include "js_scope.h"
 #include "rules.h"
@@ -153,7 +154,7 @@ static void check_this(struct js_ctx *c)
     if ((js_is(parent, c->sy->member_expression) || js_is(parent, c->sy->subscript_expression)) &&
         is_head_of(n, parent))
         return; /* this.x is checked as a member access, this[k] as a computed one */
-    if (js_this_may_be_global(c))
+    if (js_this_may_be_global(c) && !js_fluent_return_this(c))
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "'this' as a value in a plain function may be the global object (use a class, "
                   "an arrow function or \"use strict\")");

@@ -58,6 +58,9 @@ static void py_lang_init(void)
     f->return_type = field("return_type", &ok);
     f->type = field("type", &ok);
     f->superclasses = field("superclasses", &ok);
+    f->condition = field("condition", &ok);
+    f->consequence = field("consequence", &ok);
+    f->alternative = field("alternative", &ok);
     f->definition = field("definition", &ok);
     f->key = field("key", &ok);
     f->type_parameters = field("type_parameters", &ok);

@@ -44,6 +44,21 @@
 /* The job's methods that read private names through self, remembered by
  * name; past this every method name counts as one (fail closed). */
 #define PY_SENSITIVE_MAX 256
+/* The job's classes python_own_infer.c places, and the base edges between
+ * them; past either every class loses its exemption (fail closed). */
+#define PY_CLASSES_MAX 256
+#define PY_CLASS_EDGES_MAX 512
+/* Nodes or statements one ownership scan visits before it answers "not own". */
+#define PY_OWN_SCAN_NODES 20000
+/* Events, bindings and nodes all ownership scans of one analysis visit;
+ * past it every further question is answered "not own" (fail closed). */
+#define PY_OWN_SCAN_TOTAL 20000000u
+/* Field names whose ownership is remembered; past it, not own. */
+#define PY_FIELDS_CACHED 64
+/* Nesting of the ownership inference (alias -> field -> store -> ...). */
+#define PY_OWN_DEPTH 8
+/* Ownership assumptions open at once (aliases and functions being inferred). */
+#define PY_OWN_KEYS_MAX (2 * PY_OWN_DEPTH + 4)
 
 /* Node kinds the analyzer distinguishes (X-macro: enum + grammar names). */
 /* One table, laid out by hand (the formatter is not stable on it). */
@@ -98,7 +113,7 @@ enum py_kind {
 struct py_fields {
     TSFieldId name, alias, module_name, object, attribute, function, arguments, left, right, value,
         subscript, body, parameters, return_type, type, superclasses, definition, key,
-        type_parameters, operator, argument, expression;
+        type_parameters, operator, argument, expression, condition, consequence, alternative;
 };
 
 /* The grammar as the analyzer sees it: read-only after init, shared. */
@@ -216,7 +231,33 @@ struct py_ctx {
     } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
     size_t n_sens;
     uint8_t sens_ready, sens_all;
-    uint8_t stopped; /* a fatal violation ended the analysis */
+    struct {
+        TSNode node[PY_CLASSES_MAX]; /* class_definition */
+        int32_t scope[PY_CLASSES_MAX];
+        uint8_t tainted[PY_CLASSES_MAX];  /* a package's class may be in its MRO or below */
+        uint8_t mtainted[PY_CLASSES_MAX]; /* some base's methods may answer for its own */
+        uint16_t edge[PY_CLASS_EDGES_MAX][2];
+        size_t n, n_edges;
+        uint8_t ready, all_tainted;
+        uint8_t stdlib_bases; /* some class has a SAFE_BASES base (python_own_infer.c) */
+    } cls;                    /* python_own_infer.c */
+    uint8_t new_state;        /* instances of the job's classes: 0 unknown, 1 own, 2 not, 3 busy */
+    uint8_t fields_state;     /* field inference: 0 unknown, 1 on, 2 off (a store it cannot see) */
+    struct {
+        const char *name; /* arena */
+        uint8_t state;    /* 1 own, 2 not, 3 being computed */
+        uint8_t mode;     /* own_mode it was computed in */
+    } fields[PY_FIELDS_CACHED];
+    size_t n_fields;
+    uint8_t own_mode; /* what python_own infers: 0 the job's own object, 1 its instance */
+    /* what is being inferred (a binding, a def node's id) in which mode:
+     * assumed own while it is (python_own.c, py_own_assume) */
+    const void *own_keys[PY_OWN_KEYS_MAX];
+    uint8_t own_key_mode[PY_OWN_KEYS_MAX];
+    unsigned n_own_keys;
+    unsigned own_open;  /* ownership assumptions open (fields and aliases being inferred) */
+    size_t own_scanned; /* what the ownership scans visited (PY_OWN_SCAN_TOTAL) */
+    uint8_t stopped;    /* a fatal violation ended the analysis */
     uint8_t complex_reported;
 };
 

@@ -76,7 +76,8 @@ static void eval_attr(struct py_ctx *c, const struct py_event *ev)
     struct py_cands k = {0};
     if (!name)
         return;
-    int own = (name[0] == '_' || c->lp->capability_attributes.count) &&
+    /* only the private and capability rules exempt the job's own objects */
+    int own = (py_is_private(c->lp, name) || sg_strset_has(&c->lp->capability_attributes, name)) &&
               py_own_receiver(c, ts_node_child_by_field_id(ev->node, c->L->f.object), ev->scope);
     py_check_attr_rules(c, an, name, "", own);
     py_check_method_access(c, ev, name);

@@ -14,28 +14,92 @@
 #define METHOD_SCAN_MAX (64u * 1024u)
 
 struct own_ud {
+    TSNode use;
     int own, other, depth;
 };
 
 static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth);
 
+/* def node fn binds an instance as its first parameter: not a classmethod
+ * (decorated, or implicitly one) and not __new__. */
+static int binds_instance(struct py_ctx *c, TSNode fn)
+{
+    static const char *const implicit[] = {"__new__", "__init_subclass__", "__class_getitem__"};
+    const char *name = py_name(c, ts_node_child_by_field_id(fn, c->L->f.name));
+    TSNode p = ts_node_parent(fn);
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < sizeof(implicit) / sizeof(*implicit); i++)
+        if (!strcmp(name, implicit[i]))
+            return 0;
+    uint32_t n = py_kind(c, p) == PK_DECORATED_DEF ? ts_node_named_child_count(p) : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        TSNode d = ts_node_named_child(p, i);
+        uint32_t a = ts_node_start_byte(d), b = ts_node_end_byte(d);
+        if (!ts_node_eq(d, fn) && memmem(c->src + a, b - a, "classmethod", 11))
+            return 0;
+    }
+    return 1;
+}
+
+int py_own_assume(struct py_ctx *c, const void *key)
+{
+    for (unsigned i = 0; i < c->n_own_keys; i++)
+        if (c->own_keys[i] == key && c->own_key_mode[i] == c->own_mode)
+            return -1;
+    if (c->n_own_keys == PY_OWN_KEYS_MAX)
+        return 0;
+    c->own_key_mode[c->n_own_keys] = c->own_mode;
+    c->own_keys[c->n_own_keys++] = key;
+    c->own_open++;
+    return 1;
+}
+
+void py_own_release(struct py_ctx *c)
+{
+    c->own_open--;
+    c->n_own_keys--;
+}
+
+/* An alias being inferred counts as own, as fields do (python_own_infer.c):
+ * `node = self._head` then `node = node._next` in a loop. */
+static int alias_own(struct py_ctx *c, const struct py_binding *b, int depth)
+{
+    int r = py_own_assume(c, b);
+    if (r <= 0)
+        return r < 0;
+    int own = py_own_value(c, b->value, b->eval_scope, depth + 1);
+    py_own_release(c);
+    return own;
+}
+
 /* Every binding the name may have is the job's own: a def/class name, a
- * method's self/cls, or an instance of the job's own class (`x = C()`). */
+ * method's self/cls (of a class whose hierarchy is the job's own), or an
+ * alias of an own value (`x = C()`, `y = x`). */
 static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
 {
     struct own_ud *u = ud;
     if (!b)
         return 0; /* unbound here: a NameError, not some other object */
-    if (b->own && b->kind == PB_OPAQUE) {
-        u->own = 1;
-        return 0;
-    }
-    if (b->kind == PB_ALIAS && u->depth < 2 && py_kind(c, b->value) == PK_CALL) {
-        TSNode fn = ts_node_child_by_field_id(b->value, c->L->f.function);
-        if (py_kind(c, fn) == PK_IDENTIFIER && own_identifier(c, fn, b->eval_scope, u->depth + 1)) {
+    if (b->own && b->kind == PB_OPAQUE && c->own_mode) {
+        /* an instance: only a method's self (the def names are classes,
+         * functions and methods) */
+        TSNode def = b->own == PY_OWN_VALUE ? py_self_def(c, u->use, b->name) : (TSNode){0};
+        if (!ts_node_is_null(def) && binds_instance(c, def) &&
+            py_class_plain(c, py_def_class(c, def))) {
             u->own = 1;
             return 0;
         }
+    } else if (b->own && b->kind == PB_OPAQUE) {
+        TSNode cls =
+            b->own == PY_OWN_CLASS ? b->def : py_def_class(c, py_self_def(c, u->use, b->name));
+        if (ts_node_is_null(cls) || py_class_plain(c, cls)) {
+            u->own = 1;
+            return 0;
+        }
+    } else if (b->kind == PB_ALIAS && alias_own(c, b, u->depth)) {
+        u->own = 1;
+        return 0;
     }
     u->other = 1;
     return 1;
@@ -44,19 +108,95 @@ static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
 static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth)
 {
     const char *name = py_name(c, n);
-    struct own_ud u = {.depth = depth};
+    struct own_ud u = {.use = n, .depth = depth};
     if (!name)
         return 0;
     py_lookup_each(c, name, scope, ts_node_start_byte(n), own_fn, &u);
-    return u.own && !u.other;
+    return (u.own && !u.other) || py_narrowed_own(c, n, name, scope);
+}
+
+static int own_classes_call(struct py_ctx *c, TSNode fn, int32_t scope, int depth);
+static int own_in_mode(struct py_ctx *c, TSNode n, int32_t scope, int depth, uint8_t mode);
+
+/* `super().__new__(x)` / `object.__new__(x)` with x the job's own: an
+ * instance of x's class. */
+static int own_new_call(struct py_ctx *c, TSNode call, TSNode fn, int32_t scope, int depth)
+{
+    TSNode obj = ts_node_child_by_field_id(fn, c->L->f.object);
+    const char *attr = py_name(c, ts_node_child_by_field_id(fn, c->L->f.attribute));
+    int unknown = 0;
+    TSNode a0 = py_call_arg(c, call, 0, NULL, &unknown);
+    if (!attr || strcmp(attr, "__new__") != 0 || unknown || ts_node_is_null(a0))
+        return 0;
+    TSNode callee =
+        py_kind(c, obj) == PK_CALL ? ts_node_child_by_field_id(obj, c->L->f.function) : obj;
+    const char *root = py_kind(c, callee) == PK_IDENTIFIER ? py_name(c, callee) : NULL;
+    /* C.__new__(x) on the job's class: whatever __new__ the MRO holds is the
+     * job's (checked by py_instances_own) or object's */
+    if (py_kind(c, obj) != PK_CALL && own_in_mode(c, obj, scope, depth + 1, 0) &&
+        py_instances_own(c, depth + 1))
+        return own_in_mode(c, a0, scope, depth + 1, 0);
+    if (!root || (strcmp(root, py_kind(c, obj) == PK_CALL ? "super" : "object") != 0))
+        return 0;
+    struct py_cands k = {0};
+    py_resolve(c, callee, scope, depth, &k);
+    return k.n == 1 && !k.overflow && k.v[0].kind == PC_BUILTIN &&
+           own_in_mode(c, a0, scope, depth + 1, 0);
+}
+
+int py_own_value(struct py_ctx *c, TSNode n, int32_t scope, int depth)
+{
+    if (depth > PY_OWN_DEPTH || !py_step(c))
+        return 0;
+    for (int guard = 0; py_kind(c, n) == PK_PAREN && guard < PY_RESOLVE_DEPTH; guard++)
+        n = py_first_expr(c, n);
+    switch (py_kind(c, n)) {
+    case PK_IDENTIFIER:
+        return own_identifier(c, n, scope, depth);
+    case PK_ATTRIBUTE: {
+        const char *attr = py_name(c, ts_node_child_by_field_id(n, c->L->f.attribute));
+        /* the receiver is the job's (class or instance); the field decides */
+        return attr &&
+               own_in_mode(c, ts_node_child_by_field_id(n, c->L->f.object), scope, depth + 1, 0) &&
+               py_field_own(c, attr, depth + 1);
+    }
+    case PK_CALL: {
+        TSNode fn = ts_node_child_by_field_id(n, c->L->f.function);
+        if (py_kind(c, fn) == PK_ATTRIBUTE)
+            return own_new_call(c, n, fn, scope, depth) ||
+                   py_own_method_result(c, fn, scope, depth);
+        return own_classes_call(c, fn, scope, depth) || py_own_function_result(c, fn, scope, depth);
+    }
+    case PK_CONDITIONAL: /* a if cond else b */
+        return py_own_value(c, ts_node_named_child(n, 0), scope, depth + 1) &&
+               py_own_value(c, ts_node_named_child(n, 2), scope, depth + 1);
+    case PK_BOOLEAN_OP: /* a or b, a and b: one of the two */
+        return py_own_value(c, ts_node_child_by_field_id(n, c->L->f.left), scope, depth + 1) &&
+               py_own_value(c, ts_node_child_by_field_id(n, c->L->f.right), scope, depth + 1);
+    default:
+        return 0;
+    }
+}
+
+/* Runs py_own_value() in mode (0 own, 1 instance), then restores the mode. */
+static int own_in_mode(struct py_ctx *c, TSNode n, int32_t scope, int depth, uint8_t mode)
+{
+    uint8_t saved = c->own_mode;
+    c->own_mode = mode;
+    int own = py_own_value(c, n, scope, depth);
+    c->own_mode = saved;
+    return own;
+}
+
+int py_own_instance(struct py_ctx *c, TSNode n, int32_t scope, int depth)
+{
+    return own_in_mode(c, n, scope, depth, 1);
 }
 
 /* 1 when expression n is the job's own object (see own_fn). */
 int py_own_receiver(struct py_ctx *c, TSNode n, int32_t scope)
 {
-    for (int guard = 0; py_kind(c, n) == PK_PAREN && guard < PY_RESOLVE_DEPTH; guard++)
-        n = py_first_expr(c, n);
-    return py_kind(c, n) == PK_IDENTIFIER && own_identifier(c, n, scope, 0);
+    return py_own_value(c, n, scope, 0);
 }
 
 struct class_ud {
@@ -87,6 +227,19 @@ static int own_classes(struct py_ctx *c, TSNode n, int32_t scope, struct class_u
         return 0;
     py_lookup_each(c, name, scope, ts_node_start_byte(n), class_fn, u);
     return u->n > 0 && !u->other;
+}
+
+/* C(...) where every binding of C is one of the job's plain classes and no
+ * __new__ of the job's returns anything else: an instance of the job's. */
+static int own_classes_call(struct py_ctx *c, TSNode fn, int32_t scope, int depth)
+{
+    struct class_ud u;
+    if (!own_classes(c, fn, scope, &u))
+        return 0;
+    for (int i = 0; i < u.n; i++)
+        if (!py_class_plain(c, u.cls[i]->def))
+            return 0;
+    return py_instances_own(c, depth);
 }
 
 /* The first parameter of def node fn and its count of required
@@ -232,7 +385,7 @@ void py_check_method_access(struct py_ctx *c, const struct py_event *ev, const c
         return;
     if (own_classes(c, recv, ev->scope, &u))
         ; /* the class itself: only the case above passes */
-    else if (py_own_receiver(c, recv, ev->scope))
+    else if (py_own_instance(c, recv, ev->scope, 0))
         return;
     else if (callee && positional_args(c, call) < req)
         return;

@@ -5,7 +5,8 @@
 $(BUILD)/obj/images/nodejs/%.o: LAYER_INC = -Icommon -Iimages/nodejs
 NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c \
                     images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c \
-                    common/json_nesting.c common/json_raw.c common/sg_file_name.c common/sg_time.c
+                    common/json_nesting.c common/json_raw.c common/sg_file_name.c common/sg_time.c \
+                    common/sg_random.c
 NODE_RUNNER_OBJS := $(call objs,$(NODE_RUNNER_SRCS))
 BINS += $(BUILD)/sandgate-runner
 

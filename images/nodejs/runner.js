@@ -6,9 +6,14 @@
  * as `node --disallow-code-generation-from-strings /opt/sandgate/runner.js`
  * before any job exists, in its own process group, in the workspace, with
  *
- *   fd 0 /dev/null     fd 3 the job's arguments (JSON object), then EOF
- *   fd 1 stdout pipe   fd 4 the report: ONE line of JSON ending in '\n'
- *   fd 2 stderr pipe
+ *   fd 0 /dev/null     fd 3 the report token and '\n', the job's arguments
+ *   fd 1 stdout pipe        (JSON object), then EOF
+ *   fd 2 stderr pipe   fd 4 the report: ONE line, the token, a space, JSON, '\n'
+ *
+ * The program can write to fd 4 as well (it is this process's), so the parent
+ * takes as the report only a line carrying the token: fresh per job, read
+ * here before the program is compiled and kept in this file's scope, which no
+ * code of the program can reach.
  *
  * Everything that can happen before the job does (interpreter start-up,
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
@@ -98,8 +103,11 @@ function writeAllSync(fd, buf) {
   }
 }
 
+// The parent's report token (fd 3's first line), set in runJob().
+let reportToken = '';
+
 function childReport(message, code) {
-  writeAllSync(REPORT_FD, bufferFrom(`${message}\n`, 'utf8'));
+  writeAllSync(REPORT_FD, bufferFrom(`${reportToken} ${message}\n`, 'utf8'));
   realProcess.exit(code);
 }
 
@@ -416,7 +424,9 @@ function runJob() {
     realProcess.exit(70);
   }
   if (!raw) realProcess.exit(0); // the parent gave up on the job
-  const payload = JSON.parse(raw);
+  const nl = raw.indexOf('\n');
+  reportToken = raw.slice(0, nl);
+  const payload = JSON.parse(raw.slice(nl + 1));
   // A networked job's clients go through the egress proxy (egress.js).
   if (payload.runtime && payload.runtime.network && EGRESS) EGRESS.install();
   childRun(payload.arguments, payload.runtime || null);

@@ -151,6 +151,10 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     json_t *limits = json_object_get(root, "limits");
     if (limits && !json_is_null(limits) && !json_is_object(limits))
         return sg_error_set(err, -EINVAL, "'limits' must be an object");
+    json_t *stream = json_object_get(root, "stream");
+    if (stream && !json_is_boolean(stream))
+        return sg_error_set(err, -EINVAL, "'stream' must be a boolean");
+    job->stream = json_is_true(stream);
     size_t timeout_ms = 0;
     int r = int_limit(limits, "timeout_ms", RUNNER_DEFAULT_TIMEOUT_MS, RUNNER_MAX_TIMEOUT_MS,
                       &timeout_ms, err);

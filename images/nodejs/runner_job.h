@@ -56,6 +56,7 @@ struct runner_job {
     size_t n_files;
     unsigned timeout_ms;
     size_t max_output;
+    int stream; /* send stream frames (PROTOCOL.md) while the program runs */
 };
 
 /* Fills the limits from the environment; workspace and main_file are the

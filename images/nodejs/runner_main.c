@@ -117,6 +117,14 @@ static int read_job_line(const struct runner_cfg *cfg, struct sg_buf *ret_line)
     }
 }
 
+static void send_frame(void *ud, const char *name, const char *data, size_t len)
+{
+    const struct runner_job *job = ud;
+    int r = runner_stream_write(job->nonce, name, data, len);
+    if (r < 0)
+        fprintf(stderr, "runner: cannot write a stream frame: %s\n", strerror(-r));
+}
+
 static int answer(json_t *result, const char *nonce)
 {
     int r = result ? runner_result_write(result, nonce) : -ENOMEM;
@@ -152,8 +160,9 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
         result = runner_result_failed("bad_job", err.msg);
     } else {
         struct runner_watch w;
+        int streamed = job.stream && job.nonce[0];
         runner_watch_run(child, sigfd, job.payload_json, strlen(job.payload_json), job.max_output,
-                         job.timeout_ms, &w);
+                         job.timeout_ms, streamed ? send_frame : NULL, &job, &w);
         runner_child_kill(child);
         result = runner_result_from_watch(cfg, &w, job.max_output);
         runner_watch_free(&w);

@@ -376,19 +376,15 @@ void runner_result_artifacts(const struct runner_cfg *cfg, json_t *result)
         json_decref(skipped);
 }
 
-int runner_result_write(json_t *result, const char *nonce)
+/* "\n" + line + "\n" to fd 1. Leading newline: a partial line the program
+ * wrote to this stdout (it can reach it through /proc/1/fd/1) cannot swallow
+ * the line. */
+static int write_line(const char *line)
 {
-    json_object_set_new(result, "sandgate_runner", json_integer(PROTOCOL_VERSION));
-    json_object_set_new(result, "nonce", nonce && *nonce ? json_string(nonce) : json_null());
-    char *line = json_dumps(result, JSON_COMPACT);
     size_t len = line ? strlen(line) : 0;
     char *out = line ? malloc(len + 2) : NULL;
-    if (!out) {
-        free(line);
+    if (!out)
         return -ENOMEM;
-    }
-    /* Leading newline: a partial line the program wrote to this stdout (it can
-     * reach it through /proc/1/fd/1) cannot swallow the result. */
     out[0] = '\n';
     memcpy(out + 1, line, len);
     out[len + 1] = '\n';
@@ -404,6 +400,26 @@ int runner_result_write(json_t *result, const char *nonce)
         off += (size_t)w;
     }
     free(out);
+    return r;
+}
+
+int runner_result_write(json_t *result, const char *nonce)
+{
+    json_object_set_new(result, "sandgate_runner", json_integer(PROTOCOL_VERSION));
+    json_object_set_new(result, "nonce", nonce && *nonce ? json_string(nonce) : json_null());
+    char *line = json_dumps(result, JSON_COMPACT);
+    int r = write_line(line);
+    free(line);
+    return r;
+}
+
+int runner_stream_write(const char *nonce, const char *name, const char *data, size_t len)
+{
+    json_t *frame = json_pack("{s:i,s:s,s:s,s:o}", "sandgate_runner", PROTOCOL_VERSION, "nonce",
+                              nonce, "stream", name, "text", runner_text(data, len));
+    char *line = frame ? json_dumps(frame, JSON_COMPACT) : NULL;
+    json_decref(frame);
+    int r = write_line(line);
     free(line);
     return r;
 }

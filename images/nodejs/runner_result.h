@@ -36,6 +36,10 @@ void runner_result_artifacts(const struct runner_cfg *cfg, json_t *result);
  * U+FFFD (caller owns the reference); NULL when out of memory. */
 json_t *runner_text(const char *data, size_t len);
 
+/* Writes one stream frame (PROTOCOL.md, "Stream frames") for name ("stdout"
+ * or "stderr") with text data[0..len) to fd 1. 0 or a negative errno. */
+int runner_stream_write(const char *nonce, const char *name, const char *data, size_t len);
+
 /* Writes "\n" + the line + "\n" to fd 1 with nonce ("" = null) added.
  * Returns 0 or a negative errno. */
 int runner_result_write(json_t *result, const char *nonce);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sg_random.h"
 #include "sg_time.h"
 
 #define READ_CHUNK 65536
@@ -84,6 +85,11 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int r = 0;
     int *all[] = {&null, &job[0], &job[1], &out[0], &out[1], &er[0], &er[1], &res[0], &res[1]};
+    char token[sizeof(ret_child->token)];
+    if ((r = sg_random_hex(token, RUNNER_TOKEN_BYTES)) < 0) {
+        sg_error_set(err, r, "cannot make the report token: %s", strerror(-r));
+        goto out;
+    }
     if (null < 0 || pipe2(job, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0) {
         r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
@@ -101,6 +107,7 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
     setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
     *ret_child = (struct runner_child){
         .pid = pid, .job_w = job[1], .out_r = out[0], .err_r = er[0], .res_r = res[0]};
+    memcpy(ret_child->token, token, sizeof(token));
     job[1] = out[0] = er[0] = res[0] = -1;
 out:
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -140,6 +147,31 @@ static int pump(int *fd, struct sg_buf *b)
 
 static const char *const PIPE_NAMES[] = {"stdout", "stderr", "result"};
 
+/* Keeps only the report in w->res. Each complete line on fd 4 (and, once the
+ * pipe is done, the unterminated rest) that does not carry the token is the
+ * program's (it holds fd 4 too) and is dropped; in the first line that does,
+ * what precedes the token (a partial line the program left) and the token
+ * with its space go, and the report stays. */
+static void report_filter(const struct runner_child *c, struct runner_watch *w, int res_open)
+{
+    size_t tl = strlen(c->token);
+    while (!w->reported && w->res.len > 0 && tl > 0) {
+        char *d = w->res.data, *nl = memchr(d, '\n', w->res.len);
+        if (!nl && res_open)
+            return; /* the line is not complete yet */
+        size_t line = nl ? (size_t)(nl - d) + 1 : w->res.len, skip = line;
+        const char *t = memmem(d, line, c->token, tl);
+        if (t && (size_t)(t - d) + tl < line && t[tl] == ' ') {
+            skip = (size_t)(t - d) + tl + 1;
+            w->reported = 1;
+        } else {
+            w->forged_lines++;
+        }
+        memmove(d, d + skip, w->res.len - skip);
+        w->res.len -= skip;
+    }
+}
+
 /* Reads whatever the pipes hold now (the child has reported or exited, so
  * everything it wrote before is there), without waiting for EOF: something
  * the program started may hold them open. */
@@ -156,11 +188,7 @@ static void drain(struct runner_child *c, struct runner_watch *w)
             w->limit_hit = PIPE_NAMES[i];
         }
     }
-}
-
-static int report_complete(const struct runner_watch *w, int res_open)
-{
-    return w->res.len > 0 && (!res_open || memchr(w->res.data, '\n', w->res.len));
+    report_filter(c, w, 0);
 }
 
 static void reap(struct runner_child *c, struct runner_watch *w)
@@ -191,15 +219,88 @@ static long proc_hwm_kb(pid_t pid)
     return p ? strtol(p + 6, NULL, 10) : 0;
 }
 
+/* The job pipe carries the token line, then the arguments; *off counts both. */
 static void write_args(struct runner_child *c, const char *args, size_t len, size_t *off)
 {
-    ssize_t n = write(c->job_w, args + *off, len - *off);
+    char head[sizeof(c->token) + 1];
+    size_t hl = (size_t)snprintf(head, sizeof(head), "%s\n", c->token);
+    const char *from = *off < hl ? head + *off : args + (*off - hl);
+    ssize_t n = write(c->job_w, from, *off < hl ? hl - *off : hl + len - *off);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n > 0)
         *off += (size_t)n;
-    if (n < 0 || *off == len) /* done, or the child is gone (EPIPE) */
+    if (n < 0 || *off == hl + len) /* done, or the child is gone (EPIPE) */
         c->job_w = close_keep_errno(c->job_w);
+}
+
+size_t runner_utf8_boundary(const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    for (size_t back = 1; back <= 4 && back <= len; back++) {
+        unsigned char b = s[len - back];
+        if (b < 0x80)
+            return len;
+        if (b >= 0xC0) {
+            size_t need = b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+            return back >= need ? len : len - back;
+        }
+    }
+    return len;
+}
+
+/* Sends what stream i (0 stdout, 1 stderr) holds unsent; all of it when
+ * final, else up to the last complete UTF-8 character. */
+static void stream_flush(struct runner_watch *w, int i, int final)
+{
+    struct runner_stream *s = &w->stream;
+    const struct sg_buf *b = i == 0 ? &w->out : &w->err;
+    size_t end = b->len;
+    if (!b->data || s->sent[i] >= end) {
+        s->since[i] = 0;
+        return;
+    }
+    if (!final)
+        end = s->sent[i] + runner_utf8_boundary(b->data + s->sent[i], end - s->sent[i]);
+    while (s->sent[i] < end) {
+        size_t n = end - s->sent[i];
+        if (n > RUNNER_STREAM_FRAME_MAX) {
+            n = runner_utf8_boundary(b->data + s->sent[i], RUNNER_STREAM_FRAME_MAX);
+            n = n ? n : RUNNER_STREAM_FRAME_MAX;
+        }
+        s->fn(s->ud, PIPE_NAMES[i], b->data + s->sent[i], n);
+        s->sent[i] += n;
+    }
+    s->since[i] = s->sent[i] < b->len ? now_ms() : 0;
+}
+
+/* New bytes arrived in stream i (from offset old): a newline sends them. */
+static void stream_note(struct runner_watch *w, int i, size_t old)
+{
+    const struct sg_buf *b = i == 0 ? &w->out : &w->err;
+    if (!w->stream.fn || b->len == old)
+        return;
+    if (!w->stream.since[i])
+        w->stream.since[i] = now_ms();
+    if (memchr(b->data + old, '\n', b->len - old))
+        stream_flush(w, i, 0);
+}
+
+/* Streams whose oldest unsent byte waited RUNNER_STREAM_FLUSH_MS go now;
+ * returns how long until the next one is due (ms; -1 none). */
+static double stream_tick(struct runner_watch *w)
+{
+    double next = -1;
+    for (int i = 0; w->stream.fn && i < 2; i++) {
+        if (!w->stream.since[i])
+            continue;
+        double due = w->stream.since[i] + RUNNER_STREAM_FLUSH_MS - now_ms();
+        if (due <= 0)
+            stream_flush(w, i, 0);
+        else if (next < 0 || due < next)
+            next = due;
+    }
+    return next;
 }
 
 /* Handles what poll() reported for the three output pipes. */
@@ -211,11 +312,17 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
     for (int i = 0; i < 3 && !w->stop; i++) {
         if (slot[i] < 0 || !(p[slot[i]].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
-        if (pump(fds[i], bufs[i]) == -E2BIG) {
+        size_t old = bufs[i]->len;
+        int r = pump(fds[i], bufs[i]);
+        if (i < 2)
+            stream_note(w, i, old);
+        if (r == -E2BIG) {
             w->stop = RUNNER_OUTPUT_LIMIT;
             w->limit_hit = PIPE_NAMES[i];
-        } else if (i == 2 && report_complete(w, c->res_r >= 0)) {
-            w->stop = RUNNER_REPORTED;
+        } else if (i == 2) {
+            report_filter(c, w, c->res_r >= 0);
+            if (w->reported)
+                w->stop = RUNNER_REPORTED;
         }
     }
 }
@@ -242,6 +349,9 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
         w->stop = RUNNER_TIMEOUT;
         return;
     }
+    double due = stream_tick(w);
+    if (due >= 0 && due < left)
+        left = due;
     if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
         return; /* EINTR or the deadline: the next round decides */
     if (job_slot >= 0 && p[job_slot].revents)
@@ -258,10 +368,11 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
 }
 
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
-                      size_t max_output, unsigned timeout_ms, struct runner_watch *ret_watch)
+                      size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
+                      struct runner_watch *ret_watch)
 {
     struct runner_watch *w = ret_watch;
-    *w = (struct runner_watch){0};
+    *w = (struct runner_watch){.stream = {.fn = fn, .ud = ud}};
     sg_buf_init(&w->out, max_output);
     sg_buf_init(&w->err, max_output);
     sg_buf_init(&w->res, max_output);
@@ -278,6 +389,8 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
     if (w->stop == RUNNER_REPORTED || w->stop == RUNNER_EXITED)
         drain(child, w);
     w->elapsed_ms = now_ms() - started;
+    for (int i = 0; w->stream.fn && i < 2; i++)
+        stream_flush(w, i, 1);
     if (!w->reaped)
         reap(child, w);
     if (!w->reaped)

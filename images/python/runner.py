@@ -65,10 +65,18 @@ RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtim
 DENIALS_MAX = 16
 DENIAL_BYTES_MAX = 64 << 10
 EXIT_DENIAL_LOST = 86  # runtime_guard.py: a denial could not be recorded
+# Written by the child on the denial pipe once the run-time policy is in
+# place, before the program runs: an empty record, which parse_denials skips.
+STARTED_MARK = b"\n"
 NONCE_RE = re.compile(r"[A-Za-z0-9]{16,128}")
 # How often the parent looks for an exited child while a descendant still
 # holds the output pipes open.
 EXIT_POLL_S = 0.1
+# Stream frames (executors/PROTOCOL.md, "Stream frames"): output is sent at a
+# newline or at most this long after its first unsent byte, in frames of at
+# most STREAM_FRAME_MAX bytes of text.
+STREAM_FLUSH_S = 0.05
+STREAM_FRAME_MAX = 16 << 10
 # Deepest result value, in containers (common/json_raw.h: SG_JSON_RESULT_DEPTH_MAX).
 RESULT_MAX_DEPTH = 512
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -387,8 +395,15 @@ def child_main(cfg, fds):
         arguments = payload["arguments"]
         if (payload.get("runtime") or {}).get("network"):
             child_network(os.environ.get("SANDGATE_EGRESS_PROXY", ""))
+        if payload.get("stream"):
+            # A streamed job's print() reaches the client line by line, as
+            # on a terminal, not when an 8 KiB pipe buffer fills.
+            sys.stdout.reconfigure(line_buffering=True)
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
+            # The program starts now: from here on a runner_error report is
+            # the program's own writing (see STARTED_MARK).
+            write_all(fds["den_w"], STARTED_MARK)
         # This frame stays on the stack under the job's: a frame walk (a
         # library's sys._getframe on the job's behalf) must find nothing of
         # the guard here (its module's globals are what its checks read).
@@ -469,6 +484,9 @@ def parse_job(cfg, job):
         raise BadJob("'limits' must be an object")
     if job.get("nonce") is not None and job_nonce(job) is None:
         raise BadJob("'nonce' must be 16-128 characters [A-Za-z0-9]")
+    stream = job.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadJob("'stream' must be a boolean")
     runtime = job.get("runtime")
     if runtime is not None and not isinstance(runtime, dict):
         raise BadJob("'runtime' must be an object")
@@ -479,6 +497,8 @@ def parse_job(cfg, job):
         "timeout_ms": int_limit(limits, "timeout_ms", DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
         "max_output": int_limit(limits, "max_output_bytes", DEFAULT_MAX_OUTPUT, MAX_MAX_OUTPUT),
         "runtime": runtime,
+        "stream": stream and job_nonce(job) is not None,
+        "nonce": job_nonce(job),
     }
 
 
@@ -532,10 +552,80 @@ def read_job_line(cfg):
     return line
 
 
+class Streamer:
+    """Sends the program's output as stream frames while it runs. Only what
+    Run.take kept (under max_output) is sent, so the frames of a stream never
+    add up to more than its share of the result line."""
+
+    def __init__(self, nonce, fds):
+        self.nonce = nonce
+        self.names = {fds["out_r"]: "stdout", fds["err_r"]: "stderr"}
+        self.pending = {fd: bytearray() for fd in self.names}
+        self.since = {fd: None for fd in self.names}
+
+    def add(self, fd, data):
+        if fd not in self.names or not data:
+            return
+        if self.since[fd] is None:
+            self.since[fd] = time.monotonic()
+        self.pending[fd] += data
+        if b"\n" in data:
+            self.flush(fd, final=False)
+
+    def due_in(self):
+        """Seconds until the oldest unsent byte must go (None: nothing waits)."""
+        waits = [t + STREAM_FLUSH_S - time.monotonic() for t in self.since.values() if t]
+        return max(min(waits), 0.0) if waits else None
+
+    def tick(self):
+        now = time.monotonic()
+        for fd, t in self.since.items():
+            if t is not None and now - t >= STREAM_FLUSH_S:
+                self.flush(fd, final=False)
+
+    def flush(self, fd, final):
+        buf = self.pending[fd]
+        end = len(buf) if final else utf8_boundary(buf)
+        pos = 0
+        while pos < end:
+            piece = buf[pos:min(pos + STREAM_FRAME_MAX, end)]
+            if pos + len(piece) < end:
+                piece = piece[:utf8_boundary(piece) or len(piece)]
+            self.send(self.names[fd], bytes(piece))
+            pos += len(piece)
+        del buf[:end]
+        self.since[fd] = time.monotonic() if buf else None
+
+    def finish(self):
+        for fd in self.names:
+            self.flush(fd, final=True)
+
+    def send(self, name, data):
+        if not data:
+            return
+        frame = {"sandgate_runner": PROTOCOL_VERSION, "nonce": self.nonce, "stream": name,
+                 "text": data.decode("utf-8", "replace")}
+        write_all(1, ("\n" + json.dumps(frame, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def utf8_boundary(buf):
+    """Length of buf without a UTF-8 sequence cut at its end (sent later)."""
+    n = len(buf)
+    for back in range(1, min(4, n) + 1):
+        b = buf[n - back]
+        if b < 0x80:
+            return n
+        if b >= 0xC0:
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return n if back >= need else n - back
+    return n
+
+
 class Run:
     """What the parent sees of one run of the child."""
 
-    def __init__(self, pid, fds, max_output):
+    def __init__(self, pid, fds, max_output, streamer=None):
+        self.streamer = streamer
         self.pid = pid
         self.bufs = {fds["out_r"]: bytearray(), fds["err_r"]: bytearray(),
                      fds["res_r"]: bytearray()}
@@ -555,6 +645,8 @@ class Run:
             return
         room = self.cap - len(buf)
         buf += chunk[:max(room, 0)]
+        if self.streamer:
+            self.streamer.add(fd, chunk[:max(room, 0)])
         if len(chunk) > room:
             self.limit_hit = {self.out_fd: "stdout", self.err_fd: "stderr",
                               self.res_fd: "result"}[fd]
@@ -601,7 +693,11 @@ def supervise(run, deadline):
                 return None
             time.sleep(min(left, 0.002))
             continue
-        events = poller.poll(min(left, EXIT_POLL_S) * 1000)
+        wait = min(left, EXIT_POLL_S)
+        due = run.streamer.due_in() if run.streamer else None
+        events = poller.poll((wait if due is None else min(wait, due)) * 1000)
+        if run.streamer:
+            run.streamer.tick()
         for fd, _ in events:
             if fd not in fds_open:
                 continue
@@ -642,9 +738,13 @@ def reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_report(data):
+def parse_report(data, setup_failed_possible=False):
     """The child's report, validated and bounded: (outcome, message, result)
-    with result ready for the result line. Raises UnreadableReport."""
+    with result ready for the result line. Raises UnreadableReport.
+    runner_error (the run-time policy could not be installed) is believed only
+    while setup_failed_possible: the program holds the report pipe too, and a
+    runner_error it wrote would otherwise pass its failure off as the
+    sandbox's and hide its denials."""
     try:
         report = json.loads(data, parse_constant=reject_constant)
     except (ValueError, RecursionError) as e:
@@ -653,6 +753,8 @@ def parse_report(data):
     if not isinstance(report, dict) or \
             report.get("outcome") not in ("ok", "exception", "no_main", "runner_error"):
         raise UnreadableReport("not a known outcome")
+    if report["outcome"] == "runner_error" and not setup_failed_possible:
+        raise UnreadableReport("runner_error written after the program started")
     message = report.get("message")
     if message is not None and not isinstance(message, str):
         raise UnreadableReport("message is not a string")
@@ -671,8 +773,11 @@ def parse_report(data):
     return report["outcome"], message, result
 
 
-def classify(run, stopped):
-    """Outcome fields from how the child ended and what it reported."""
+def classify(run, stopped, enforced=False):
+    """Outcome fields from how the child ended and what it reported.
+    enforced: the job had a run-time policy, whose installation is the only
+    place a runner_error report comes from; it happens before the child
+    writes STARTED_MARK on the denial pipe."""
     res = {"exit_code": 0, "signal": 0, "result": {"present": False}, "message": None}
     if stopped == "timeout":
         res.update(outcome="timeout", exit_code=EXIT_TIMEOUT, message="timeout_ms exceeded")
@@ -690,7 +795,8 @@ def classify(run, stopped):
     unreadable = None
     if run.bufs[run.res_fd]:
         try:
-            res["outcome"], res["message"], res["result"] = parse_report(bytes(run.bufs[run.res_fd]))
+            res["outcome"], res["message"], res["result"] = parse_report(
+                bytes(run.bufs[run.res_fd]), enforced and not run.bufs[run.den_fd])
             if res["outcome"] == "runner_error":
                 res["exit_code"] = EXIT_RUNNER
             return res
@@ -805,9 +911,10 @@ def report(fields, nonce):
 
 def parent_run_job(cfg, pid, fds, job):
     prepare_workspace(job)
-    run = Run(pid, fds, job["max_output"])
+    streamer = Streamer(job["nonce"], fds) if job["stream"] else None
+    run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
-    payload = {"arguments": job["arguments"], "runtime": job["runtime"]}
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
     write_all(fds["job_w"], json.dumps(payload).encode("utf-8"))
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
@@ -816,7 +923,9 @@ def parent_run_job(cfg, pid, fds, job):
         run.reap(0)
     elapsed_ms = (time.monotonic() - started) * 1000.0
     kill_group(pid)  # anything the program left behind
-    fields = classify(run, stopped)
+    if streamer:
+        streamer.finish()
+    fields = classify(run, stopped, job["runtime"] is not None)
     apply_denials(fields, run, job["runtime"] is not None)
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])

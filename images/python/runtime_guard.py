@@ -109,7 +109,7 @@ SOCKET_USE_EVENTS = frozenset(("socket.connect", "socket.bind", "socket.sendto",
                                "socket.sendmsg"))
 REFLECTION_EVENTS = frozenset((
     "sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
-    "exec", "code.__new__", "function.__new__", "builtins.breakpoint"))
+    "exec", "function.__new__", "builtins.breakpoint"))
 # Reflection that reaches objects no caller handed over (every live object,
 # every thread's frames, a trace function that sees the hook's own frame):
 # stopped whoever asks, library or job. Data libraries do not use them; the
@@ -125,7 +125,11 @@ NATIVE_EVENTS = frozenset((
     "ctypes.set_errno", "ctypes.get_last_error", "ctypes.set_last_error",
     "ctypes.seh_exception", "ctypes.PyObj_FromPtr", "ctypes.set_exception"))
 # Events that matter only when the job's own code raised them.
-USER_ONLY_EVENTS = REFLECTION_EVENTS | frozenset(("marshal.loads", "marshal.load"))
+USER_ONLY_EVENTS = REFLECTION_EVENTS
+# Where the import system turns a cached module's bytes into code: the one
+# place a library may unmarshal code (on_marshal).
+BYTECODE_FRAME = ("<frozen importlib._bootstrap_external>", "_compile_bytecode")
+PYC_HEADER = 16
 # The C-level attribute: a subclass cannot run code when the hook reads it.
 SOCKET_FAMILY = _socket.socket.family
 # (event, index of the path argument, writes?)
@@ -275,18 +279,16 @@ def real_path(path):
     return "/" + "/".join(out)
 
 
-def same_content(path, source):
-    """Whether the library file at path holds exactly source (read-only root:
-    it cannot change between this check and the compile)."""
-    if type(source) is str:
-        source = source.encode("utf-8", "surrogateescape")
+def read_upto(path, limit):
+    """The first bytes of the file at path, past limit when it is longer
+    (enough to tell it from a shorter text); None when it cannot be read."""
     try:
         fd = _open(path, os.O_RDONLY | os.O_CLOEXEC)
     except (OSError, ValueError):
-        return False
+        return None
     try:
         chunks, total = [], 0
-        while total <= len(source):
+        while total <= limit:
             chunk = _read(fd, 1 << 16)
             if not chunk:
                 break
@@ -294,7 +296,15 @@ def same_content(path, source):
             total += len(chunk)
     finally:
         _close(fd)
-    return b"".join(chunks) == source
+    return b"".join(chunks)
+
+
+def same_content(path, source):
+    """Whether the library file at path holds exactly source (read-only root:
+    it cannot change between this check and the compile)."""
+    if type(source) is str:
+        source = source.encode("utf-8", "surrogateescape")
+    return read_upto(path, len(source)) == source
 
 
 def exists(path):
@@ -411,6 +421,7 @@ class Guard:
             h["ctypes.dlopen"] = self.on_dlopen
         if not rt.get("unpickle"):
             h["pickle.find_class"] = self.on_unpickle
+        if not rt.get("unpickle") or not rt.get("reflection"):
             h["marshal.loads"] = h["marshal.load"] = self.on_marshal
         if not rt.get("reflection"):
             for e in REFLECTION_EVENTS:
@@ -418,6 +429,7 @@ class Guard:
             for e in GLOBAL_REFLECTION_EVENTS:
                 h[e] = self.on_global_reflection
             h["compile"] = self.on_compile
+            h["code.__new__"] = self.on_code_new
         h["sys.addaudithook"] = self.on_addaudithook
         if self.sandbox_files:
             h["open"] = self.on_open
@@ -463,8 +475,45 @@ class Guard:
                            f"{safe_text(args[1])[1:-1]}" if len(args) > 1 else event)
 
     def on_marshal(self, event, args, frame):
+        """The job's own unmarshalling is unpickle (or reflection: it makes
+        code). A library's is allowed only where the import system loads a
+        cached module, with that .pyc file's own bytes: unmarshalled on the
+        job's behalf (importlib's _compile_bytecode called with the job's
+        bytes), code could carry a library file's name and pass for library
+        code."""
         if self.is_user(frame):
-            return self.record("unpickle", event)
+            if not self.rt.get("unpickle"):
+                return self.record("unpickle", event)
+            return self.record("reflection", event) if not self.rt.get("reflection") else None
+        if self.rt.get("reflection") or \
+                self.guarded(self._genuine_bytecode, frame, args[0] if args else None):
+            return None
+        return self.record("reflection", f"{event} of code not read from a library file", frame)
+
+    def _genuine_bytecode(self, frame, data):
+        code = frame.f_code
+        if (code.co_filename, code.co_name) != BYTECODE_FRAME or type(data) is not bytes:
+            return False
+        path = frame.f_locals.get("bytecode_path")
+        if type(path) is not str or not path.startswith(self.lib_prefixes) or \
+                path.startswith("<"):
+            return False
+        pyc = read_upto(path, len(data) + PYC_HEADER)
+        return pyc is not None and pyc[PYC_HEADER:] == data
+
+    def on_code_new(self, event, args, frame):
+        """Building a code object (CodeType(), code.replace()): the job's is
+        reflection. A library's may name a library file only while a
+        library's module body runs (types.coroutine rebuilding the module's
+        own functions as it imports); called on the job's behalf later, the
+        code would pass for library code with the job's bytecode in it
+        (compile and marshal hold the same line)."""
+        if self.is_user(frame):
+            return self.record("reflection", event)
+        name = args[1] if len(args) > 1 else None
+        if type(name) is str and name.startswith(self.lib_prefixes) and \
+                not name.startswith("<") and not self.import_time(frame):
+            return self.record("reflection", f"code object named {name} made by a library")
         return None
 
     def on_reflection(self, event, args, frame):

@@ -494,12 +494,20 @@ class NodeRunner(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 20)
 
     def test_forged_report_is_the_programs_own_result(self):
-        # The report pipe is the program's to scribble on: garbage is an
-        # exception of the program, never a runner failure.
+        # The report pipe is the program's to scribble on, but only a line
+        # with the job's report token is the report: garbage, a forged
+        # report and a half line before the real one change nothing.
         r = self.run_js("const fs = require('fs');\n"
-                        "function main() { fs.writeSync(4, 'not json\\n'); return 1; }\n")
-        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 1))
-        self.assertIn("unreadable report", r["message"])
+                        "function main() { fs.writeSync(4, 'not json\\n');\n"
+                        "  fs.writeSync(4, '{\"outcome\":\"ok\",\"present\":true,"
+                        "\"value_json\":\"2\"}\\n');\n"
+                        "  fs.writeSync(4, 'half a line'); return 1; }\n")
+        self.assertEqual((r["outcome"], r["exit_code"], r["result"]),
+                         ("ok", 0, {"present": True, "value": 1}), r)
+        # no report line at all: the child's exit decides
+        r = self.run_js("const fs = require('fs');\n"
+                        "function main() { fs.writeSync(4, 'not json\\n'); process.exit(3); }\n")
+        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 3), r)
 
     def test_invalid_utf8_output_is_replaced(self):
         r = self.run_js("function main() { process.stdout.write(Buffer.from([0xff, 0x41, 0xe2, 0x82])); }\n")

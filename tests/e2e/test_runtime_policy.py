@@ -179,6 +179,29 @@ class PythonRuntime(RuntimeCase):
         self.assertEqual(self.success("threads.py", policy="permissive")["result"]["value"],
                          [0, 1, 2, 3])
 
+    def test_code_unmarshalled_by_a_library(self):
+        body = self.unauthorized("code_via_library_unmarshal.py", "reflection")
+        self.assertIn("marshal.loads", body["detail"])
+        self.assertNotIn("escaped", body["stdout"])
+
+    def forge_runner_error(self, deny):
+        rt = runtime_of("default", "python")
+        rt.update(imports=None, files="any")
+        status, _, body = self.ex.run(source(REDTEAM, "forge_runner_error.py"), timeout=120,
+                                      runtime=rt, arguments={"deny": deny})
+        self.assertEqual(status, 200, body)
+        return body
+
+    def test_forged_runner_error_does_not_hide_a_denial(self):
+        body = self.forge_runner_error(True)
+        self.assertEqual((body["status"], body.get("unauthorized_access_type")),
+                         ("unauthorized_access", "process"), body)
+
+    def test_forged_runner_error_is_the_programs_failure(self):
+        body = self.forge_runner_error(False)
+        self.assertEqual(body["status"], "program_error", body)
+        self.assertIn("unreadable report", body["detail"], body)
+
     def test_no_runtime_section_changes_nothing(self):
         body = self.job(source(REDTEAM, "process_caught.py"), policy=None)
         self.assertEqual(body["status"], "success", body)
@@ -209,6 +232,18 @@ class NodeRuntime(RuntimeCase):
 
     def test_denial_cannot_be_hidden_by_replaced_globals(self):
         body = self.unauthorized("forge_denial_json.js", "process")
+        self.assertEqual(body["denials"][0]["target"], "child_process")
+
+    def test_forged_report_line_is_dropped(self):
+        """A report line the program wrote on fd 4 lacks the job's token:
+        the job ends as the program's own outcome, whether that is its
+        value or the denial that followed the forgery."""
+        code = source(REDTEAM, "forge_report.js")
+        body = self.job(code, arguments={"deny": False})
+        self.assertEqual((body["status"], body["result"].get("value")), ("success", "own"), body)
+        body = self.job(code, arguments={"deny": True})
+        self.assertEqual((body["status"], body.get("unauthorized_access_type")),
+                         ("unauthorized_access", "process"), body)
         self.assertEqual(body["denials"][0]["target"], "child_process")
 
     def test_require_reads_names_with_its_own_string_methods(self):

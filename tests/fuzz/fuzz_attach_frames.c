@@ -14,6 +14,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Stream frames reach the hook only well-formed (PROTOCOL.md). */
+static int on_frame(void *ud, const char *name, json_t *text)
+{
+    (void)ud;
+    if ((strcmp(name, "stdout") != 0 && strcmp(name, "stderr") != 0) || !json_is_string(text))
+        abort();
+    return json_string_length(text) == 13 ? -1 : 0; /* the client went, sometimes */
+}
+
 static void engine_replies(const char *s, size_t n)
 {
     char id[DOCKER_ID_LEN + 1];
@@ -51,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 1;
     struct job_io io;
     job_io_init(&io, 4096, "0123456789abcdef");
+    struct job_hooks hooks = {.cancel_fd = -1, .client_fd = -1, .frame = on_frame};
+    io.hooks = data[0] & 0x80 ? &hooks : NULL;
     struct attach_parser p = {0};
     for (size_t off = 0; off < n; off += step) {
         size_t len = off + step <= n ? step : n - off;

@@ -55,10 +55,49 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, fake.runtime)
         self._send(404, {"error": {"code": "not_found", "message": self.path}})
 
+    def _stream(self, job):
+        """Answer a "stream": true job as the executor does: events from
+        fake.script ((delay_s, event, data) with event "wait_cancel" waiting
+        for a cancel of this job), then the result; fake.aborted is set when
+        the gateway hung up on it."""
+        fake = self.server.fake
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        cancelled = fake.cancel_event(job["job_id"])
+        answer = fake.answer(job)
+        try:
+            for delay, event, data in fake.script:
+                if event == "wait_cancel":
+                    if cancelled.wait(delay):
+                        answer.update(status="cancelled", exit_code=-130, detail="cancelled")
+                        break
+                    continue
+                time.sleep(delay)
+                if event == "raw":
+                    self.wfile.write(data.encode())
+                elif event is None:
+                    self.wfile.write(b": hb\n\n")
+                else:
+                    self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(f"event: result\ndata: {json.dumps(answer)}\n\n".encode())
+            self.wfile.flush()
+        except OSError:
+            fake.aborted.set()
+
     def do_POST(self):
         fake = self.server.fake
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n)
+        if self.path.startswith("/v1/exec/") and self.path.endswith("/cancel"):
+            job_id = self.path[len("/v1/exec/"):-len("/cancel")]
+            with fake.lock:
+                fake.cancels.append((job_id, dict(self.headers)))
+            fake.cancel_event(job_id).set()
+            return self._send(202, {"job_id": job_id, "running": True})
         if self.path != "/v1/exec":
             return self._send(404, {"error": {"code": "not_found", "message": self.path}})
         job = json.loads(raw)
@@ -82,6 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
             return
+        if job.get("stream") is True:
+            return self._stream(job)
         self._send(200, fake.answer(job))
 
 
@@ -109,6 +150,11 @@ class FakeExecutor:
         self.health_calls = 0
         self.max_jobs = None
         self.open_connections = 0
+        self.script = []  # a streamed job's events, see _Handler._stream
+        self.cancels = []  # (job_id, headers) of POST /v1/exec/{job_id}/cancel
+        self.cancel_events = {}
+        self.aborted = threading.Event()
+        self.status = "success"
         self.lock = threading.Lock()
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
@@ -118,9 +164,13 @@ class FakeExecutor:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    def cancel_event(self, job_id):
+        with self.lock:
+            return self.cancel_events.setdefault(job_id, threading.Event())
+
     def answer(self, job):
         return {
-            "job_id": job["job_id"], "status": "success", "stdout": "hello\n", "stderr": "",
+            "job_id": job["job_id"], "status": self.status, "stdout": "hello\n", "stderr": "",
             "exit_code": 0, "detail": None, "time_used_ms": 1.5, "memory_used_kb": 1024,
             "resource_limit_type": None, "unauthorized_access_type": None,
             "runtime_error_type": None, "artifacts": [],

@@ -454,6 +454,7 @@ class McpInteropCase(unittest.TestCase):
             with open(stamp, "wb") as f:
                 f.write(lock)
         py, js = FakeExecutor("python"), FakeExecutor("nodejs")
+        py.script = [(0, "stdout", {"text": "line one\n"}), (0.2, "stderr", {"text": "warn"})]
         gw = Gateway({"executors": {"python": [py.url], "nodejs": [js.url]}},
                      tokens={"tenants": {"a": TOKENS["tenants"]["a"]}})
         try:
@@ -472,7 +473,12 @@ class McpInteropCase(unittest.TestCase):
             self.assertTrue(out["check"]["isError"])
             self.assertIn("python", text_of(out["runtimes"]))
             self.assertEqual(out["unknownTool"]["code"], -32602)
-            self.assertEqual(py.calls, 1)
+            self.assertEqual([(p["progress"], p["message"]) for p in out["progress"]],
+                             [(1, "line one\n"), (2, "stderr: warn")])
+            self.assertFalse(out["progressRun"]["isError"])
+            self.assertIn("hello", text_of(out["progressRun"]))
+            self.assertEqual([j.get("stream") for j in py.jobs], [None, True])
+            self.assertEqual(py.calls, 2)
         finally:
             self.assertEqual(gw.stop(), 0)
             py.stop()

@@ -5,7 +5,9 @@ that layer has its own tests, tests/unit/test_rt_filter.c, and the e2e suite
 runs both together inside runsc). Checks what is denied, what is reported,
 and that benign library internals (exec, compile, _getframe) keep working."""
 import json
+import marshal
 import os
+import py_compile
 import subprocess
 import sys
 import sysconfig
@@ -57,10 +59,20 @@ LIB = textwrap.dedent("""
 
     def evaluate(text):  # a library that evaluates a string it was handed
         return eval(text)
+
+    def compile_text(text):  # a library that compiles a string it was handed
+        return compile(text, "<string>", "exec")
+
+    def rename(code, filename):  # a library that rebuilds a code object
+        return code.replace(co_filename=filename)
 """)
 
-ALLOW = ["abc", "asyncio", "collections", "dataclasses", "enum", "fakelib", "functools",
-         "json", "math", "pickle", "threading", "typing", "urllib.parse"]
+# A library imported from its cached bytecode (.pyc): the import system
+# unmarshals it, which the guard allows only with the file's own bytes.
+CACHED_LIB = "VALUE = sum(range(10))\n"
+
+ALLOW = ["abc", "asyncio", "cachedlib", "collections", "dataclasses", "enum", "fakelib",
+         "functools", "json", "math", "pickle", "threading", "typing", "urllib.parse"]
 
 
 # The fake installed library's directory (set up by the test class): readable
@@ -92,6 +104,10 @@ class PythonGuard(unittest.TestCase):
         LIB_DIRS.append(cls.lib)
         with open(os.path.join(cls.lib, "fakelib.py"), "w") as f:
             f.write(LIB)
+        cached = os.path.join(cls.lib, "cachedlib.py")
+        with open(cached, "w") as f:
+            f.write(CACHED_LIB)
+        py_compile.compile(cached, doraise=True)
         # The image's layout: the driver (as runner.py) is a file beside the
         # guard, so its own <module> frame is on the stack as the runner's is.
         cls.runner_dir = os.path.join(cls.tmp.name, "runner")
@@ -273,6 +289,31 @@ class PythonGuard(unittest.TestCase):
         out = self.denied("def main():\n    f = lambda: 0\n"
                           "    return getattr(f, '__co' + 'de__')\n", "reflection")
         self.assertEqual(out["denials"][0]["target"], "function.__code__")
+
+    def test_a_library_module_loads_from_its_bytecode(self):
+        out = self.job("import cachedlib\ndef main(): return cachedlib.VALUE\n")
+        self.assertEqual(out, {"outcome": "ok", "value": 45, "denials": []})
+
+    def test_unmarshalled_code_under_a_library_name_is_denied(self):
+        """The import system's own unmarshalling, handed the job's bytes: code
+        named like a library file would pass for library code (its frames'
+        reflection and imports unchecked)."""
+        code = compile("import sys\nFRAME = sys._getframe(0)\n",
+                       os.path.join(self.lib, "fakelib.py"), "exec")
+        out = self.denied("import typing\ndef main():\n"
+                          "    sys = getattr(typing, 'sys')\n"
+                          "    ext = sys.modules['importlib._bootstrap_external']\n"
+                          "    code = ext._compile_bytecode(bytes.fromhex("
+                          f"'{marshal.dumps(code).hex()}'), name='x')\n"
+                          "    return str(code)\n", "reflection")
+        self.assertIn("marshal.loads", out["denials"][0]["target"])
+
+    def test_a_library_renaming_code_to_a_library_file_is_denied(self):
+        out = self.denied("import fakelib\ndef main():\n"
+                          "    code = fakelib.compile_text('x = 1')\n"
+                          "    return str(fakelib.rename(code, fakelib.__file__))\n",
+                          "reflection")
+        self.assertIn("made by a library", out["denials"][0]["target"])
 
     def test_patching_os_does_not_blind_the_hook(self):
         out = self.denied("import typing\ndef main():\n"

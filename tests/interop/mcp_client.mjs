@@ -25,6 +25,14 @@ out.run = await client.callTool({
   name: 'run_code',
   arguments: { language: 'python', code: 'def main(n):\n    return n * 2\n', arguments: { n: 21 } },
 });
+// With onprogress the SDK sends a progressToken: the run's output comes as
+// notifications/progress on an SSE answer, then the result.
+out.progress = [];
+out.progressRun = await client.callTool(
+  { name: 'run_code', arguments: { language: 'python', code: 'def main():\n    print("x")\n' } },
+  undefined,
+  { onprogress: (p) => out.progress.push(p) },
+);
 out.rejected = await client.callTool({
   name: 'run_code',
   arguments: { language: 'python', code: 'import os\ndef main():\n    return os.getcwd()\n' },

@@ -70,6 +70,51 @@ def http(method, url, body=None, headers=None, timeout=30):
     return resp.status, {k.lower(): v for k, v in resp.getheaders()}, payload
 
 
+class SSE:
+    """A streamed request (Server-Sent Events) to a loopback URL: status and
+    headers at once, then events one by one as (seconds since the request,
+    event name or None for a comment, data parsed as JSON or None)."""
+
+    def __init__(self, url, body, headers=None, timeout=60):
+        assert url.startswith("http://127."), "tests only talk to loopback"
+        hostport, _, path = url.split("://", 1)[1].partition("/")
+        host, _, port = hostport.rpartition(":")
+        self.t0 = time.monotonic()
+        self.conn = httpclient.HTTPConnection(host, int(port), timeout=timeout)
+        hdrs = {"Content-Type": "application/json", **(headers or {})}
+        self.conn.request("POST", "/" + path, body=json.dumps(body), headers=hdrs)
+        self.resp = self.conn.getresponse()
+        self.status = self.resp.status
+        self.headers = {k.lower(): v for k, v in self.resp.getheaders()}
+
+    def events(self):
+        name, data = None, None
+        while True:
+            line = self.resp.readline()
+            if not line:
+                return
+            line = line.decode("utf-8").rstrip("\n")
+            if line.startswith(":"):
+                yield time.monotonic() - self.t0, None, None
+            elif line.startswith("event: "):
+                name = line[len("event: "):]
+            elif line.startswith("data: "):
+                data = json.loads(line[len("data: "):])
+            elif line == "" and data is not None:
+                yield time.monotonic() - self.t0, name, data
+                name, data = None, None
+
+    def body(self):
+        return json.loads(self.resp.read())
+
+    def close(self):
+        """Hang up at once (the socket, not just the response object)."""
+        sock = self.conn.sock
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+        self.conn.close()
+
+
 class Daemon:
     """A real binary started for a test. Its stderr goes to a log file; on stop
     the log is checked for sanitizer reports, which fail the test."""

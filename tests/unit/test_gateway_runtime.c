@@ -2,6 +2,7 @@
  * fake executors built on httpsrv), the reloadable ruleset, the audit writer,
  * metrics and the RAGFlow result shapes. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -80,7 +81,7 @@ static struct gw_router *router_for(const char *const *urls, size_t n, uint64_t 
 
 static enum gw_exec_outcome exec_once(struct gw_router *r, struct gw_exec_result *res)
 {
-    gw_router_exec(r, SG_LANG_PYTHON, "{}", 2, 2000, res);
+    gw_router_exec(r, SG_LANG_PYTHON, "{}", 2, 2000, NULL, res);
     return res->outcome;
 }
 
@@ -452,6 +453,30 @@ Test(gw_ruleset, load_swap_and_references)
     cr_assert_null(gw_ruleset_policy(cur, NULL, "zzz"));
     gw_ruleset_unref(cur);
     gw_ruleset_slot_destroy(&slot);
+}
+
+Test(gw_ruleset, runtime_sections_are_built_once_per_load)
+{
+    struct gw_ruleset *rs = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(gw_ruleset_load(policies_dir, "a", "", &rs, &err), 0, "%s", err.msg);
+    const struct sg_policy *a = gw_ruleset_policy(rs, NULL, "a");
+    for (int js = 0; js < 2; js++) {
+        json_t *built = gw_ruleset_runtime(rs, a, js);
+        json_t *fresh = sg_policy_runtime_json(js ? &a->javascript : &a->python, js);
+        cr_assert_not_null(built);
+        cr_assert(json_equal(built, fresh), "the same section as built per request before");
+        cr_assert_eq(gw_ruleset_runtime(rs, a, js), built, "built once, not per call");
+        json_decref(fresh);
+    }
+    cr_assert_not_null(json_object_get(gw_ruleset_runtime(rs, a, 0), "read_paths"));
+    cr_assert_not_null(json_object_get(gw_ruleset_runtime(rs, a, 1), "process_properties"));
+    /* a policy of another load is not this set's */
+    struct gw_ruleset *other = NULL;
+    cr_assert_eq(gw_ruleset_load(policies_dir, "a", "", &other, &err), 0, "%s", err.msg);
+    cr_assert_null(gw_ruleset_runtime(rs, gw_ruleset_policy(other, NULL, "a"), 0));
+    gw_ruleset_unref(other);
+    gw_ruleset_unref(rs);
 }
 
 Test(gw_ruleset, bad_inputs_are_refused)

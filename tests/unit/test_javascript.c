@@ -145,7 +145,15 @@ Test(javascript, default_rejects_eval_and_globals)
         {"(function () { return this[k] })()", SG_RULE_REFLECTION_DYNAMIC},
         {"const g = (function () { return this })()", N_FORBIDDEN},
         {"const g = [1].map(function () { return this })[0]", N_FORBIDDEN},
-        {"const o = { m() { return this } }", N_FORBIDDEN},
+        /* return this in an object literal's method: only where no use of
+         * the object can detach the method (js_fluent.c) */
+        {"const o = { m() { return this } }; const f = o.m; f()", N_FORBIDDEN},
+        {"const o = { m() { return this } }; module.exports = o", N_FORBIDDEN},
+        {"const o = { m() { return this } }; const r = o.m(); r.m", N_FORBIDDEN},
+        {"let o = { m() { return this } }; o.m()", N_FORBIDDEN},
+        {"function make() { return { m() { return this } } }", N_FORBIDDEN},
+        {"const o = { get me() { return this } }; o.me", N_FORBIDDEN},
+        {"const o = { m() { return () => this } }; o.m()", N_FORBIDDEN},
         {"function f() { const self = this; return () => self }", N_FORBIDDEN},
         {"function f() { return (() => this)() }", N_FORBIDDEN},
         {"function f() { return arguments.callee.caller }", A_FORBIDDEN},
@@ -354,6 +362,9 @@ Test(javascript, default_accepts_ordinary_code)
         "'use strict';\nfunction f() { return this }",
         "function f() { 'use strict'; return [1].map(function () { return this }) }",
         "const o = { m() { return this.x + this['y'] } }",
+        "const o = { n: 0, add(k) { this.n += k; return this } };\n"
+        "o.add(1).add(2); console.log(o.n, Object.keys(o), JSON.stringify(o))",
+        "const o = { m() { return this } }",
         "const top = () => this; const self = this",
         "const k = 'name'; o[k] = 1; const other = 'constructor_name'; o[other] = 2",
         "if (key === '__proto__' || key === 'constructor') { skip(key) }",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runner_job.h"
@@ -443,4 +444,97 @@ Test(node_runner, integers_beyond_64_bits_travel_as_text)
     cr_assert_eq(json_integer_value(json_array_get(json_object_get(res, "value"), 0)),
                  9223372036854775807LL);
     json_decref(r);
+}
+
+/* The watch with a real child (sh standing in for node): it reads the token
+ * line and the arguments from fd 3 as runner.js does and writes on fd 4. */
+static void watch_child(const char *script, struct runner_watch *w, struct runner_child *c)
+{
+    static int sigfd = -1;
+    struct sg_error err = {0};
+    static char sh[] = "/bin/sh", dash_c[] = "-c", path[] = "PATH=/usr/bin:/bin";
+    char text[1024];
+    snprintf(text, sizeof(text), "%s", script);
+    char *argv[] = {sh, dash_c, text, NULL};
+    char *envp[] = {path, NULL};
+    if (sigfd < 0)
+        sigfd = runner_sigchld_fd();
+    cr_assert_geq(sigfd, 0);
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", c, &err), 0, "%s", err.msg);
+    cr_assert_eq(strlen(c->token), 2 * RUNNER_TOKEN_BYTES);
+    runner_watch_run(c, sigfd, "{\"arguments\":{}}", 16, 1 << 16, 10000, NULL, NULL, w);
+    runner_child_kill(c);
+}
+
+static void res_is(const struct runner_watch *w, const char *want)
+{
+    cr_assert_eq(w->res.len, strlen(want), "report %.*s", (int)w->res.len, w->res.data);
+    cr_assert(!memcmp(w->res.data, want, w->res.len), "report %.*s", (int)w->res.len, w->res.data);
+}
+
+Test(node_runner, only_a_line_carrying_the_token_is_the_report)
+{
+    /* the program forges a whole line and leaves half of one before the
+     * runner's report: neither is taken, the token's line is */
+    static const char script[] =
+        "read t <&3; read a <&3; test \"$a\" = '{\"arguments\":{}}' || exit 9;"
+        "printf '{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"1\"}\\n' >&4;"
+        "printf 'partial' >&4;"
+        "printf '%s {\"outcome\":\"exception\",\"message\":\"own\"}\\n' \"$t\" >&4; sleep 5";
+    struct runner_watch w;
+    struct runner_child c;
+    watch_child(script, &w, &c);
+    cr_assert_eq(w.stop, RUNNER_REPORTED);
+    cr_assert(w.reported);
+    cr_assert_eq(w.forged_lines, 1);
+    res_is(&w, "{\"outcome\":\"exception\",\"message\":\"own\"}\n");
+    runner_watch_free(&w);
+}
+
+Test(node_runner, forged_lines_alone_are_no_report)
+{
+    /* a line with a guessed token or none: the child's exit decides */
+    static const char script[] =
+        "read t <&3;"
+        "printf '00000000000000000000000000000000 {\"outcome\":\"ok\"}\\n' >&4;"
+        "printf '{\"outcome\":\"ok\"}' >&4; exit 3";
+    struct runner_watch w;
+    struct runner_child c;
+    watch_child(script, &w, &c);
+    cr_assert_eq(w.stop, RUNNER_EXITED);
+    cr_assert(!w.reported);
+    cr_assert_eq(w.forged_lines, 2);
+    cr_assert_eq(w.res.len, 0);
+    runner_watch_free(&w);
+}
+
+Test(node_runner, tokens_differ_per_child)
+{
+    struct runner_child a, b;
+    struct sg_error err = {0};
+    static char t[] = "/bin/true";
+    char *argv[] = {t, NULL};
+    char *envp[] = {NULL};
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", &b, &err), 0, "%s", err.msg);
+    cr_assert_str_neq(a.token, b.token);
+    for (struct runner_child *c = &a; c; c = c == &a ? &b : NULL) {
+        close(c->job_w);
+        close(c->out_r);
+        close(c->err_r);
+        close(c->res_r);
+        waitpid(c->pid, NULL, 0);
+    }
+}
+
+/* Stream frames are cut at character boundaries (the rest goes later). */
+Test(node_runner, utf8_cut_keeps_characters_whole)
+{
+    cr_assert_eq(runner_utf8_boundary("abc", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xC3", 2), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xC3\xA9", 3), 3);
+    cr_assert_eq(runner_utf8_boundary("a\xE2\x82", 3), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98", 4), 1);
+    cr_assert_eq(runner_utf8_boundary("a\xF0\x9F\x98\x80", 5), 5);
+    cr_assert_eq(runner_utf8_boundary("", 0), 0);
 }

@@ -826,6 +826,63 @@ Test(python, private_attributes_of_foreign_objects)
     sg_policy_free(p);
 }
 
+/* What is the job's own is inferred (python_own_infer.c): each inference
+ * accepts the ordinary form and rejects the one a package could use. */
+Test(python, own_objects_are_inferred_not_guessed)
+{
+    struct sg_policy *p = test_load_policy("default");
+    /* isinstance() narrows a parameter to the job's class */
+    expect_accept(p, "class A:\n    def __eq__(self, o):\n"
+                     "        return isinstance(o, A) and o._x == self._x");
+    expect_accept(p, "class A:\n    def __lt__(self, o):\n        if not isinstance(o, A):\n"
+                     "            return NotImplemented\n        return self._x < o._x");
+    expect_rule(p, "class A:\n    def __eq__(self, o):\n        return isinstance(o, A) or o._x",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p,
+                "class A:\n    pass\ndef f(o):\n    if isinstance(o, A):\n        o = g()\n"
+                "        return o._x",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    /* a field holds what the job stores there */
+    expect_accept(p, "class C:\n    _inst = None\n    def __new__(cls):\n"
+                     "        if cls._inst is None:\n            cls._inst = super().__new__(cls)\n"
+                     "            cls._inst._n = 0\n        return cls._inst");
+    expect_rule(p,
+                "import numpy\nclass C:\n    def __init__(self):\n        self._m = numpy\n"
+                "    def f(self):\n        return self._m._core",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p,
+                "class C:\n    _m = None\n    def f(self):\n        return self._m._core\n"
+                "setattr(C, '_m', g())",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    /* a call's result is the job's only when every return is */
+    expect_rule(p, "import numpy\ndef same(m):\n    return m\nsame(numpy)._core",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p,
+                "import numpy\nclass A:\n    def __new__(cls, m):\n        return m\n"
+                "A(numpy)._core",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_accept(p, "class N:\n    def __init__(self):\n        self._next = None\n"
+                     "def make():\n    return N()\nmake()._next");
+    /* a package class anywhere in the hierarchy: no exemption */
+    expect_rule(p,
+                "import pandas as pd\nclass F(pd.DataFrame):\n    def f(self):\n"
+                "        return self._mgr",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_accept(p, "import enum\nclass E(enum.Enum):\n    A = 1\n    def f(self):\n"
+                     "        return self._value_");
+    /* ...but what such a base stores in a field is not known */
+    expect_rule(p,
+                "import enum, numpy\nclass E(enum.Enum):\n    A = numpy\n    def f(self):\n"
+                "        return self._value_._core",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    /* a classmethod's cls is a class: cls.go(x) picks go's self */
+    expect_rule(p,
+                "class A:\n    def go(self):\n        return self._x\n    @classmethod\n"
+                "    def run(cls, x):\n        return cls.go(x)",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    sg_policy_free(p);
+}
+
 Test(python, capability_attributes_on_any_receiver)
 {
     struct sg_policy *p = test_load_policy("default");

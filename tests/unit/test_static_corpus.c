@@ -24,20 +24,20 @@
 /* Benign files the default policy rejects on purpose, each with why: the
  * rule cannot tell them from an attack. Each must stay rejected (so the
  * list stays true) and together they must stay within FP_PERCENT_MAX of
- * the corpus. */
+ * the corpus. None today: `other._items` after isinstance(), a singleton's
+ * `cls._instance._count` and a const object's `return this` were, until
+ * the rules learnt to see them (policies/README.md, attribute.private and
+ * the JavaScript `this` rules). The list ends with a NULL entry. */
 static const struct {
     const char *file, *why;
 } known_rejections[] = {
-    {"inventory_class.py", "other._items on a parameter: the parameter may be any package"},
-    {"singleton_counter.py", "cls._instance._count: a private read on a stored value, not self"},
-    {"getters_setters.js",
-     "`return this` in an object-literal method is the global object when detached"},
+    {NULL, NULL},
 };
 #define FP_PERCENT_MAX 1
 
 static const char *known_rejection(const char *name)
 {
-    for (size_t i = 0; i < sizeof(known_rejections) / sizeof(*known_rejections); i++)
+    for (size_t i = 0; known_rejections[i].file; i++)
         if (!strcmp(known_rejections[i].file, name))
             return known_rejections[i].why;
     return NULL;
@@ -118,10 +118,13 @@ Test(static_corpus, benign_programs_are_accepted)
     size_t rejected = n.files - n.accepted;
     cr_log_info("benign corpus: %zu files (%zu py, %zu js), %zu rejected", n.files, n.py, n.js,
                 rejected);
-    /* every rejection is listed above with its reason; the issue's target
-     * is FP_PERCENT_MAX, and the log line reports where the corpus stands */
+    /* every rejection is listed above with its reason, and together they
+     * stay within the target */
     cr_log_info("benign false-positive rate: %zu.%zu%% (target %d%%)", rejected * 100 / n.files,
                 rejected * 1000 / n.files % 10, FP_PERCENT_MAX);
+    cr_expect(rejected * 100 <= (size_t)FP_PERCENT_MAX * n.files,
+              "benign false positives %zu of %zu files: over %d%%", rejected, n.files,
+              FP_PERCENT_MAX);
 }
 
 Test(static_corpus, redteam_bypasses_are_rejected)
