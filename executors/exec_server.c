@@ -158,15 +158,57 @@ static void job_answer(struct sg_http_stream *st, struct sg_http_response *resp,
     sg_http_stream_end(st);
 }
 
+/* Where a job's sandbox comes from and goes back to: a flavour's pool, or
+ * the networked pool (then with the sandbox's address, for the proxy). */
+struct lease {
+    struct sandbox sb;
+    unsigned flavour;
+    bool fallback;
+    char ip[DOCKER_IP_TEXT_MAX];
+};
+
+static int lease_take(struct exec_server *s, struct exec_request *req, struct lease *l,
+                      struct sg_error *err)
+{
+    if (req->network_allow) {
+        req->pool = EXEC_EGRESS_POOL_NAME;
+        return net_acquire(s, req, &l->sb, l->ip, err);
+    }
+    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &l->sb,
+                             &l->flavour, &l->fallback, err);
+    req->pool = r == 0 ? pool_set_flavour_name(s->pools, l->flavour) : NULL;
+    req->pool_fallback = l->fallback;
+    return r;
+}
+
+/* Give the sandbox back (a networked job's grant withdrawn first); the
+ * proxy's decisions for a networked job, else NULL. */
+static json_t *lease_return(struct exec_server *s, const struct exec_request *req, struct lease *l)
+{
+    if (!req->network_allow) {
+        pool_set_release(s->pools, l->flavour, &l->sb);
+        return NULL;
+    }
+    json_t *net = net_finish(s, req, l->ip);
+    pool_release(s->net_pool, &l->sb);
+    return net;
+}
+
+static const char *refusal_code(int r)
+{
+    return r == -EBUSY         ? "pool_busy"
+           : r == -EHOSTDOWN   ? "docker_unreachable"
+           : r == -ENETUNREACH ? "network_unavailable"
+                               : "shutting_down";
+}
+
 static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                     struct exec_request *req, struct exec_job_slot *slot,
                     struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
-    struct sandbox sb;
+    struct lease l = {0};
     struct sg_error e = {0};
-    unsigned flavour = 0;
-    bool fallback = false;
     struct exec_outcome o;
     outcome_init(&o);
     if (exec_job_cancelled(slot)) { /* cancelled before it arrived: nothing runs */
@@ -176,23 +218,10 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
         sg_log(SG_LOG_INFO, "job_end", "job_id=%s status=cancelled before=start", req->job_id);
         return outcome_clear(&o);
     }
-    char ip[DOCKER_IP_TEXT_MAX] = "";
-    int r = req->network_allow
-                ? net_acquire(s, req, &sb, ip, &e)
-                : pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms,
-                                   &sb, &flavour, &fallback, &e);
+    int r = lease_take(s, req, &l, &e);
     double wait_ms = attach_now_ms() - t0;
-    if (r < 0) {
-        const char *code = r == -EBUSY         ? "pool_busy"
-                           : r == -EHOSTDOWN   ? "docker_unreachable"
-                           : r == -ENETUNREACH ? "network_unavailable"
-                                               : "shutting_down";
-        refuse_job(s, resp, req, code, e.msg, wait_ms);
-        return;
-    }
-    req->pool =
-        req->network_allow ? EXEC_EGRESS_POOL_NAME : pool_set_flavour_name(s->pools, flavour);
-    req->pool_fallback = fallback;
+    if (r < 0)
+        return refuse_job(s, resp, req, refusal_code(r), e.msg, wait_ms);
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
     char *line =
@@ -208,16 +237,12 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .ud = st};
     double run_ms = 0;
     if (line)
-        job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms, req->limits.max_output_bytes,
-                &hooks, &o, &run_ms);
+        job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
+                req->limits.max_output_bytes, &hooks, &o, &run_ms);
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
-    json_t *net = req->network_allow ? net_finish(s, req, ip) : NULL;
-    if (req->network_allow)
-        pool_release(s->net_pool, &sb);
-    else
-        pool_set_release(s->pools, flavour, &sb);
+    json_t *net = lease_return(s, req, &l);
     json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
     if (body && net)
         json_object_set(body, "network", net);
@@ -228,8 +253,8 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
            "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "
            "wait_ms=%.1f run_ms=%.1f",
            req->job_id, outcome_status_name(o.status), o.exit_code,
-           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback, wait_ms,
-           run_ms);
+           o.resource_limit_type ? o.resource_limit_type : "-", l.sb.id, req->pool, l.fallback,
+           wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
 }

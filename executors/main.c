@@ -142,6 +142,18 @@ static int start_net_pool(const struct exec_config *cfg, struct docker_client *d
     return r;
 }
 
+/* Until SIGTERM or SIGINT (main() blocks both in every thread). */
+static int wait_for_stop(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    return sig;
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, struct sg_error *err)
 {
@@ -188,13 +200,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
                cfg->runtime);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    int sig = 0;
-    sigwait(&set, &sig);
-    sg_log(SG_LOG_INFO, "stopping", "signal=%d", sig);
+    sg_log(SG_LOG_INFO, "stopping", "signal=%d", wait_for_stop());
     drain(&srv, cfg->max_timeout_ms + MAIN_DRAIN_EXTRA_MS);
     r = 0;
 out:
