@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "log.h"
+#include "httpsrv_head.h"
 #include "httpsrv_pool.h"
 #include "sg_cond.h"
 #include "sg_time.h"
@@ -33,6 +35,12 @@
  * the kernel reset the connection, and the client may lose the answer. A
  * larger body is not read: the answer goes at once and the connection closes. */
 #define DISCARD_MAX (64u * 1024u)
+/* libmicrohttpd keeps a request's line, headers and its answer's headers in
+ * one memory pool per connection; what does not fit it answers itself (its
+ * own 414/431 pages, before any callback). The pool is mmap()ed above 32 KiB,
+ * so its untouched part costs address space, not memory. sandgate's own
+ * limits sit well inside it, so that a request over them gets the JSON shape. */
+#define MHD_POOL_BYTES (64u * 1024u)
 #define STREAM_BLOCK (16u * 1024u) /* bytes MHD asks a stream for at once */
 
 struct sg_httpsrv {
@@ -45,6 +53,7 @@ struct sg_httpsrv {
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
     atomic_uint_fast64_t refused_at_accept;
+    atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
     struct sg_conn_reg conns;
     int conns_ok;
@@ -62,7 +71,9 @@ struct conn_state {
     int too_large, overloaded;
     int small_body;              /* the framing is sound and the body at most DISCARD_MAX */
     int decided;                 /* the answer is decided (queued, or waiting for a drained body) */
+    int started;                 /* the access handler has seen this request */
     unsigned long long declared; /* Content-Length, 0 when none */
+    struct sg_http_target target; /* the request target as received */
     enum st_phase phase;
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
@@ -280,10 +291,22 @@ static enum MHD_Result check_head(struct conn_state *st, const char *version)
     return MHD_YES;
 }
 
+/* The request line and header block, before anything else is looked at. */
+static enum MHD_Result check_request_line(struct conn_state *st, const char *version)
+{
+    struct sg_http_head_verdict v;
+    if (sg_http_head_check(st->conn, st->req.method, version, &st->target, &v) == 0)
+        return MHD_YES;
+    return refuse(st, v.status, v.code, v.msg);
+}
+
 static enum MHD_Result on_head(struct conn_state *st, const char *version)
 {
     struct sg_httpsrv *srv = st->srv;
-    enum MHD_Result r = check_head(st, version);
+    enum MHD_Result r = check_request_line(st, version);
+    if (st->decided || r != MHD_YES)
+        return r;
+    r = check_head(st, version);
     if (st->decided || r != MHD_YES)
         return r;
     if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
@@ -536,23 +559,45 @@ static enum MHD_Result dispatch(struct conn_state *st)
     return MHD_YES;
 }
 
+static struct conn_state *state_new(struct sg_httpsrv *srv, struct MHD_Connection *conn)
+{
+    struct conn_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+    atomic_init(&st->refs, 1);
+    st->srv = srv;
+    st->conn = conn;
+    st->resp.status = 200;
+    sg_buf_init(&st->body, srv->max_body);
+    peer_string(conn, st->peer, sizeof(st->peer));
+    st->req = (struct sg_http_request){"", "", "", 0, st->peer, conn};
+    return st;
+}
+
+/* The request line is parsed (MHD's URI log callback): the request's state
+ * starts here, so that an answer MHD makes itself later still reaches
+ * on_completed(), and the target is looked at as received, before MHD splits
+ * off the query and unescapes it in place. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct conn_state *st = state_new(cls, conn);
+    if (st)
+        sg_http_target_take(uri, &st->target);
+    return st;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *data,
                                  size_t *data_size, void **con_cls)
 {
     struct sg_httpsrv *srv = cls;
     struct conn_state *st = *con_cls;
-    if (!st) {
-        if (!(st = calloc(1, sizeof(*st))))
-            return MHD_NO;
-        *con_cls = st;
-        atomic_init(&st->refs, 1);
-        st->srv = srv;
-        st->conn = conn;
-        st->resp.status = 200;
-        sg_buf_init(&st->body, srv->max_body);
-        peer_string(conn, st->peer, sizeof(st->peer));
-        st->req = (struct sg_http_request){method, url, "", 0, st->peer, conn};
+    if (!st && !(st = *con_cls = state_new(srv, conn)))
+        return MHD_NO;
+    if (!st->started) {
+        st->started = 1;
+        st->req.method = method;
+        st->req.url = url;
         return on_head(st, version);
     }
     if (st->phase == ST_DONE) {
@@ -574,6 +619,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return st->phase == ST_DISCARD ? answer(st) : dispatch(st);
 }
 
+/* What libmicrohttpd answered itself after the request line (a header line
+ * without a colon, its pool full, a Content-Length it cannot parse, broken
+ * chunked framing): its own page went out, but the owner still gets the
+ * refusal for its audit line and metric. */
+static void report_library_answer(struct conn_state *st)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+    if (st->decided || st->stream || !ci || ci->http_status < 400 || !st->srv->h.refused)
+        return;
+    unsigned status = ci->http_status;
+    const char *code = status == 431   ? "headers_too_large"
+                       : status == 414 ? "uri_too_long"
+                       : status == 413 ? "body_too_large"
+                                       : "bad_http";
+    sg_http_error(&st->resp, (int)status, code, "answered by libmicrohttpd");
+    st->srv->h.refused(st->srv->ctx, &st->req, &st->resp);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -581,6 +645,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     struct conn_state *st = *con_cls;
     if (st) {
+        report_library_answer(st);
         conn_state_unref(st);
         *con_cls = NULL;
     }
@@ -602,6 +667,22 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         sg_conn_reg_remove(&srv->conns, *socket_context);
         *socket_context = NULL;
     }
+}
+
+/* libmicrohttpd's own messages become key=value log lines; each error page
+ * it sends itself (docs/troubleshooting.md) is also counted, including those
+ * made before any callback of ours runs. Runs on an event thread. */
+static void on_library_log(void *cls, const char *fmt, va_list ap)
+{
+    static const char answered[] = "Error processing request (HTTP response code is ";
+    struct sg_httpsrv *srv = cls;
+    if (strncmp(fmt, answered, sizeof(answered) - 1) == 0)
+        atomic_fetch_add(&srv->library_answers, 1);
+    char msg[256], quoted[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    sg_log_quote(msg, quoted, sizeof(quoted));
+    sg_log(SG_LOG_INFO, "http_library", "msg=\"%s\"", quoted);
 }
 
 /* The global connection limit: refuse (close at once) rather than leave new
@@ -686,14 +767,16 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
      * also lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-    srv->daemon =
-        MHD_start_daemon(flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS,
-                         MHD_OPTION_CONNECTION_LIMIT, srv->max_connections + MHD_LIMIT_SLACK,
-                         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
-                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-                         MHD_OPTION_STRICT_FOR_CLIENT, 0, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                         srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(
+        flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        on_library_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+        srv->max_connections + MHD_LIMIT_SLACK, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_STRICT_FOR_CLIENT, 0,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)MHD_POOL_BYTES, MHD_OPTION_END);
     if (!srv->daemon) {
         srv_free(srv);
         return sg_error_set(err, -EADDRINUSE, "cannot listen on %s port %u", addr,
@@ -712,6 +795,7 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
         return;
     ret->open = atomic_load(&srv->conns.open);
     ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->library_answers = atomic_load(&srv->library_answers);
     ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
     ret->body_bytes = atomic_load(&srv->body_total);
 }

@@ -4,8 +4,10 @@
  * epoll threads own every socket and never block, so thousands of slow or
  * idle clients cost a file descriptor each, not a thread. A request's life:
  *
- *   1. headers arrive -> strict checks (duplicate Content-Length, Content-
- *      Length with Transfer-Encoding, a declared body over max_body) and the
+ *   1. headers arrive -> strict checks (the request target over 8 KiB: 414,
+ *      the head over 16 KiB: 431, a NUL byte anywhere in the head, a space in
+ *      the target, a folded line, duplicate Content-Length, Content-Length with
+ *      Transfer-Encoding, a declared body over max_body) and the
  *      optional `head` callback, which may refuse before one body byte is
  *      read (authentication, routing);
  *   2. the body is read up to max_body, and all bodies in flight together up
@@ -20,9 +22,12 @@
  * receive_timeout_s for one request's headers and body however slowly they
  * trickle in (the connection is closed), besides the idle timeout.
  *
- * Every answer httpsrv makes itself (400, 413, 503) is the JSON error shape
- * and goes through the `refused` callback first, so the owner can add a
- * request id, an audit line and a metric like for any other answer.
+ * Every answer httpsrv makes itself (400, 413, 414, 431, 503) is the JSON
+ * error shape and goes through the `refused` callback first, so the owner can
+ * add a request id, an audit line and a metric like for any other answer.
+ * What libmicrohttpd answers itself (its HTML pages: docs/troubleshooting.md)
+ * is passed to `refused` after the fact when the request line was parsed
+ * (headers added then are not sent), for the audit line and the metric.
  */
 #ifndef SG_HTTPSRV_H
 #define SG_HTTPSRV_H
@@ -96,6 +101,7 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
 struct sg_httpsrv_stats {
     unsigned open;                /* connections open now */
     uint64_t refused_at_accept;   /* closed at once: over max_connections */
+    uint64_t library_answers;     /* error pages libmicrohttpd sent itself */
     uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
     size_t body_bytes;            /* request bodies held now */
 };

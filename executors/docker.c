@@ -275,6 +275,28 @@ int docker_container_ip(struct docker_client *dc, const char *id, const char *ne
     return r;
 }
 
+int docker_oom_event(struct docker_client *dc, const char *id, double since_s, double until_s,
+                     bool *ret_seen, struct sg_error *err)
+{
+    *ret_seen = false;
+    if (!docker_id_valid(id))
+        return sg_error_set(err, -EINVAL, "invalid container id");
+    /* filters={"container":["ID"],"event":["oom"]}, URL-encoded; until in
+     * the past makes dockerd answer from its recent-events buffer at once. */
+    char path[512];
+    snprintf(path, sizeof(path),
+             "/events?since=%.3f&until=%.3f&filters=%%7B%%22container%%22%%3A%%5B%%22%s%%22%%5D"
+             "%%2C%%22event%%22%%3A%%5B%%22oom%%22%%5D%%7D",
+             since_s, until_s, id);
+    struct sg_buf b;
+    sg_buf_init(&b, DOCKER_REPLY_MAX);
+    int r = call_expect(dc, "GET", path, NULL, DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
+    if (r == 0)
+        *ret_seen = docker_parse_oom_events(b.data, b.len, id);
+    sg_buf_free(&b);
+    return r;
+}
+
 int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long long *ret_bytes,
                         struct sg_error *err)
 {
@@ -372,6 +394,32 @@ int docker_parse_inspect(const char *body, size_t len, struct docker_state *ret)
 out:
     json_decref(j);
     return r;
+}
+
+/* One JSON object per line (the events stream); an "oom" event of this
+ * container in either the current (Action, Actor.ID) or the old (status, id)
+ * fields. A line that is not such an object is skipped. */
+bool docker_parse_oom_events(const char *body, size_t len, const char *id)
+{
+    size_t off = 0;
+    while (body && off < len) {
+        const char *nl = memchr(body + off, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - (body + off)) : len - off;
+        json_t *e = json_loadb(body + off, n, 0, NULL);
+        const char *action = json_string_value(json_object_get(e, "Action"));
+        const char *status = json_string_value(json_object_get(e, "status"));
+        const char *eid = json_string_value(json_object_get(json_object_get(e, "Actor"), "ID"));
+        if (!eid)
+            eid = json_string_value(json_object_get(e, "id"));
+        bool oom =
+            ((action && strcmp(action, "oom") == 0) || (status && strcmp(status, "oom") == 0)) &&
+            eid && strcmp(eid, id) == 0;
+        json_decref(e);
+        if (oom)
+            return true;
+        off += n + 1;
+    }
+    return false;
 }
 
 int docker_parse_wait(const char *body, size_t len, int *ret_exit)

@@ -75,6 +75,13 @@ int docker_inspect(struct docker_client *dc, const char *id, struct docker_state
 int docker_container_ip(struct docker_client *dc, const char *id, const char *network,
                         char ret_ip[DOCKER_IP_TEXT_MAX], struct sg_error *err);
 /* The container's memory use now (as `docker stats` shows it), in bytes. */
+/* Did dockerd report an out-of-memory kill ("oom" event) for container id
+ * between since_s and until_s (Unix seconds, until_s not in the future)?
+ * State.OOMKilled misses the kill when dockerd handles the exit before the
+ * OOM event (seen with runsc about 1 in 8); the event itself is still sent. */
+int docker_oom_event(struct docker_client *dc, const char *id, double since_s, double until_s,
+                     bool *ret_seen, struct sg_error *err);
+
 int docker_memory_usage(struct docker_client *dc, const char *id, unsigned long long *ret_bytes,
                         struct sg_error *err);
 /* Ids of all containers (any state) with label key=value. *ret_ids is an
@@ -87,6 +94,8 @@ int docker_parse_create(const char *body, size_t len, char ret_id[DOCKER_ID_LEN 
 int docker_parse_inspect(const char *body, size_t len, struct docker_state *ret);
 int docker_parse_ip(const char *body, size_t len, const char *network,
                     char ret_ip[DOCKER_IP_TEXT_MAX]);
+/* True when the events stream text holds an "oom" event of container id. */
+bool docker_parse_oom_events(const char *body, size_t len, const char *id);
 int docker_parse_wait(const char *body, size_t len, int *ret_exit);
 int docker_parse_runtimes(const char *body, size_t len, const char *name, bool *ret_found);
 int docker_parse_list(const char *body, size_t len, char (**ret_ids)[DOCKER_ID_LEN + 1],

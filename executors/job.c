@@ -4,9 +4,12 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
+#include "outcome.h"
+#include "log.h"
 
 #define JOB_READ_CHUNK 65536
 
@@ -233,6 +236,41 @@ void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms
     io->run_ms = attach_now_ms() - start;
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* State.OOMKilled is set only when dockerd handles the OOM event before the
+ * exit; the event is sent either way, sometimes after the exit. For a SIGKILL
+ * exit without the flag, look for it a short while: the engine's word, so a
+ * program that SIGKILLs the runner itself is still not called OOM. */
+static void confirm_oom(struct docker_client *dc, const char *id, double run_ms,
+                        struct docker_state *st)
+{
+    if (st->oom_killed || st->exit_code != OUTCOME_SIGKILL_EXIT)
+        return;
+    double since = wall_s() - run_ms / 1000.0 - JOB_DEAD_WAIT_MS / 1000.0;
+    double give_up = attach_now_ms() + JOB_OOM_EVENT_WAIT_MS;
+    for (;;) {
+        bool seen = false;
+        struct sg_error e = {0};
+        if (docker_oom_event(dc, id, since, wall_s(), &seen, &e) < 0)
+            return;
+        if (seen) {
+            st->oom_killed = true;
+            sg_log(SG_LOG_INFO, "oom_from_event", "container=%.12s", id);
+            return;
+        }
+        if (attach_now_ms() >= give_up)
+            return;
+        struct timespec nap = {0, JOB_OOM_EVENT_STEP_MS * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+}
+
 static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
                          struct exec_outcome *o)
 {
@@ -246,6 +284,7 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
                              e.msg);
         return;
     }
+    confirm_oom(dc, sb->id, io->run_ms, &st);
     outcome_from_dead(&st, io->diag.data, o);
 }
 

@@ -19,6 +19,10 @@
 #define JOB_DIAG_MAX (16u * 1024u) /* runner diagnostics kept from stderr */
 #define JOB_RESULT_SLACK (256u * 1024u)
 #define JOB_DEAD_WAIT_MS 5000L /* how long to wait for a dead sandbox's state */
+/* A sandbox killed by SIGKILL that dockerd did not flag OOMKilled: how long to
+ * look for its "oom" event, which can arrive after the exit, and how often. */
+#define JOB_OOM_EVENT_WAIT_MS 1500.0
+#define JOB_OOM_EVENT_STEP_MS 150L
 /* Artifact bytes a result may carry: the runners' default total (20 MiB). */
 #define JOB_ARTIFACTS_MAX (20u * 1024u * 1024u)
 #define JOB_NONCE_LEN 32

@@ -169,7 +169,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                  cfg->create_parallel,
                                  cfg->pool_memory_mb,
                                  cfg->pool_adaptive,
-                                 cfg->language == SG_LANG_PYTHON,
+                                 true, /* both runners send the ready line */
                                  m};
     /* max_jobs workers and no queue: the next job is refused at once (503), and
      * health checks (GETs, answered on the event threads) always get through. */

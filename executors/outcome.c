@@ -23,7 +23,6 @@ static const char *status_names[EXEC_STATUS_COUNT] = {
 #define OUTCOME_SIGNAL_MAX 64
 /* runsc's exit status when the sandbox dies from its pids limit (measured). */
 #define OUTCOME_SANDBOX_KILLED_EXIT 2
-#define OUTCOME_SIGKILL_EXIT 137
 
 void outcome_init(struct exec_outcome *o)
 {
@@ -280,7 +279,7 @@ void outcome_from_dead(const struct docker_state *state, const char *runner_stde
         snprintf(o->detail, sizeof(o->detail),
                  "the sandbox's main process was killed by SIGKILL without a result; the engine "
                  "reports no out-of-memory kill (the program runs as the same user and can "
-                 "signal it; runsc does not flag every OOM kill either)");
+                 "signal it)");
         return;
     }
     /* A sandbox that reaches its pids limit dies as a whole (runsc's own

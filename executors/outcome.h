@@ -7,6 +7,9 @@
 #ifndef SG_EXEC_OUTCOME_H
 #define SG_EXEC_OUTCOME_H
 
+/* Docker reports a container killed by SIGKILL as exit 128 + 9. */
+#define OUTCOME_SIGKILL_EXIT 137
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -406,6 +406,37 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     return 0;
 }
 
+/* Locked: can an idle sandbox appear while a job waits? Sandboxes are single
+ * use, so only a launch makes one: one under way, or one the refill thread
+ * is about to start. Not when the pool keeps none (its target is 0: the
+ * memory budget) or when launches are failing (the next try waits out its
+ * backoff and most likely fails too): then waiting only delays the 503. */
+static bool may_arrive(const struct pool *p)
+{
+    if (p->creating > 0)
+        return true;
+    return p->target > 0 && p->fail_streak == 0;
+}
+
+static int no_arrival_error(const struct pool *p, struct sg_error *err)
+{
+    if (p->target == 0)
+        return sg_error_set(err, -EBUSY,
+                            "pool_busy: flavour %s keeps no warm sandbox now (memory budget)",
+                            p->name[0] ? p->name : "default");
+    return sg_error_set(err, -EBUSY,
+                        "pool_busy: no sandbox idle or being created; the last launch failed: %s",
+                        p->last_error);
+}
+
+bool pool_may_arrive(struct pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    bool r = p->n_idle > 0 || may_arrive(p);
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
 int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct sg_error *err)
 {
     double deadline = attach_now_ms() + wait_ms;
@@ -430,6 +461,10 @@ int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct s
         }
         if (!p->docker_up) {
             r = sg_error_set(err, -EHOSTDOWN, "docker_unreachable: %s", p->last_error);
+            break;
+        }
+        if (!may_arrive(p)) {
+            r = no_arrival_error(p, err);
             break;
         }
         if (attach_now_ms() >= deadline ||

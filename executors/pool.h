@@ -65,9 +65,15 @@ struct pool_stats {
 int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *err);
 
 /* Take an idle sandbox, waiting at most wait_ms. Returns 0, -EBUSY (none
- * became free in time), -EHOSTDOWN (dockerd unreachable; err says why) or
- * -ESHUTDOWN. */
+ * became free in time, or none can: see pool_may_arrive()), -EHOSTDOWN
+ * (dockerd unreachable; err says why) or -ESHUTDOWN. */
 int pool_acquire(struct pool *p, unsigned wait_ms, struct sandbox *ret, struct sg_error *err);
+
+/* An idle sandbox is there, or one is being (or about to be) launched: a
+ * wait in pool_acquire() can succeed. False when the pool keeps none (memory
+ * budget) or its launches are failing: pool_acquire() then answers -EBUSY at
+ * once instead of after wait_ms. */
+bool pool_may_arrive(struct pool *p);
 
 /* Hand a used sandbox back for teardown (never reused). */
 void pool_release(struct pool *p, struct sandbox *sb);

@@ -160,13 +160,13 @@ int pool_set_new(const struct pool_set_config *cfg, struct pool_set **ret, struc
     return 0;
 }
 
-/* Wait in the first pool of the order that is meant to hold sandboxes. */
-static unsigned wait_pool(struct pool_set *s, const struct flavour_choice *c)
+/* Wait in the first pool of the order where a sandbox can appear; -1: none can. */
+static int wait_pool(struct pool_set *s, const struct flavour_choice *c)
 {
     for (unsigned i = 0; i < c->n; i++)
-        if (s->target[c->order[i]] > 0)
-            return c->order[i];
-    return c->order[0];
+        if (pool_may_arrive(s->pools[c->order[i]]))
+            return (int)c->order[i];
+    return -1;
 }
 
 static int take(struct pool_set *s, const struct flavour_choice *c, unsigned wait_ms,
@@ -176,9 +176,6 @@ static int take(struct pool_set *s, const struct flavour_choice *c, unsigned wai
         *ret_flavour = c->order[0];
         return pool_acquire(s->pools[c->order[0]], wait_ms, ret, err);
     }
-    pthread_mutex_lock(&s->mu);
-    unsigned w = wait_pool(s, c);
-    pthread_mutex_unlock(&s->mu);
     double deadline = attach_now_ms() + wait_ms;
     for (;;) {
         for (unsigned i = 0; i < c->n; i++) {
@@ -189,6 +186,12 @@ static int take(struct pool_set *s, const struct flavour_choice *c, unsigned wai
             }
         }
         double left = deadline - attach_now_ms();
+        int w = wait_pool(s, c);
+        if (w < 0)
+            return sg_error_set(err, -EBUSY,
+                                "pool_busy: no sandbox of flavour %s or a lighter one is idle or "
+                                "being created (launches failing or memory budget)",
+                                s->fs.f[c->order[0]].name);
         if (left <= 0)
             return sg_error_set(err, -EBUSY,
                                 "pool_busy: no sandbox of flavour %s or a lighter "
@@ -197,7 +200,7 @@ static int take(struct pool_set *s, const struct flavour_choice *c, unsigned wai
         unsigned slice = left < POOLS_SLICE_MS ? (unsigned)left + 1 : POOLS_SLICE_MS;
         int r = pool_acquire(s->pools[w], slice, ret, err);
         if (r != -EBUSY) {
-            *ret_flavour = w;
+            *ret_flavour = (unsigned)w;
             return r;
         }
     }

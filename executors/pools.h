@@ -41,7 +41,7 @@ struct pool_set_config {
     unsigned parallel;                  /* launches at once by a flavour without modules */
     unsigned budget_mb;                 /* 0: no memory budget */
     bool adaptive;
-    bool runner_ready;       /* the runner reports pre-import done (Python) */
+    bool runner_ready;       /* the runner reports pre-import done (both runners do) */
     struct metrics *metrics; /* borrowed, may be NULL */
 };
 

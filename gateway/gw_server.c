@@ -126,9 +126,14 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "sandgate_connections_closed_total{reason=\"max_connections\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
         "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
-        "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n",
+        "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n"
+        "# HELP sandgate_http_library_answers_total Error pages libmicrohttpd sent itself "
+        "(docs/troubleshooting.md), also those before the request line was parsed.\n"
+        "# TYPE sandgate_http_library_answers_total counter\n"
+        "sandgate_http_library_answers_total %llu\n",
         hs.open, (unsigned long long)hs.refused_at_accept,
-        (unsigned long long)hs.cut_receive_timeout, hs.body_bytes);
+        (unsigned long long)hs.cut_receive_timeout, hs.body_bytes,
+        (unsigned long long)hs.library_answers);
 }
 
 static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)

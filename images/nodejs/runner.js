@@ -9,6 +9,7 @@
  *   fd 0 /dev/null     fd 3 the report token and '\n', the job's arguments
  *   fd 1 stdout pipe        (JSON object), then EOF
  *   fd 2 stderr pipe   fd 4 the report: ONE line, the token, a space, JSON, '\n'
+ *                      fd 5 ready pipe: closed here once SANDGATE_PREIMPORT is done
  *
  * The program can write to fd 4 as well (it is this process's), so the parent
  * takes as the report only a line carrying the token: fresh per job, read
@@ -55,6 +56,7 @@ const vm = require('vm');
 let WORKSPACE = '/workspace';
 const MAIN_FILE = 'main.js';
 const JOB_FD = 3;
+const READY_FD = 5;
 const REPORT_FD = 4;
 const READ_CHUNK = 65536;
 // A lone surrogate, which JSON.stringify writes as an escape that other JSON
@@ -453,6 +455,8 @@ function start() {
   // A networked sandbox: the proxy set-up is loaded before the job arrives.
   const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
   if (proxy) EGRESS = load('./egress.js').prepare(proxy, load);
+  // The parent turns the EOF into the ready line the executor's pool waits for.
+  try { fs.closeSync(READY_FD); } catch (e) { /* started without one: nobody waits */ }
   blockingStdio();
   setImmediate(runJob);
 }

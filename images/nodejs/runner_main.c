@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,27 @@ static int read_job_line(const struct runner_cfg *cfg, struct sg_buf *ret_line)
     }
 }
 
+/* Once the child has pre-imported (it closes its end of the ready pipe, or
+ * dies), say so on stdout: the executor's pool keeps a pre-importing sandbox
+ * out of its idle list until this line, which its job reader ignores (no
+ * nonce). A job that arrives first simply goes ahead. */
+static void report_ready(int *ready_r)
+{
+    static const char line[] = "{\"sandgate_runner_ready\":1}\n";
+    struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                          {.fd = *ready_r, .events = POLLIN}};
+    int n;
+    do
+        n = poll(p, 2, -1);
+    while (n < 0 && errno == EINTR);
+    if (n > 0 && p[1].revents) {
+        ssize_t w = write(STDOUT_FILENO, line, sizeof(line) - 1); /* short line: one write */
+        (void)w; /* a lost ready line only costs the pool its wait */
+    }
+    close(*ready_r);
+    *ready_r = -1;
+}
+
 static void send_frame(void *ud, const char *name, const char *data, size_t len)
 {
     const struct runner_job *job = ud;
@@ -140,6 +162,7 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
     struct sg_buf line;
     struct runner_job job = {0};
     struct sg_error err = {0};
+    report_ready(&child->ready_r);
     int r = read_job_line(cfg, &line);
     if (r == 0 && line.len == 0) {
         fprintf(stderr, "runner: stdin closed before a job arrived\n");

@@ -19,6 +19,8 @@
 /* Child fd numbers: the child's runner (images/nodejs/runner.js) uses them. */
 #define CHILD_JOB_FD 3
 #define CHILD_RES_FD 4
+#define CHILD_READY_FD 5
+#define CHILD_FDS 6
 /* Where the child first moves its pipe ends, clear of the fds 0-4 it builds. */
 #define CHILD_FD_FLOOR 16
 #define STATUS_MAX 4096
@@ -50,16 +52,16 @@ static double now_ms(void)
     return (double)sg_time_mono_ns() / 1e6;
 }
 
-/* In the forked child: fds 0-4 as documented, everything else closed on
+/* In the forked child: fds 0-5 as documented, everything else closed on
  * exec, default SIGPIPE, own process group. Never returns. */
 static void child_exec(char *const argv[], char *const envp[], const char *workspace,
-                       const int fds[5])
+                       const int fds[CHILD_FDS])
 {
-    int moved[5];
-    for (int i = 0; i < 5; i++)
+    int moved[CHILD_FDS];
+    for (int i = 0; i < CHILD_FDS; i++)
         if ((moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, CHILD_FD_FLOOR)) < 0)
             _exit(71);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < CHILD_FDS; i++)
         if (dup2(moved[i], i) < 0) /* dup2 clears FD_CLOEXEC on the copy */
             _exit(71);
     signal(SIGPIPE, SIG_DFL);
@@ -82,16 +84,18 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
                        struct runner_child *ret_child, struct sg_error *err)
 {
     int job[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
+    int rdy[2] = {-1, -1};
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int r = 0;
-    int *all[] = {&null, &job[0], &job[1], &out[0], &out[1], &er[0], &er[1], &res[0], &res[1]};
+    int *all[] = {&null,  &job[0], &job[1], &out[0], &out[1], &er[0],
+                  &er[1], &res[0], &res[1], &rdy[0], &rdy[1]};
     char token[sizeof(ret_child->token)];
     if ((r = sg_random_hex(token, RUNNER_TOKEN_BYTES)) < 0) {
         sg_error_set(err, r, "cannot make the report token: %s", strerror(-r));
         goto out;
     }
     if (null < 0 || pipe2(job, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-        pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0) {
+        pipe2(er, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(rdy, O_CLOEXEC) < 0) {
         r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
         goto out;
     }
@@ -101,14 +105,18 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
         goto out;
     }
     if (pid == 0) {
-        int fds[5] = {null, out[1], er[1], job[0], res[1]};
+        int fds[CHILD_FDS] = {null, out[1], er[1], job[0], res[1], rdy[1]};
         child_exec(argv, envp, workspace, fds);
     }
     setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
-    *ret_child = (struct runner_child){
-        .pid = pid, .job_w = job[1], .out_r = out[0], .err_r = er[0], .res_r = res[0]};
+    *ret_child = (struct runner_child){.pid = pid,
+                                       .job_w = job[1],
+                                       .out_r = out[0],
+                                       .err_r = er[0],
+                                       .res_r = res[0],
+                                       .ready_r = rdy[0]};
     memcpy(ret_child->token, token, sizeof(token));
-    job[1] = out[0] = er[0] = res[0] = -1;
+    job[1] = out[0] = er[0] = res[0] = rdy[0] = -1;
 out:
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         close_keep_errno(*all[i]);

@@ -5,6 +5,7 @@
  *   fd 0  /dev/null           fd 3  job pipe: the report token and '\n', then
  *   fd 1  stdout pipe               the arguments (JSON), then EOF
  *   fd 2  stderr pipe         fd 4  result pipe: one report line, '\n'-terminated
+ *                             fd 5  ready pipe: closed once SANDGATE_PREIMPORT is done
  * and nothing else open. The parent then watches the pipes until the report
  * line is complete (the answer: it does not wait for the child to exit), the
  * child exits without one, the deadline passes or an output cap is hit.
@@ -34,6 +35,7 @@ struct runner_child {
     int out_r;
     int err_r;
     int res_r;
+    int ready_r; /* EOF once the child pre-imported (or died); see runner_main.c */
 };
 
 enum runner_stop {

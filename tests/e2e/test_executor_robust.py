@@ -99,6 +99,73 @@ class SocketRelay:
         self.cut()
 
 
+class CreateFailingRelay(SocketRelay):
+    """A relay that, while `failing` is set, answers every container create
+    with dockerd's error shape (500) instead of forwarding it: dockerd stays
+    reachable, launches fail. The executor opens one connection per API call."""
+
+    failing = False
+
+    def _accept(self, listener):
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        head = b""
+        client.settimeout(10)
+        try:
+            while b"\r\n\r\n" not in head and len(head) < 65536:
+                chunk = client.recv(65536)
+                if not chunk:
+                    break
+                head += chunk
+        except OSError:
+            client.close()
+            return
+        line = head.split(b"\r\n", 1)[0]
+        if self.failing and line.startswith(b"POST ") and b"/containers/create" in line:
+            self._refuse(client, head)
+            return
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect("/var/run/docker.sock")
+            upstream.sendall(head)
+        except OSError:
+            client.close()
+            return
+        client.settimeout(None)
+        with self.lock:
+            self.conns += [client, upstream]
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _refuse(client, head):
+        hdrs, _, body = head.partition(b"\r\n\r\n")
+        want = 0
+        for ln in hdrs.split(b"\r\n")[1:]:
+            k, _, v = ln.partition(b":")
+            if k.strip().lower() == b"content-length":
+                want = int(v.strip())
+        try:
+            while len(body) < want:  # read the whole request: no reset before the answer
+                chunk = client.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+            msg = b'{"message":"injected: container create refused"}'
+            client.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json"
+                           b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(msg)
+                           + msg)
+        except OSError:
+            pass
+        client.close()
+
+
 def wait_for(pred, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -263,6 +330,55 @@ class DockerOutage(unittest.TestCase):
             self.assertEqual(ex.ok("def main():\n    return 'back'\n")["result"]["value"], "back")
             # What the outage left behind is swept: only the idle sandbox stays.
             wait_for(lambda: len(ex.containers()) == 1, 30, "the sweep of leftover containers")
+        finally:
+            rc = ex.stop()
+            relay.close()
+            self.assertEqual(rc, 0)
+            self.assertEqual(ex.containers(), [])
+
+
+class Exhaustion(unittest.TestCase):
+    """A job that finds no idle sandbox waits (at most --pool-wait-ms) only
+    while one is on its way; when none can come (launches failing, nothing
+    being created) the 503 is at once."""
+
+    def test_no_wait_when_no_sandbox_can_come_and_wait_when_one_is_on_its_way(self):
+        require_engine_and_images()
+        path = os.path.join("/tmp", f"sandgate-e2e-failrelay-{os.getpid()}.sock")
+        relay = CreateFailingRelay(path)
+        ex = Executor("python", 1, ("--docker-socket", path, "--pool-wait-ms", "8000",
+                                    "--create-parallel", "1"))
+        try:
+            relay.failing = True
+            slow = {}
+            t = threading.Thread(target=lambda: slow.update(r=ex.run(
+                "import time\ndef main():\n    time.sleep(3)\n    return 'slow'\n")))
+            t.start()  # takes the only sandbox; its refill fails
+            wait_for(lambda: "injected" in json.dumps(ex.health()[2]), 20,
+                     "a failed launch in /healthz")
+            t0 = time.time()
+            status, _, body = ex.run("def main():\n    return 1\n")
+            elapsed = time.time() - t0
+            self.assertEqual(status, 503, body)
+            self.assertEqual(body["error"]["code"], "pool_busy")
+            self.assertIn("last launch failed", body["error"]["message"])
+            self.assertLess(elapsed, 2.0, "answered at once, not after the 8 s pool wait")
+            t.join(30)
+            self.assertEqual(slow["r"][2]["result"]["value"], "slow")
+
+            relay.failing = False  # launches work again: the pool recovers
+            ex.wait_idle(1, 60)
+            # Two jobs at once on a pool of one: the second waits for the
+            # refill already under way and runs (the wait is kept).
+            got = []
+            threads = [threading.Thread(target=lambda: got.append(ex.run(
+                "import time\ndef main():\n    time.sleep(0.5)\n    return 2\n")))
+                for _ in range(2)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join(60)
+            self.assertEqual(sorted(r[0] for r in got), [200, 200], got)
         finally:
             rc = ex.stop()
             relay.close()

@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import subprocess
+import threading
 import time
 import unittest
 
@@ -68,6 +69,58 @@ def run_job(image, job, env=None, timeout=90):
         raise AssertionError(f"expected one result line, got {len(results)}; rc={proc.returncode}\n"
                              f"stdout={out[-3000:]}\nstderr={proc.stderr.decode()[-3000:]}")
     return results[0], out
+
+
+def ready_line_before_job(image, preimport, code):
+    """Starts a runner with SANDGATE_PREIMPORT and sends no job until its ready
+    line is on stdout (what the executor's pool waits for); then one job.
+    Returns (seconds until the ready line, the result line)."""
+    nonce = secrets.token_hex(16)
+    cmd = ["docker", "run", "-i", "--rm", "--label", LABEL, "--runtime=runsc",
+           "--network=none", "--read-only", "--user", "65534:65534", "--cap-drop", "ALL",
+           "--tmpfs", "/tmp:size=64m,uid=65534,gid=65534",
+           "--tmpfs", "/workspace:size=64m,uid=65534,gid=65534,mode=0700",
+           "--security-opt", f"seccomp={SECCOMP}", "-e", f"SANDGATE_PREIMPORT={preimport}", image]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        timer = threading.Timer(60, proc.kill)  # bounded: no ready line means a kill
+        timer.start()
+        first = proc.stdout.readline()
+        timer.cancel()
+        waited = time.monotonic() - t0
+        if json.loads(first or b"null") != {"sandgate_runner_ready": 1}:
+            raise AssertionError(f"first stdout line is not the ready line: {first!r}, "
+                                 f"stderr={proc.stderr.read()[-2000:]!r}")
+        out, _ = proc.communicate((json.dumps({"code": code, "nonce": nonce}) + "\n").encode(),
+                                  timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("nonce") == nonce:
+            return waited, obj
+    raise AssertionError(f"no result line: {out[-2000:]!r}")
+
+
+class ReadyLine(unittest.TestCase):
+    """Both runners print the ready line once SANDGATE_PREIMPORT is done, before
+    any job arrives: the pool keeps a heavy sandbox out of rotation until then."""
+
+    def test_python_runner_reports_ready_after_preimport(self):
+        _, r = ready_line_before_job(PY_IMAGE, "json,zlib",
+                                     "import zlib\ndef main():\n    return 1\n")
+        self.assertEqual((r["outcome"], r["result"]), ("ok", {"present": True, "value": 1}), r)
+
+    def test_node_runner_reports_ready_after_preimport(self):
+        _, r = ready_line_before_job(JS_IMAGE, "zlib,http",
+                                     "function main() { return require('zlib') ? 1 : 0; }\n")
+        self.assertEqual((r["outcome"], r["result"]), ("ok", {"present": True, "value": 1}), r)
 
 
 def b64(data):

@@ -44,6 +44,8 @@ static void engine_replies(const char *s, size_t n)
         free(ids);
     }
     docker_parse_message(s, n, msg, sizeof(msg));
+    (void)docker_parse_oom_events(
+        s, n, "4f1c0e0d6a9b7c3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e");
     attach_parse_status(s, n, &code);
     struct exec_outcome o;
     outcome_init(&o);

@@ -346,6 +346,64 @@ MALFORMED = {
                                   b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
     "unknown Transfer-Encoding": b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\n"
                                  b"Transfer-Encoding: gzip\r\n\r\n",
+    # libmicrohttpd 0.9.75 keeps a header value up to its first NUL and drops
+    # the rest: the gateway refuses what it would otherwise never see.
+    "NUL in a header value": b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: ab\x00cd\r\n\r\n",
+    "NUL in the last header": b"GET /healthz HTTP/1.1\r\nX-A: ab\x00cd\r\nHost: gw\r\n\r\n",
+    "NUL in Authorization": b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                            + TOKEN.encode() + b"\x00junk\r\nContent-Length: 0\r\n\r\n",
+    "NUL in the target": b"GET /healthz\x00/x HTTP/1.1\r\nHost: gw\r\n\r\n",
+    "encoded NUL in the target": b"GET /healthz%00/x HTTP/1.1\r\nHost: gw\r\n\r\n",
+    "NUL in the method": b"GE\x00T /healthz HTTP/1.1\r\nHost: gw\r\n\r\n",
+    "two spaces in the request line": b"GET  /healthz HTTP/1.1\r\nHost: gw\r\n\r\n",
+    "space in the target": b"GET /heal thz HTTP/1.1\r\nHost: gw\r\n\r\n",
+    "folded header line": b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: a\r\n b\r\n\r\n",
+}
+
+# Over sandgate's own limits but inside libmicrohttpd's 64 KiB connection pool:
+# the JSON shape, like every other refusal.
+OVER_LIMITS = {
+    "target over 8 KiB": (b"GET /healthz?" + b"a" * 10000 + b" HTTP/1.1\r\nHost: gw\r\n\r\n",
+                          414, "uri_too_long"),
+    "headers over 16 KiB": (b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: " + b"a" * 20000
+                            + b"\r\n\r\n", 431, "headers_too_large"),
+}
+
+# Answered by libmicrohttpd 0.9.75 itself, before any sandgate code can act
+# (docs/troubleshooting.md lists them): (request, status, exact body, whether
+# the request line was parsed, so the gateway still writes an audit line).
+LIB_PAGE_BIG = (b"<html><head><title>Request too big</title></head><body>Your HTTP header was "
+                b"too big for the memory constraints of this webserver.</body></html>")
+LIB_PAGE_MALFORMED = (b"<html><head><title>Request malformed</title></head><body>Your HTTP "
+                      b"request was syntactically incorrect.</body></html>")
+CHUNKED_POST = (b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer "
+                + TOKEN.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n")
+LIBRARY_ANSWERS = {
+    "target over the pool": (b"GET /healthz?" + b"a" * 100000 + b" HTTP/1.1\r\nHost: gw\r\n\r\n",
+                             414, LIB_PAGE_BIG, False),
+    "HTTP/2.0": (b"GET /healthz HTTP/2.0\r\nHost: gw\r\n\r\n", 505,
+                 b"<html><head><title>Requested HTTP version is not supported</title></head>"
+                 b"<body>Requested HTTP version is not supported.</body></html>", False),
+    "malformed version": (b"GET /healthz HTTX/1.1\r\nHost: gw\r\n\r\n", 400, LIB_PAGE_MALFORMED,
+                          False),
+    "headers over the pool": (b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: " + b"a" * 100000
+                              + b"\r\n\r\n", 431, LIB_PAGE_BIG, True),
+    "header line without a colon": (b"GET /healthz HTTP/1.1\r\nHost: gw\r\nXA\r\n\r\n", 400,
+                                    LIB_PAGE_MALFORMED, True),
+    "broken chunked framing": (CHUNKED_POST + b"zz\r\nhello\r\n0\r\n\r\n", 400,
+                               b"<html><head><title>Request malformed</title></head><body>Your "
+                               b"HTTP chunked encoding was syntactically incorrect.</body></html>",
+                               True),
+    "chunk extension over the pool": (CHUNKED_POST + b"5;" + b"e" * 200000 + b"\r\nhello\r\n0\r\n"
+                                      b"\r\n", 500, None, True),
+}
+# A Content-Length libmicrohttpd cannot parse: its answer, and 0.9.75 sends its
+# status line and headers twice (the second block arrives as the start of the body).
+DOUBLED_HEAD = {
+    "Content-Length: -1": (b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nContent-Length: -1\r\n\r\n",
+                           400, b"HTTP/1.1 400 Bad Request\r\n"),
+    "Content-Length over 2^64": (b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nContent-Length: "
+                                 + b"9" * 24 + b"\r\n\r\n", 413, b"HTTP/1.1 413 Content Too Large\r\n"),
 }
 
 
@@ -364,6 +422,58 @@ class TestStrictHttp(FrontDoorCase):
                                              for a in self.gw.audit_lines()), what=rid)
         _, _, metrics = self.gw.call("GET", "/metrics")
         self.assertRegex(metrics, r'sandgate_requests_total\{[^}]*status="400"[^}]*\} [1-9]')
+
+    def test_over_sandgate_limits_the_answer_is_json_with_an_id(self):
+        for what, (data, status, code) in OVER_LIMITS.items():
+            with self.subTest(what):
+                st, hdrs, body, _ = exchange(self.port, data)
+                self.assertEqual(st, status, (what, body[:200]))
+                self.assertEqual(json.loads(body)["error"]["code"], code)
+                self.assertRegex(hdrs.get("x-request-id", ""), r"^[0-9a-f]{16}$")
+
+    def library_audit_count(self, status):
+        return sum(1 for a in self.gw.audit_lines() if a.get("status") == status)
+
+    def library_answers(self):
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        return int(re.search(r"^sandgate_http_library_answers_total (\d+)$", metrics, re.M).group(1))
+
+    def test_what_libmicrohttpd_answers_itself_is_as_documented(self):
+        for what, (data, status, page, audited) in LIBRARY_ANSWERS.items():
+            with self.subTest(what):
+                before = self.library_audit_count(status)
+                counted = self.library_answers()
+                st, hdrs, body, _ = exchange(self.port, data)
+                self.assertEqual(st, status, (what, body[:200]))
+                self.assertNotIn("x-request-id", hdrs)
+                if page is not None:
+                    self.assertEqual(body, page)
+                else:
+                    self.assertIn(b"Internal server error", body)
+                if audited:  # the request line was parsed: audit line and metric
+                    self.gw.wait_for(lambda: self.library_audit_count(status) > before, what=what)
+                self.assertEqual(self.library_answers(), counted + 1)  # counted either way
+        st, _, body, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+        self.assertEqual(st, 200, body)  # and the gateway keeps serving
+
+    def test_unparsable_content_length_gets_the_library_answer_twice_headed(self):
+        for what, (data, status, head) in DOUBLED_HEAD.items():
+            with self.subTest(what):
+                before = self.library_audit_count(status)
+                st, hdrs, body, _ = exchange(self.port, data)
+                self.assertEqual(st, status, (what, body[:200]))
+                self.assertTrue(body.startswith(head), body[:200])
+                self.assertIn(b"<html>", body)
+                self.gw.wait_for(lambda: self.library_audit_count(status) > before, what=what)
+
+    def test_lenient_but_valid_requests_still_pass(self):
+        for data in (b"GET /healthz HTTP/1.1\nHost: gw\nX-A:  a  \n\n",
+                     b"GET /healthz HTTP/1.1\r\nHost:gw\r\nX-Empty:\r\n\r\n",
+                     b"GET /healthz?a=b%20c HTTP/1.1\r\nHost: gw\r\n\r\n",
+                     b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: " + b"a" * 8000 + b"\r\n\r\n"):
+            with self.subTest(data[:40]):
+                st, _, body, _ = exchange(self.port, data)
+                self.assertEqual(st, 200, body)
 
     def test_a_normal_request_still_passes(self):
         st, _, body, _ = exchange(self.port, post(b"/v1/analyze", JOB, b"Authorization: Bearer "

@@ -145,6 +145,31 @@ Test(docker, parse_inspect_state)
         cr_assert_eq(docker_parse_inspect(bad[i], strlen(bad[i]), &st), -EPROTO);
 }
 
+Test(docker, parse_oom_events)
+{
+    const char *id = "4f1c0e0d6a9b7c3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e";
+    char other[] = "4f1c0e0d6a9b7c3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9f";
+    char text[1024];
+    /* The current shape (Action, Actor.ID) after a line that is not JSON. */
+    snprintf(text, sizeof(text),
+             "garbage\n{\"Type\":\"container\",\"Action\":\"die\",\"Actor\":{\"ID\":\"%s\"}}\n"
+             "{\"Type\":\"container\",\"Action\":\"oom\",\"Actor\":{\"ID\":\"%s\"}}\n",
+             id, id);
+    cr_assert(docker_parse_oom_events(text, strlen(text), id));
+    cr_assert_not(docker_parse_oom_events(text, strlen(text), other));
+    /* The old shape (status, id), last line without a newline. */
+    snprintf(text, sizeof(text), "{\"status\":\"oom\",\"id\":\"%s\"}", id);
+    cr_assert(docker_parse_oom_events(text, strlen(text), id));
+    /* Only the die event: no OOM. Empty and NULL bodies: none. */
+    snprintf(text, sizeof(text), "{\"Action\":\"die\",\"Actor\":{\"ID\":\"%s\"}}\n", id);
+    cr_assert_not(docker_parse_oom_events(text, strlen(text), id));
+    cr_assert_not(docker_parse_oom_events("", 0, id));
+    cr_assert_not(docker_parse_oom_events(NULL, 0, id));
+    /* An "oom" that is not a string, or an id that is not one. */
+    const char *odd = "{\"Action\":[\"oom\"],\"Actor\":{\"ID\":7}}\n";
+    cr_assert_not(docker_parse_oom_events(odd, strlen(odd), id));
+}
+
 Test(docker, parse_wait_runtimes_list_message)
 {
     int code = 0;
