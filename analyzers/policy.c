@@ -23,7 +23,8 @@
 struct loader {
     const char *origin;
     struct sg_error *err;
-    int js; /* validating the javascript section: '$' in identifiers, JS module names */
+    int js;        /* validating the javascript section: '$' in identifiers, JS module names */
+    int networked; /* building the networked variant (sg_policy.network) */
 };
 
 static int lfail(const struct loader *ld, const char *path, const char *fmt, ...)
@@ -439,6 +440,33 @@ static int load_runtime(const struct loader *ld, json_t *lang, const char *path,
     return get_bool(ld, o, p, "reflection", 0, &rt->reflection);
 }
 
+/* "network_modules", "network_names", "network_attributes": the networked
+ * variant makes the modules importable (added to an allow-list, taken off a
+ * deny-list), the names no longer forbidden, the attributes no longer
+ * capability attributes, and the run-time network on. */
+static int load_network(const struct loader *ld, json_t *lang, const char *path,
+                        struct sg_lang_policy *lp)
+{
+    struct sg_strset names = {0}, attrs = {0};
+    int r = get_strset(ld, lang, path, "network_modules", 0, ITEM_MODULE, &lp->network_modules);
+    if (r == 0)
+        r = get_strset(ld, lang, path, "network_names", 0, ITEM_IDENT, &names);
+    if (r == 0)
+        r = get_strset(ld, lang, path, "network_attributes", 0, ITEM_IDENT, &attrs);
+    if (r == 0 && ld->networked) {
+        lp->runtime.network = 1;
+        if (sg_strset_combine(&lp->modules, &lp->network_modules,
+                              lp->import_mode == SG_IMPORTS_DENY) < 0 ||
+            sg_strset_combine(&lp->forbidden_names, &names, 1) < 0 ||
+            sg_strset_combine(&lp->capability_attributes, &attrs, 1) < 0)
+            r = sg_error_set(ld->err, -ENOMEM, "%s: out of memory", ld->origin);
+        sg_strset_free(&lp->network_modules);
+    }
+    sg_strset_free(&names);
+    sg_strset_free(&attrs);
+    return r;
+}
+
 static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg_lang_policy *lp)
 {
     static const char *const keys[] = {"enabled",
@@ -453,6 +481,9 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
                                        "deny_dynamic_attributes",
                                        "limits",
                                        "runtime",
+                                       "network_modules",
+                                       "network_names",
+                                       "network_attributes",
                                        NULL};
     json_t *lang;
     int r = get_object(ld, root, "", key, 1, &lang);
@@ -475,9 +506,9 @@ static int load_lang(struct loader *ld, json_t *root, const char *key, struct sg
         (r = get_bool(ld, lang, key, "deny_dynamic_attributes", 1, &lp->deny_dynamic_attributes)) <
             0)
         return r;
-    if ((r = load_limits(ld, lang, key, lp)) < 0)
+    if ((r = load_limits(ld, lang, key, lp)) < 0 || (r = load_runtime(ld, lang, key, lp)) < 0)
         return r;
-    return load_runtime(ld, lang, key, lp);
+    return load_network(ld, lang, key, lp);
 }
 
 static int valid_policy_name(const char *s, size_t len)
@@ -572,6 +603,20 @@ int sg_policy_load_doc(json_t *root, const char *origin, const char *sha256_hex,
     }
     snprintf(pol->sha256, sizeof(pol->sha256), "%s", sha256_hex);
     pol->doc = json_incref(root);
+    /* the networked variant: the same document, loaded with networked set */
+    ld.networked = 1;
+    struct sg_policy *net = calloc(1, sizeof(*net));
+    r = net ? load_root(&ld, root, net)
+            : sg_error_set(err, -ENOMEM, "%s: out of memory", ld.origin);
+    if (r < 0) {
+        sg_policy_free(net);
+        sg_policy_free(pol);
+        return r;
+    }
+    char id[sizeof(pol->sha256) + sizeof("+network")];
+    snprintf(id, sizeof(id), "%s+network", sha256_hex);
+    sg_sha256_hex(id, strlen(id), net->sha256);
+    pol->network = net;
     *ret_policy = pol;
     return 0;
 }
@@ -600,6 +645,7 @@ int sg_lang_policy_allows_import(const struct sg_lang_policy *lp, const char *mo
 static void lang_policy_free(struct sg_lang_policy *lp)
 {
     sg_strset_free(&lp->modules);
+    sg_strset_free(&lp->network_modules);
     sg_strset_free(&lp->forbidden_names);
     sg_strset_free(&lp->forbidden_calls);
     sg_strset_free(&lp->forbidden_attributes);
@@ -618,6 +664,7 @@ void sg_policy_free(struct sg_policy *policy)
     free(policy->description);
     lang_policy_free(&policy->python);
     lang_policy_free(&policy->javascript);
+    sg_policy_free(policy->network);
     json_decref(policy->doc);
     free(policy);
 }

@@ -69,7 +69,11 @@ struct sg_runtime_policy {
 struct sg_lang_policy {
     int enabled; /* 0: every submission is rejected (language.disabled) */
     enum sg_import_mode import_mode;
-    struct sg_strset modules;              /* allow-list or deny-list; "os" covers "os.path" */
+    struct sg_strset modules; /* allow-list or deny-list; "os" covers "os.path" */
+    /* Modules only a job with network may import: rejected as network.disabled
+     * otherwise; empty in the networked variant (sg_policy.network), where
+     * they are allowed (README, "Network"). */
+    struct sg_strset network_modules;
     struct sg_strset forbidden_names;      /* builtins/globals forbidden wherever referenced */
     struct sg_strset forbidden_calls;      /* resolved dotted names, e.g. "os.system" */
     struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */
@@ -93,6 +97,11 @@ struct sg_policy {
     struct sg_lang_policy python;
     struct sg_lang_policy javascript;
     json_t *doc; /* owned reference: the validated document (parents merged in) */
+    /* owned: the same policy as a job with network sees it (network_modules
+     * importable, network_names not forbidden, runtime.network true); its
+     * sha256 identifies that variant (verdict cache), its name is this one's.
+     * NULL inside the variant itself. */
+    struct sg_policy *network;
 };
 
 /* 1 when a job may import module under lp (the language enabled, and the

@@ -23,6 +23,12 @@
 /* Analysis */
 #define SG_RULE_IMPORT_NOT_ALLOWED "import.not-allowed"
 #define SG_RULE_IMPORT_DENIED "import.denied"
+/* a network module (the policy's network_modules) in a job without network */
+#define SG_RULE_NETWORK_DISABLED "network.disabled"
+#define SG_NETWORK_DISABLED_HOW                                                                    \
+    "network is off for this job: an operator grants hosts to the tenant (tokens file "            \
+    "\"network\": {\"allow\": [...]}) and the job asks for them with \"network\": "                \
+    "{\"allow\": [...]}"
 #define SG_RULE_IMPORT_DYNAMIC "import.dynamic"
 #define SG_RULE_NAME_FORBIDDEN "name.forbidden"
 #define SG_RULE_CALL_FORBIDDEN "call.forbidden"

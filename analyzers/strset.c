@@ -68,6 +68,35 @@ int sg_strset_adopt(struct sg_strset *set, char **items, size_t count, const cha
     return 0;
 }
 
+int sg_strset_combine(struct sg_strset *set, const struct sg_strset *other, int remove)
+{
+    size_t cap = set->count + (remove ? 0 : other->count), n = 0;
+    char **items = calloc(cap ? cap : 1, sizeof(char *));
+    if (!items)
+        return -ENOMEM;
+    for (size_t i = 0; i < set->count; i++)
+        if (!remove || !sg_strset_has(other, set->items[i]))
+            items[n++] = set->items[i];
+    for (size_t i = 0; !remove && i < other->count; i++) {
+        if (sg_strset_has(set, other->items[i]))
+            continue;
+        if (!(items[n] = strdup(other->items[i]))) {
+            for (size_t k = set->count; k < n; k++)
+                free(items[k]);
+            free(items);
+            return -ENOMEM;
+        }
+        n++;
+    }
+    for (size_t i = 0; remove && i < set->count; i++)
+        if (sg_strset_has(other, set->items[i]))
+            free(set->items[i]);
+    free(set->items);
+    set->items = NULL;
+    set->count = 0;
+    return sg_strset_adopt(set, items, n, NULL);
+}
+
 void sg_strset_free(struct sg_strset *set)
 {
     if (!set)

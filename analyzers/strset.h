@@ -13,6 +13,10 @@
  * caller frees it with sg_strset_free() either way. */
 int sg_strset_adopt(struct sg_strset *set, char **items, size_t count, const char **ret_dup);
 
+/* Replace set's items with set ∪ other (remove = 0) or set \ other
+ * (remove = 1); other is unchanged. -ENOMEM leaves set as it was. */
+int sg_strset_combine(struct sg_strset *set, const struct sg_strset *other, int remove);
+
 /* Free the items; the struct itself is the caller's. NULL is a no-op. */
 void sg_strset_free(struct sg_strset *set);
 

@@ -3,7 +3,7 @@
 # The executor sees only common/.
 $(BUILD)/obj/executors/%.o: LAYER_INC = -Icommon -Iexecutors
 EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c executors/sandbox.c \
-                 executors/outcome.c executors/job.c executors/exec_api.c executors/metrics.c \
+                 executors/outcome.c executors/egress.c executors/job.c executors/exec_api.c executors/metrics.c \
                  executors/pool.c executors/seccomp.c executors/exec_server.c \
                  executors/flavour.c executors/pools.c executors/sessions.c \
                  executors/sessions_http.c

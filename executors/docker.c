@@ -1,5 +1,6 @@
 #include "docker.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -243,6 +244,33 @@ int docker_inspect(struct docker_client *dc, const char *id, struct docker_state
     int r = id_call(dc, "GET", id, "/json", DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
     if (r == 0 && docker_parse_inspect(b.data, b.len, ret) < 0)
         r = sg_error_set(err, -EPROTO, "malformed inspect reply from dockerd");
+    sg_buf_free(&b);
+    return r;
+}
+
+int docker_parse_ip(const char *body, size_t len, const char *network,
+                    char ret_ip[DOCKER_IP_TEXT_MAX])
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *nets = json_object_get(json_object_get(root, "NetworkSettings"), "Networks");
+    const char *ip =
+        json_string_value(json_object_get(json_object_get(nets, network), "IPAddress"));
+    struct in_addr a;
+    int r = ip && inet_pton(AF_INET, ip, &a) == 1 ? 0 : -EPROTO;
+    if (r == 0)
+        snprintf(ret_ip, DOCKER_IP_TEXT_MAX, "%s", ip);
+    json_decref(root);
+    return r;
+}
+
+int docker_container_ip(struct docker_client *dc, const char *id, const char *network,
+                        char ret_ip[DOCKER_IP_TEXT_MAX], struct sg_error *err)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, DOCKER_REPLY_MAX);
+    int r = id_call(dc, "GET", id, "/json", DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
+    if (r == 0 && docker_parse_ip(b.data, b.len, network, ret_ip) < 0)
+        r = sg_error_set(err, -EPROTO, "container %.12s has no address on network %s", id, network);
     sg_buf_free(&b);
     return r;
 }

@@ -69,6 +69,11 @@ int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *
                 struct sg_error *err);
 int docker_inspect(struct docker_client *dc, const char *id, struct docker_state *ret,
                    struct sg_error *err);
+/* The container's IPv4 address on Docker network `network` (inspect's
+ * NetworkSettings.Networks.<network>.IPAddress), as text. */
+#define DOCKER_IP_TEXT_MAX 46
+int docker_container_ip(struct docker_client *dc, const char *id, const char *network,
+                        char ret_ip[DOCKER_IP_TEXT_MAX], struct sg_error *err);
 /* The container's memory use now (as `docker stats` shows it), in bytes. */
 /* Did dockerd report an out-of-memory kill ("oom" event) for container id
  * between since_s and until_s (Unix seconds, until_s not in the future)?
@@ -87,6 +92,8 @@ int docker_list_by_label(struct docker_client *dc, const char *key, const char *
 /* Pure parsers of engine replies (untrusted input). Each returns 0 or -EPROTO. */
 int docker_parse_create(const char *body, size_t len, char ret_id[DOCKER_ID_LEN + 1]);
 int docker_parse_inspect(const char *body, size_t len, struct docker_state *ret);
+int docker_parse_ip(const char *body, size_t len, const char *network,
+                    char ret_ip[DOCKER_IP_TEXT_MAX]);
 /* True when the events stream text holds an "oom" event of container id. */
 bool docker_parse_oom_events(const char *body, size_t len, const char *id);
 int docker_parse_wait(const char *body, size_t len, int *ret_exit);

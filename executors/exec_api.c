@@ -9,6 +9,7 @@
 #include "b64.h"
 #include "json_nesting.h"
 #include "sg_file_name.h"
+#include "sg_netallow.h"
 #include "sg_random.h"
 
 int exec_job_id_valid(const char *id)
@@ -317,6 +318,35 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code
     return 0;
 }
 
+/* "network": {"allow": [entry, ...]} (common/sg_netallow.h): re-checked
+ * here, since the egress proxy's helper trusts what the executor writes. */
+static int parse_network(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *net = json_object_get(root, "network");
+    if (!net || json_is_null(net))
+        return 0;
+    json_t *allow = json_is_object(net) ? json_object_get(net, "allow") : NULL;
+    if (!json_is_array(allow) || json_object_size(net) != 1)
+        return sg_error_set(err, -EINVAL, "network must be {\"allow\": [...]}");
+    size_t n = json_array_size(allow);
+    if (n == 0 || n > SG_NETALLOW_LIST_MAX)
+        return sg_error_set(err, -EINVAL, "network.allow holds 1..%d entries",
+                            SG_NETALLOW_LIST_MAX);
+    r->network_allow = json_array();
+    for (size_t i = 0; r->network_allow && i < n; i++) {
+        struct sg_netallow_entry e;
+        const char *t = json_string_value(json_array_get(allow, i));
+        struct sg_error perr = {0};
+        if (sg_netallow_parse(t, &e, &perr) < 0)
+            return sg_error_set(err, -EINVAL, "network.allow[%zu]: %s", i, perr.msg);
+        char canon[SG_NETALLOW_TEXT_MAX];
+        sg_netallow_format(&e, canon, sizeof(canon));
+        if (json_array_append_new(r->network_allow, json_string(canon)) < 0)
+            return sg_error_set(err, -ENOMEM, "out of memory");
+    }
+    return r->network_allow ? 0 : sg_error_set(err, -ENOMEM, "out of memory");
+}
+
 static int parse_request(const char *body, size_t len, const struct exec_config *cfg,
                          bool need_code, struct exec_request *ret, struct sg_error *err)
 {
@@ -338,7 +368,8 @@ static int parse_request(const char *body, size_t len, const struct exec_config 
         (r = parse_files(ret->root, ret, err)) < 0 ||
         (r = parse_limits(ret->root, cfg, ret, err)) < 0 ||
         (r = parse_runtime(ret->root, cfg, ret, err)) < 0 ||
-        (r = parse_imports(ret->root, ret, err)) < 0)
+        (r = parse_imports(ret->root, ret, err)) < 0 ||
+        (r = parse_network(ret->root, ret, err)) < 0)
         goto fail;
     return 0;
 fail:
@@ -364,7 +395,8 @@ void exec_request_free(struct exec_request *req)
         return;
     json_decref(req->files);
     json_decref(req->root);
-    req->files = req->root = NULL;
+    json_decref(req->network_allow);
+    req->files = req->root = req->network_allow = NULL;
     req->arguments = NULL;
     req->runtime = NULL;
     req->code = NULL;

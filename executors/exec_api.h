@@ -48,9 +48,10 @@ struct exec_request {
     unsigned n_clamped;
     const char *imports[EXEC_IMPORTS_MAX]; /* borrowed from root */
     size_t n_imports;
-    int stream;        /* "stream": true: answer as Server-Sent Events (PROTOCOL.md) */
-    const char *pool;  /* static: the flavour that served the job (NULL: none yet) */
-    int pool_fallback; /* 1: not the job's ideal flavour */
+    json_t *network_allow; /* owned: the job's allow-list, canonical; NULL: no network */
+    int stream;            /* "stream": true: answer as Server-Sent Events (PROTOCOL.md) */
+    const char *pool;      /* static: the flavour that served the job (NULL: none yet) */
+    int pool_fallback;     /* 1: not the job's ideal flavour */
 };
 
 /* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a

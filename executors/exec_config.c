@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 /* OPT_DURATION is milliseconds when bare; OPT_TIMEOUT too, except from
@@ -81,6 +82,12 @@ static const struct opt opts[] = {
     {"instance", "SANDGATE_INSTANCE", OPT_STR, F(instance), 1, 0},
     {"docker-socket", "SANDGATE_DOCKER_SOCKET", OPT_STR, F(docker_socket), 1, 0},
     {"log-level", "SANDGATE_LOG_LEVEL", OPT_LOGLEVEL, F(log_level), 0, 0},
+    {"egress-network", "SANDGATE_EGRESS_NETWORK", OPT_STR, F(egress_network), 0, 0},
+    {"egress-proxy", "SANDGATE_EGRESS_PROXY", OPT_STR, F(egress_proxy), 0, 0},
+    {"egress-runtime", "SANDGATE_EGRESS_RUNTIME", OPT_STR, F(egress_runtime), 1, 0},
+    {"egress-dir", "SANDGATE_EGRESS_DIR", OPT_STR, F(egress_dir), 1, 0},
+    {"egress-pool-size", "SANDGATE_EGRESS_POOL_SIZE", OPT_UINT, F(egress_pool_size), 1,
+     EXEC_POOL_SIZE_MAX},
     {"help", NULL, OPT_HELP, 0, 0, 0, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -139,6 +146,15 @@ static const char usage_text[] =
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
     "  --max-jobs N          jobs at once, more get 503 (64)        env SANDGATE_MAX_JOBS\n"
     "  --max-sessions N      open sessions at once, 0: none (16)    env SANDGATE_MAX_SESSIONS\n"
+    "  --egress-network NAME  internal Docker network of networked sandboxes; empty: jobs\n"
+    "                        asking for network are refused      env SANDGATE_EGRESS_NETWORK\n"
+    "  --egress-proxy A:P    the egress proxy's IPv4 address:port on that network\n"
+    "                        env SANDGATE_EGRESS_PROXY\n"
+    "  --egress-runtime NAME runtime of networked sandboxes (runsc-net: runsc --network=host,\n"
+    "                        see README \"Network\")             env SANDGATE_EGRESS_RUNTIME\n"
+    "  --egress-dir DIR      state shared with the proxy (/run/sandgate-egress)\n"
+    "                        env SANDGATE_EGRESS_DIR\n"
+    "  --egress-pool-size N  warm networked sandboxes (1)      env SANDGATE_EGRESS_POOL_SIZE\n"
     "  --seccomp FILE|none   seccomp profile (Docker JSON) for every container, proven\n"
     "                        enforced at start by a probe job. Default: the first of\n"
     "                        " EXEC_SECCOMP_INSTALLED ", " EXEC_SECCOMP_SOURCE "\n"
@@ -301,6 +317,9 @@ static void set_defaults(struct exec_config *c)
     c->max_sessions = 16;
     snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
     c->log_level = SG_LOG_INFO;
+    snprintf(c->egress_runtime, sizeof(c->egress_runtime), "runsc-net");
+    snprintf(c->egress_dir, sizeof(c->egress_dir), "/run/sandgate-egress");
+    c->egress_pool_size = 1;
 }
 
 /* Why a value was refused, for the messages below ("" when nothing more). */
@@ -367,6 +386,35 @@ static bool name_ok(const char *s)
     return true;
 }
 
+/* The proxy is addressed by IP: a networked sandbox has no resolver it may use. */
+static int finish_egress(struct exec_config *c, struct sg_error *err)
+{
+    if (!c->egress_network[0])
+        return 0;
+    if (!name_ok(c->egress_network) || !name_ok(c->egress_runtime))
+        return sg_error_set(err, -EINVAL,
+                            "--egress-network and --egress-runtime must match [A-Za-z0-9._-]+");
+    char addr[64];
+    const char *colon = strrchr(c->egress_proxy, ':');
+    unsigned char bin[16];
+    size_t n = colon ? (size_t)(colon - c->egress_proxy) : 0;
+    int port = colon ? atoi(colon + 1) : 0;
+    if (n > 0 && n < sizeof(addr)) {
+        memcpy(addr, c->egress_proxy, n);
+        addr[n] = '\0';
+    }
+    if (n == 0 || n >= sizeof(addr) || inet_pton(AF_INET, addr, bin) != 1 || port < 1 ||
+        port > 65535)
+        return sg_error_set(err, -EINVAL,
+                            "--egress-proxy must be the proxy's IPv4 ADDR:PORT on the egress "
+                            "network (e.g. 172.30.0.2:3128)");
+    if (c->egress_dir[0] != '/')
+        return sg_error_set(err, -EINVAL, "--egress-dir must be an absolute path");
+    if (!c->insecure_runtime && strcmp(c->egress_runtime, "runc") == 0)
+        return sg_error_set(err, -EINVAL, "--egress-runtime runc is not a sandbox");
+    return 0;
+}
+
 static int finish(struct exec_config *c, struct sg_error *err)
 {
     if ((int)c->language < 0)
@@ -408,6 +456,9 @@ static int finish(struct exec_config *c, struct sg_error *err)
                                 EXEC_SECCOMP_INSTALLED, EXEC_SECCOMP_SOURCE);
         snprintf(c->seccomp_path, sizeof(c->seccomp_path), "%s", found);
     }
+    int r = finish_egress(c, err);
+    if (r < 0)
+        return r;
     if (!c->max_timeout_ms)
         c->max_timeout_ms = c->timeout_ms > 60000 ? c->timeout_ms : 60000;
     if (c->max_timeout_ms < c->timeout_ms)

@@ -70,6 +70,12 @@ struct exec_config {
     char instance[64];           /* label value marking our containers */
     char docker_socket[PATH_MAX];
     enum sg_log_level log_level;
+    /* Networked jobs (README, "Network"): empty egress_network = none. */
+    char egress_network[EXEC_NAME_MAX]; /* the internal Docker network of the sandboxes */
+    char egress_proxy[64];              /* the proxy's ADDR:PORT on that network */
+    char egress_runtime[EXEC_NAME_MAX]; /* runtime of networked sandboxes (runsc-net) */
+    char egress_dir[1024];              /* state shared with the proxy (allow/, decisions/) */
+    unsigned egress_pool_size;          /* warm networked sandboxes */
 };
 
 /* Where the default profile is looked for, in order (installed, source tree). */
@@ -78,6 +84,7 @@ struct exec_config {
 #define EXEC_LABEL_KEY "org.sandgate.executor"
 #define EXEC_LABEL_LANG "org.sandgate.language"
 #define EXEC_LABEL_POOL "org.sandgate.pool" /* <instance>.<flavour>: one warm pool's */
+#define EXEC_EGRESS_POOL_NAME "egress"      /* the networked pool's flavour name */
 
 /* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
  * asked for (the caller prints exec_config_usage()), or -EINVAL with a message

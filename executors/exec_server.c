@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "egress.h"
 #include "exec_api.h"
 #include "job.h"
 #include "log.h"
@@ -84,6 +85,38 @@ static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
     sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
 }
 
+/* A networked job: a sandbox of the networked pool, its address, and the
+ * job's allow-list handed to the egress proxy (egress.h). */
+static int net_acquire(struct exec_server *s, struct exec_request *req, struct sandbox *sb,
+                       char ip[DOCKER_IP_TEXT_MAX], struct sg_error *err)
+{
+    if (!s->net_pool)
+        return sg_error_set(err, -ENETUNREACH,
+                            "this executor runs no networked jobs (no --egress-network)");
+    int r = pool_acquire(s->net_pool, s->cfg->pool_wait_ms, sb, err);
+    if (r < 0)
+        return r;
+    if ((r = docker_container_ip(s->dc, sb->id, s->cfg->egress_network, ip, err)) < 0 ||
+        (r = egress_grant(s->cfg, ip, req->job_id, req->network_allow, err)) < 0) {
+        pool_release(s->net_pool, sb);
+        return r == -EHOSTDOWN ? r : -ENETUNREACH;
+    }
+    return 0;
+}
+
+/* Withdraw the grant, count and return what the proxy decided. */
+static json_t *net_finish(struct exec_server *s, const struct exec_request *req, const char *ip)
+{
+    json_t *net = NULL;
+    struct sg_error e = {0};
+    if (egress_withdraw(s->cfg, ip, req->job_id, &net, &e) < 0)
+        sg_log(SG_LOG_ERROR, "egress_withdraw_failed", "job_id=%s error=\"%s\"", req->job_id,
+               e.msg);
+    metrics_egress(s->metrics, json_array_size(json_object_get(net, "allowed")),
+                   json_array_size(json_object_get(net, "denied")));
+    return net;
+}
+
 /* One Server-Sent Event; data is one line of compact JSON. */
 static int sse_event(struct sg_http_stream *st, const char *event, const char *data)
 {
@@ -125,15 +158,57 @@ static void job_answer(struct sg_http_stream *st, struct sg_http_response *resp,
     sg_http_stream_end(st);
 }
 
+/* Where a job's sandbox comes from and goes back to: a flavour's pool, or
+ * the networked pool (then with the sandbox's address, for the proxy). */
+struct lease {
+    struct sandbox sb;
+    unsigned flavour;
+    bool fallback;
+    char ip[DOCKER_IP_TEXT_MAX];
+};
+
+static int lease_take(struct exec_server *s, struct exec_request *req, struct lease *l,
+                      struct sg_error *err)
+{
+    if (req->network_allow) {
+        req->pool = EXEC_EGRESS_POOL_NAME;
+        return net_acquire(s, req, &l->sb, l->ip, err);
+    }
+    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &l->sb,
+                             &l->flavour, &l->fallback, err);
+    req->pool = r == 0 ? pool_set_flavour_name(s->pools, l->flavour) : NULL;
+    req->pool_fallback = l->fallback;
+    return r;
+}
+
+/* Give the sandbox back (a networked job's grant withdrawn first); the
+ * proxy's decisions for a networked job, else NULL. */
+static json_t *lease_return(struct exec_server *s, const struct exec_request *req, struct lease *l)
+{
+    if (!req->network_allow) {
+        pool_set_release(s->pools, l->flavour, &l->sb);
+        return NULL;
+    }
+    json_t *net = net_finish(s, req, l->ip);
+    pool_release(s->net_pool, &l->sb);
+    return net;
+}
+
+static const char *refusal_code(int r)
+{
+    return r == -EBUSY         ? "pool_busy"
+           : r == -EHOSTDOWN   ? "docker_unreachable"
+           : r == -ENETUNREACH ? "network_unavailable"
+                               : "shutting_down";
+}
+
 static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                     struct exec_request *req, struct exec_job_slot *slot,
                     struct sg_http_response *resp)
 {
     double t0 = attach_now_ms();
-    struct sandbox sb;
+    struct lease l = {0};
     struct sg_error e = {0};
-    unsigned flavour = 0;
-    bool fallback = false;
     struct exec_outcome o;
     outcome_init(&o);
     if (exec_job_cancelled(slot)) { /* cancelled before it arrived: nothing runs */
@@ -143,18 +218,10 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
         sg_log(SG_LOG_INFO, "job_end", "job_id=%s status=cancelled before=start", req->job_id);
         return outcome_clear(&o);
     }
-    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &sb,
-                             &flavour, &fallback, &e);
+    int r = lease_take(s, req, &l, &e);
     double wait_ms = attach_now_ms() - t0;
-    if (r < 0) {
-        const char *code = r == -EBUSY       ? "pool_busy"
-                           : r == -EHOSTDOWN ? "docker_unreachable"
-                                             : "shutting_down";
-        refuse_job(s, resp, req, code, e.msg, wait_ms);
-        return;
-    }
-    req->pool = pool_set_flavour_name(s->pools, flavour);
-    req->pool_fallback = fallback;
+    if (r < 0)
+        return refuse_job(s, resp, req, refusal_code(r), e.msg, wait_ms);
     size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
     char *line =
@@ -170,20 +237,24 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .ud = st};
     double run_ms = 0;
     if (line)
-        job_run(s->dc, &sb, nonce, line, len, req->limits.timeout_ms, req->limits.max_output_bytes,
-                &hooks, &o, &run_ms);
+        job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
+                req->limits.max_output_bytes, &hooks, &o, &run_ms);
     else
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
-    pool_set_release(s->pools, flavour, &sb);
-    job_answer(st, resp, exec_response_json(req->job_id, req, &o, wait_ms, run_ms));
+    json_t *net = lease_return(s, req, &l);
+    json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
+    if (body && net)
+        json_object_set(body, "network", net);
+    json_decref(net);
+    job_answer(st, resp, body);
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
     sg_log(SG_LOG_INFO, "job_end",
            "job_id=%s status=%s exit_code=%d limit=%s container=%.12s flavour=%s fallback=%d "
            "wait_ms=%.1f run_ms=%.1f",
            req->job_id, outcome_status_name(o.status), o.exit_code,
-           o.resource_limit_type ? o.resource_limit_type : "-", sb.id, req->pool, fallback, wait_ms,
-           run_ms);
+           o.resource_limit_type ? o.resource_limit_type : "-", l.sb.id, req->pool, l.fallback,
+           wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
 }
@@ -246,6 +317,18 @@ static json_t *flavours_json(const struct pool_set_stats *st)
     return a;
 }
 
+/* The networked pool (null when this executor runs no networked jobs). */
+static json_t *egress_json(struct exec_server *s)
+{
+    if (!s->net_pool)
+        return json_null();
+    struct pool_stats ps;
+    pool_get_stats(s->net_pool, &ps);
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network, "proxy",
+                     s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target", ps.target,
+                     "idle", ps.idle, "busy", ps.busy, "creating", ps.creating);
+}
+
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
     struct pool_set_stats *st = stats_snapshot(s, resp);
@@ -275,6 +358,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
                             json_integer(st->planned_mb));
         json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
                             json_integer(st->held_mb));
+        json_object_set_new(j, "egress", egress_json(s));
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);

@@ -19,6 +19,7 @@ struct exec_server {
     const struct exec_config *cfg; /* borrowed */
     struct pool_set *pools;        /* borrowed: one warm pool per flavour */
     struct sessions *sessions;     /* borrowed: the session table */
+    struct pool *net_pool;         /* borrowed: networked sandboxes; NULL: none */
     struct docker_client *dc;      /* borrowed */
     struct metrics *metrics;       /* borrowed */
     char token[SG_TOKEN_MAX];      /* empty: no token required */

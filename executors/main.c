@@ -20,6 +20,7 @@
 #include "seccomp.h"
 #include "sessions.h"
 #include "sg_token.h"
+#include "egress.h"
 #include "exec_server.h"
 
 #define MAIN_DRAIN_EXTRA_MS 5000
@@ -52,6 +53,12 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
             "\"runtimeArgs\":[\"--network=none\",\"--oci-seccomp\"]}}} then 'kill -HUP "
             "$(pidof dockerd)' (or run 'images/host-setup.sh --fix')",
             cfg->runtime);
+    if (cfg->egress_network[0] && !cfg->insecure_runtime &&
+        (docker_runtime_registered(dc, cfg->egress_runtime, &found, err) < 0 || !found))
+        return sg_error_set(err, -ENOENT,
+                            "runtime '%s' for networked sandboxes is not registered with dockerd "
+                            "(runsc with --network=host; 'images/host-setup.sh --fix' adds it)",
+                            cfg->egress_runtime);
     if (docker_image_exists(dc, cfg->image, err) < 0)
         return sg_error_set(err, -ENOENT,
                             "sandbox image %s is not available (%s); build it "
@@ -104,6 +111,38 @@ static void drain(struct exec_server *srv, unsigned max_ms)
     sg_log(SG_LOG_INFO, "drained", "in_flight=%d", n);
 }
 
+/* The networked pool (egress.h), when --egress-network is set: its own
+ * create spec, label and size; stale allow-lists of an earlier run removed. */
+static int start_net_pool(const struct exec_config *cfg, struct docker_client *dc,
+                          const char *base_body, struct metrics *m, struct pool **ret,
+                          struct sg_error *err)
+{
+    *ret = NULL;
+    if (!cfg->egress_network[0])
+        return 0;
+    char *body = NULL, label[sizeof(cfg->instance) + sizeof(EXEC_EGRESS_POOL_NAME) + 1];
+    snprintf(label, sizeof(label), "%s.%s", cfg->instance, EXEC_EGRESS_POOL_NAME);
+    int r = egress_reset(cfg, err);
+    if (r == 0 && (r = egress_create_body(cfg, base_body, &body, err)) == 0) {
+        struct pool_config pc = {.dc = dc,
+                                 .create_body = body,
+                                 .instance = cfg->instance,
+                                 .label = label,
+                                 .name = EXEC_EGRESS_POOL_NAME,
+                                 .target = cfg->egress_pool_size,
+                                 .parallel = 1,
+                                 .metrics = m,
+                                 .wait_ready = false};
+        r = pool_new(&pc, ret, err);
+    }
+    free(body);
+    if (r == 0)
+        sg_log(SG_LOG_INFO, "egress", "network=%s proxy=%s runtime=%s pool=%u dir=%s",
+               cfg->egress_network, cfg->egress_proxy, cfg->egress_runtime, cfg->egress_pool_size,
+               cfg->egress_dir);
+    return r;
+}
+
 /* The session table over the pools; srv answers /v1/sessions from then on. */
 static int open_sessions(struct exec_server *srv, struct pool_set *pools, struct sessions **ret,
                          struct sg_error *err)
@@ -125,6 +164,18 @@ static void log_listening(const struct exec_config *cfg, struct sg_httpsrv *http
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
                cfg->runtime);
+}
+
+/* Until SIGTERM or SIGINT (main() blocks both in every thread). */
+static int wait_for_stop(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    return sig;
 }
 
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
@@ -161,7 +212,8 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
         r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
         goto out;
     }
-    if ((r = pool_set_new(&pc, &pools, err)) < 0)
+    if ((r = pool_set_new(&pc, &pools, err)) < 0 ||
+        (r = start_net_pool(cfg, dc, body, m, &srv.net_pool, err)) < 0)
         goto out;
     srv.pools = pools;
     if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
@@ -170,18 +222,13 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
     log_listening(cfg, http);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    int sig = 0;
-    sigwait(&set, &sig);
-    sg_log(SG_LOG_INFO, "stopping", "signal=%d", sig);
+    sg_log(SG_LOG_INFO, "stopping", "signal=%d", wait_for_stop());
     drain(&srv, cfg->max_timeout_ms + MAIN_DRAIN_EXTRA_MS);
     r = 0;
 out:
     sg_httpsrv_stop(http);
     sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
+    pool_free(srv.net_pool);
     pool_set_free(pools);    /* tears down idle sandboxes, drains the teardown queues */
     exec_jobs_free(srv.jobs);
     metrics_free(m);

@@ -11,8 +11,8 @@
 
 static const char *limit_types[] = {"time", "memory", "output", "pids", "other"};
 #define N_LIMITS (sizeof(limit_types) / sizeof(limit_types[0]))
-static const char *reject_reasons[] = {"bad_request", "unauthorized", "pool_busy",
-                                       "docker_unreachable", "other"};
+static const char *reject_reasons[] = {"bad_request",        "unauthorized",        "pool_busy",
+                                       "docker_unreachable", "network_unavailable", "other"};
 #define N_REASONS (sizeof(reject_reasons) / sizeof(reject_reasons[0]))
 
 /* Histogram bounds in seconds. */
@@ -31,6 +31,7 @@ struct metrics {
     unsigned long long limits[N_LIMITS];
     unsigned long long rejected[N_REASONS];
     unsigned long long creates_ok, creates_failed;
+    unsigned long long egress_allowed, egress_denied;
     struct sg_histogram job_latency, create_latency;
 };
 
@@ -96,6 +97,14 @@ void metrics_create(struct metrics *m, double ms, bool ok)
     pthread_mutex_unlock(&m->mu);
 }
 
+void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long long denied)
+{
+    pthread_mutex_lock(&m->mu);
+    m->egress_allowed += allowed;
+    m->egress_denied += denied;
+    pthread_mutex_unlock(&m->mu);
+}
+
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 {
     struct sg_buf b;
@@ -121,6 +130,13 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
                   "sandgate_executor_container_creates_total{result=\"ok\"} %llu\n"
                   "sandgate_executor_container_creates_total{result=\"failed\"} %llu\n",
                   m->creates_ok, m->creates_failed);
+    sg_buf_printf(&b,
+                  "# HELP sandgate_executor_egress_decisions_total Egress proxy decisions on "
+                  "networked jobs' connections, by verdict.\n"
+                  "# TYPE sandgate_executor_egress_decisions_total counter\n"
+                  "sandgate_executor_egress_decisions_total{verdict=\"allowed\"} %llu\n"
+                  "sandgate_executor_egress_decisions_total{verdict=\"denied\"} %llu\n",
+                  m->egress_allowed, m->egress_denied);
     sg_histogram_render(&m->job_latency, "sandgate_executor_job_duration_seconds",
                         "Job latency (run, excl. wait).", &b);
     sg_histogram_render(&m->create_latency, "sandgate_executor_container_create_seconds",

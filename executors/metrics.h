@@ -29,6 +29,9 @@ void metrics_rejected(struct metrics *m, const char *reason);
 /* One container launch (create+attach+start) and whether it worked. */
 void metrics_create(struct metrics *m, double ms, bool ok);
 
+/* Egress decisions of one networked job (egress.h), by verdict. */
+void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long long denied);
+
 /* Prometheus text exposition; caller frees with free(). */
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g);
 

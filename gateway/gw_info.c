@@ -18,11 +18,11 @@ json_t *gw_info_identity(const struct gw_ruleset *rs, const struct gw_tenant *te
     if (gw_auth_token(sg_http_header(req, "Authorization"), sg_http_header(req, "X-Sandbox-Token"),
                       &len))
         return json_pack("{s:s,s:s}", "name", tenant->name, "identified_by", "token");
-    const struct gw_cidr *net = NULL;
+    const struct sg_cidr *net = NULL;
     gw_tenants_lookup_peer(rs->tenants, req->peer, &net);
-    char txt[GW_CIDR_TEXT_MAX] = "";
+    char txt[SG_CIDR_TEXT_MAX] = "";
     if (net)
-        gw_cidr_format(net, txt, sizeof(txt));
+        sg_cidr_format(net, txt, sizeof(txt));
     return json_pack("{s:s,s:s,s:s}", "name", tenant->name, "identified_by", "network", "network",
                      txt);
 }
@@ -33,8 +33,8 @@ static json_t *tenant_networks(const struct gw_ruleset *rs, const struct gw_tena
     size_t owner = (size_t)(t - rs->tenants->items);
     for (size_t i = 0; arr && i < rs->tenants->nets.count; i++)
         if (rs->tenants->nets.items[i].owner == owner) {
-            char txt[GW_CIDR_TEXT_MAX];
-            gw_cidr_format(&rs->tenants->nets.items[i].net, txt, sizeof(txt));
+            char txt[SG_CIDR_TEXT_MAX];
+            sg_cidr_format(&rs->tenants->nets.items[i].net, txt, sizeof(txt));
             json_array_append_new(arr, json_string(txt));
         }
     return arr;

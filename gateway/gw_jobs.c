@@ -36,6 +36,8 @@ struct job {
     int analyzed;
     int cached; /* the analysis came from the verdict cache */
     struct gw_exec_result ex;
+    json_t *net_allow;   /* the job's canonical allow-list, or NULL: no network */
+    json_t *net_result;  /* the executor's {allowed, denied}, or NULL */
     json_t *rt_rules;    /* run-time rules the sandbox reported (audit), or NULL */
     const char *outcome; /* executor status or error code, for the audit line */
     char outcome_buf[48];
@@ -139,6 +141,28 @@ static int select_policy(struct job *j, struct sg_http_response *resp)
     return 0;
 }
 
+/* The job's network (gw_egress.h): what /v1/run asked for, within the
+ * tenant's allow-list, or for RAGFlow's /run the tenant's default list. */
+static int select_network(struct job *j, struct sg_http_response *resp)
+{
+    struct sg_error e = {0};
+    if (j->kind != GW_REQ_RAGFLOW_RUN && !j->req.network)
+        return 0;
+    json_t *want = j->req.network ? json_object_get(j->req.network, "allow") : NULL;
+    int r = gw_egress_job_list(j->tenant ? &j->tenant->egress : NULL, want, &j->net_allow, &e);
+    if (r == -EACCES)
+        sg_http_error(resp, 403, "network_not_allowed", "%s", e.msg);
+    else if (r < 0)
+        sg_http_error(resp, 400, "bad_network", "%s", e.msg);
+    return r;
+}
+
+/* The policy as this job sees it: its networked variant when it has network. */
+static const struct sg_policy *job_policy(const struct job *j)
+{
+    return j->net_allow ? j->policy->network : j->policy;
+}
+
 /* The verdict cache first (the key needs the code's sha256, which the audit
  * line has anyway); a miss analyses and stores the result. */
 static int analyze_or_reuse(struct job *j, struct sg_error *err)
@@ -146,12 +170,12 @@ static int analyze_or_reuse(struct job *j, struct sg_error *err)
     uint8_t key[SG_VCACHE_KEY_LEN];
     struct sg_vcache *vc = j->s->vcache;
     if (vc) {
-        sg_vcache_key(j->policy->sha256, j->req.lang, j->sha, key);
+        sg_vcache_key(job_policy(j)->sha256, j->req.lang, j->sha, key);
         j->cached = sg_vcache_get(vc, key, &j->an) == 1;
         if (j->cached)
             return 0;
     }
-    int r = sg_analyze(j->policy, j->req.lang, j->req.code, j->req.code_len, &j->an, err);
+    int r = sg_analyze(job_policy(j), j->req.lang, j->req.code, j->req.code_len, &j->an, err);
     if (r == 0 && vc && sg_vcache_put(vc, key, &j->an) < 0)
         sg_log(SG_LOG_WARN, "analysis_cache", "job_id=%s error=\"out of memory\"", j->id);
     return r;
@@ -249,14 +273,17 @@ static json_t *exec_body(struct job *j)
     if (o && j->req.files)
         json_object_set(o, "files", j->req.files);
     /* The run-time half of the policy travels with the job (policies/README.md),
-     * built when the policies were loaded. */
-    json_t *rt = gw_ruleset_runtime(j->rs, j->policy, j->req.lang == SG_LANG_JAVASCRIPT);
+     * built when the policies were loaded (the networked variant's for a job
+     * with network). */
+    json_t *rt = gw_ruleset_runtime(j->rs, job_policy(j), j->req.lang == SG_LANG_JAVASCRIPT);
     if (o && (!rt || json_object_set(o, "runtime", rt) < 0)) {
         json_decref(o);
         o = NULL;
     }
     if (o && j->an.stats.imports.count)
         json_object_set_new(o, "imports", imports_json(&j->an.stats.imports));
+    if (o && j->net_allow)
+        json_object_set_new(o, "network", json_pack("{s:O}", "allow", j->net_allow));
     if (o && j->stream)
         json_object_set_new(o, "stream", json_true());
     return o;
@@ -406,6 +433,11 @@ static void execute(struct job *j, struct sg_http_response *resp)
     json_t *o = gw_result_from_executor(ans);
     json_t *rtv = gw_runtime_violations(ans);
     record_runtime(j, rtv);
+    if (j->net_allow && json_is_object(json_object_get(ans, "network"))) {
+        j->net_result = json_incref(json_object_get(ans, "network"));
+        gw_metrics_egress(j->s->metrics, json_array_size(json_object_get(j->net_result, "allowed")),
+                          json_array_size(json_object_get(j->net_result, "denied")));
+    }
     const char *st = json_string_value(json_object_get(o, "status"));
     snprintf(j->outcome_buf, sizeof(j->outcome_buf), "%s", st ? st : "unknown");
     j->outcome = j->outcome_buf;
@@ -417,6 +449,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
         json_array_extend(json_object_get(o, "violations"), rtv);
         if (json_object_get(ans, "pool"))
             json_object_set(o, "pool", json_object_get(ans, "pool"));
+        if (j->net_result)
+            json_object_set(o, "network", j->net_result);
     } else if (o) {
         gw_result_ragflow_shape(o);
     }
@@ -449,6 +483,10 @@ static void audit(struct job *j, int status)
         "analysis_cached", j->cached, "executor", j->ex.executor[0] ? j->ex.executor : NULL,
         "status", status, "outcome", j->outcome, "analysis_ms", ms(j->analysis_us), "exec_ms",
         ms(j->exec_us), "total_ms", ms((gw_now_ns() - j->t0) / 1000));
+    if (o && j->net_allow)
+        json_object_set_new(
+            o, "network",
+            json_pack("{s:O,s:O?}", "allow", j->net_allow, "decisions", j->net_result));
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(j->s->audit, line, strlen(line));
@@ -466,7 +504,7 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
     if (j->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream"))))
         j->sink = &j->own;
     j->stream = j->sink && j->kind == GW_REQ_RUN;
-    if (select_policy(j, resp) < 0 || analyze(j, resp) < 0)
+    if (select_policy(j, resp) < 0 || select_network(j, resp) < 0 || analyze(j, resp) < 0)
         return;
     if (j->kind == GW_REQ_ANALYZE) {
         j->outcome = j->an.accepted ? "accept" : "reject";
@@ -524,6 +562,8 @@ static void handle(struct job *jp, const struct sg_http_request *req, struct sg_
         stream_finish(&j, resp);
     gw_exec_result_free(&j.ex);
     json_decref(j.rt_rules);
+    json_decref(j.net_allow);
+    json_decref(j.net_result);
     if (j.analyzed)
         sg_analysis_free(&j.an);
     gw_request_free(&j.req);

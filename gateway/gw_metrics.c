@@ -34,6 +34,7 @@ struct rule_slot {
 struct gw_metrics {
     atomic_uint_fast64_t requests[GW_EP_COUNT][STATUS_COUNT + 1];
     atomic_uint_fast64_t verdicts[2]; /* reject, accept */
+    atomic_uint_fast64_t egress[2];   /* denied, allowed */
     struct sg_histogram hists[GW_HIST_COUNT];
     pthread_mutex_t rules_lock;
     atomic_size_t rule_count;
@@ -73,6 +74,12 @@ void gw_metrics_request(struct gw_metrics *m, enum gw_endpoint ep, int status)
             s = i;
     atomic_fetch_add_explicit(&m->requests[ep < GW_EP_COUNT ? ep : GW_EP_OTHER][s], 1,
                               memory_order_relaxed);
+}
+
+void gw_metrics_egress(struct gw_metrics *m, uint64_t allowed, uint64_t denied)
+{
+    atomic_fetch_add_explicit(&m->egress[1], allowed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->egress[0], denied, memory_order_relaxed);
 }
 
 void gw_metrics_verdict(struct gw_metrics *m, int accepted)
@@ -140,10 +147,17 @@ int gw_metrics_render(struct gw_metrics *m, struct sg_buf *out)
                           "# TYPE sandgate_verdicts_total counter\n"
                           "sandgate_verdicts_total{verdict=\"accept\"} %llu\n"
                           "sandgate_verdicts_total{verdict=\"reject\"} %llu\n"
+                          "# HELP sandgate_egress_decisions_total Egress proxy decisions on "
+                          "networked jobs' connections (each host:port once per job).\n"
+                          "# TYPE sandgate_egress_decisions_total counter\n"
+                          "sandgate_egress_decisions_total{verdict=\"allowed\"} %llu\n"
+                          "sandgate_egress_decisions_total{verdict=\"denied\"} %llu\n"
                           "# HELP sandgate_violations_total Violations by rule id.\n"
                           "# TYPE sandgate_violations_total counter\n",
                           (unsigned long long)atomic_load(&m->verdicts[1]),
-                          (unsigned long long)atomic_load(&m->verdicts[0]));
+                          (unsigned long long)atomic_load(&m->verdicts[0]),
+                          (unsigned long long)atomic_load(&m->egress[1]),
+                          (unsigned long long)atomic_load(&m->egress[0]));
     size_t n = atomic_load(&m->rule_count);
     for (size_t i = 0; r == 0 && i < n; i++)
         r = sg_buf_printf(out, "sandgate_violations_total{rule=\"%s\"} %llu\n", m->rules[i].name,

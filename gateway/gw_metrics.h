@@ -48,6 +48,9 @@ void gw_metrics_request(struct gw_metrics *m, enum gw_endpoint ep, int status);
 /* One analysis verdict (accepted or not). */
 void gw_metrics_verdict(struct gw_metrics *m, int accepted);
 
+/* A networked job's egress decisions (README, "Network"), by verdict. */
+void gw_metrics_egress(struct gw_metrics *m, uint64_t allowed, uint64_t denied);
+
 /* One violation of rule (a stable id). */
 void gw_metrics_rule(struct gw_metrics *m, const char *rule);
 

@@ -18,32 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sg_cidr.h"
 #include "sg_error.h"
 
 #define GW_NETWORKS_PER_TENANT_MAX 16
 #define GW_NETAUTH_MAX 1024 /* networks in one tokens file */
-#define GW_CIDR_TEXT_MAX 64 /* "ffff:...:ffff/128" fits */
-
-/* An address (prefix 32/128) or a network, IPv4 or IPv6, host bits clear. */
-struct gw_cidr {
-    int family;       /* AF_INET or AF_INET6 */
-    uint8_t addr[16]; /* network byte order; 4 bytes used for AF_INET */
-    unsigned prefix;  /* 1..32 or 1..128 (0, "everything", is refused) */
-};
-
-/* Parse "A.B.C.D/N", "X:Y::Z/N" or a bare address (a host network).
- * IPv4-mapped IPv6 (::ffff:a.b.c.d) is the IPv4 address. Host bits set
- * ("10.0.0.1/8") and /0 are errors. */
-int gw_cidr_parse(const char *text, struct gw_cidr *ret, struct sg_error *err);
-
-/* The canonical text ("10.0.0.0/8"); out holds GW_CIDR_TEXT_MAX bytes. */
-void gw_cidr_format(const struct gw_cidr *c, char *out, size_t outsz);
-
-/* 1 when the two networks share at least one address. */
-int gw_cidr_overlap(const struct gw_cidr *a, const struct gw_cidr *b);
-
 struct gw_netauth_entry {
-    struct gw_cidr net;
+    struct sg_cidr net;
     size_t owner; /* index of the tenant in its table */
 };
 
@@ -66,7 +47,7 @@ int gw_netauth_check(const struct gw_netauth *na, const char *const *names, cons
  * NULL, "unknown" or anything that is not an address). When ret_net is not
  * NULL it receives the matching network. */
 long gw_netauth_lookup(const struct gw_netauth *na, const char *peer,
-                       const struct gw_cidr **ret_net);
+                       const struct sg_cidr **ret_net);
 
 /* Release the entries (na itself is caller-owned). NULL is a no-op. */
 void gw_netauth_clear(struct gw_netauth *na);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "gw_egress.h"
 #include "json_nesting.h"
 #include "sg_file_name.h"
 
@@ -198,8 +199,9 @@ static int parse_policy(json_t *v, struct gw_request *r, struct gw_req_error *e)
 static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *e)
 {
     static const char *const run_keys[] = {"language", "code",  "code_b64", "arguments", "policy",
-                                           "limits",   "files", "stream",   NULL};
-    static const char *const analyze_keys[] = {"language", "code", "code_b64", "policy", NULL};
+                                           "limits",   "files", "stream",   "network",   NULL};
+    static const char *const analyze_keys[] = {"language", "code",    "code_b64",
+                                               "policy",   "network", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
         return 0;
     const char *const *allowed = kind == GW_REQ_RUN ? run_keys : analyze_keys;
@@ -242,6 +244,12 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
     json_t *v;
     if ((v = json_object_get(root, "policy")) && (rc = parse_policy(v, r, e)) < 0)
         return rc;
+    if ((v = json_object_get(root, "network")) && !json_is_null(v)) {
+        struct sg_error ne = {0};
+        if (gw_egress_request_check(v, &ne) < 0)
+            return fail(e, 400, "bad_network", "%s", ne.msg);
+        r->network = json_incref(v);
+    }
     if ((v = json_object_get(root, "limits")) && (rc = parse_limits(v, caps, r, e)) < 0)
         return rc;
     if ((v = json_object_get(root, "files")) && (rc = parse_files(v, caps, r, e)) < 0)
@@ -276,6 +284,8 @@ void gw_request_free(struct gw_request *r)
     free(r->code);
     json_decref(r->arguments);
     json_decref(r->files);
+    json_decref(r->network);
+    r->network = NULL;
     r->code = NULL;
     r->arguments = NULL;
     r->files = NULL;

@@ -40,6 +40,7 @@ struct gw_request {
     json_t *arguments;   /* owned reference; {} when absent */
     json_t *files;       /* owned reference to the validated object, or NULL */
     char policy[65];     /* requested policy name, "" when none */
+    json_t *network;     /* owned: the job's "network": {"allow": [...]} (shape checked), or NULL */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
     int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */

@@ -28,8 +28,8 @@ static int check_tenants(const struct gw_ruleset *rs, const char *tokens_file, s
 static void log_networks(const struct gw_tenants *ts)
 {
     for (size_t i = 0; ts && i < ts->nets.count; i++) {
-        char txt[GW_CIDR_TEXT_MAX];
-        gw_cidr_format(&ts->nets.items[i].net, txt, sizeof(txt));
+        char txt[SG_CIDR_TEXT_MAX];
+        sg_cidr_format(&ts->nets.items[i].net, txt, sizeof(txt));
         sg_log(SG_LOG_INFO, "trusted_network", "tenant=%s network=%s token=not_required",
                ts->items[ts->nets.items[i].owner].name, txt);
     }
@@ -43,10 +43,13 @@ static int build_runtime(struct gw_ruleset *rs, struct sg_error *err)
     if (!rs->runtime)
         return sg_error_set(err, -ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        for (int js = 0; js < 2; js++) {
+        for (int k = 0; k < 4; k++) {
             const struct sg_policy *p = rs->policies->items[i];
-            rs->runtime[i][js] = sg_policy_runtime_json(js ? &p->javascript : &p->python, js);
-            if (!rs->runtime[i][js])
+            int js = k & 1;
+            if (k >= 2)
+                p = p->network;
+            rs->runtime[i][k] = sg_policy_runtime_json(js ? &p->javascript : &p->python, js);
+            if (!rs->runtime[i][k])
                 return sg_error_set(err, -ENOMEM, "out of memory");
         }
     return 0;
@@ -54,9 +57,11 @@ static int build_runtime(struct gw_ruleset *rs, struct sg_error *err)
 
 json_t *gw_ruleset_runtime(const struct gw_ruleset *rs, const struct sg_policy *p, int js)
 {
-    for (size_t i = 0; i < rs->policies->count; i++)
-        if (rs->policies->items[i] == p)
-            return rs->runtime[i][js != 0];
+    for (size_t i = 0; i < rs->policies->count; i++) {
+        const struct sg_policy *q = rs->policies->items[i];
+        if (q == p || q->network == p)
+            return rs->runtime[i][(q == p ? 0 : 2) + (js != 0)];
+    }
     return NULL;
 }
 
@@ -101,8 +106,8 @@ void gw_ruleset_unref(struct gw_ruleset *rs)
     if (!rs || atomic_fetch_sub(&rs->refs, 1) != 1)
         return;
     for (size_t i = 0; rs->runtime && i < rs->policies->count; i++) {
-        json_decref(rs->runtime[i][0]);
-        json_decref(rs->runtime[i][1]);
+        for (int k = 0; k < 4; k++)
+            json_decref(rs->runtime[i][k]);
     }
     free(rs->runtime);
     sg_policy_set_free(rs->policies);

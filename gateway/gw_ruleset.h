@@ -26,7 +26,7 @@ struct gw_ruleset {
      * policies->items[i]. Owned; read-only once loaded, shared by the
      * request threads (jansson 2.14: atomic reference counts, and dumping
      * writes nothing to the object). */
-    struct json_t *(*runtime)[2];
+    struct json_t *(*runtime)[4];           /* per policy: [networked * 2 + js] */
     const struct sg_policy *default_policy; /* borrowed from policies */
     struct gw_tenants *tenants;             /* owned; NULL when auth is off */
     unsigned generation;                    /* 1 for the first load, +1 per reload */
@@ -39,9 +39,10 @@ int gw_ruleset_load(const char *policies_dir, const char *default_policy, const 
 
 struct gw_ruleset *gw_ruleset_ref(struct gw_ruleset *rs);
 
-/* The run-time section a job under policy p (one of rs's) in language js
- * (0 Python, 1 JavaScript) carries; borrowed from rs (take a reference to
- * keep it past rs). NULL when p is not rs's. */
+/* The run-time section a job under policy p (one of rs's, or its networked
+ * variant p->network) in language js (0 Python, 1 JavaScript) carries;
+ * borrowed from rs (take a reference to keep it past rs). NULL when p is not
+ * rs's. */
 struct json_t *gw_ruleset_runtime(const struct gw_ruleset *rs, const struct sg_policy *p, int js);
 
 /* Drop a reference; the last one frees the set. NULL is a no-op. */

@@ -136,6 +136,10 @@ static int load_field(struct gw_tenant *t, const char *k, json_t *v, const char 
     }
     if (strcmp(k, "policies") == 0)
         return load_policies(t, v, path, err);
+    if (strcmp(k, "network") == 0) {
+        snprintf(sub, sizeof(sub), "%.300s.network", path);
+        return gw_egress_tenant_load(v, sub, &t->egress, err);
+    }
     if (strcmp(k, "default_policy") == 0) {
         if (!json_is_string(v) || !name_ok(json_string_value(v), 64))
             return sg_error_set(err, -EINVAL, "%s.default_policy: expected a policy name", path);
@@ -280,6 +284,7 @@ void gw_tenants_free(struct gw_tenants *ts)
             free(t->policies[j]);
         free(t->policies);
         free(t->default_policy);
+        gw_egress_tenant_clear(&t->egress);
     }
     free(ts->items);
     gw_netauth_clear(&ts->nets);
@@ -304,7 +309,7 @@ const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *ts, const cha
 }
 
 const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *ts, const char *peer,
-                                               const struct gw_cidr **ret_net)
+                                               const struct sg_cidr **ret_net)
 {
     long i = ts ? gw_netauth_lookup(&ts->nets, peer, ret_net) : -1;
     return i >= 0 ? &ts->items[i] : NULL;

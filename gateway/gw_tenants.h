@@ -9,7 +9,8 @@
  *       "default_policy": "default",
  *       "rate_limit": {"per_second": 20, "burst": 40},
  *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512},
- *       "networks": ["172.28.0.0/16"]}}}     trusted sources, see gw_netauth.h
+ *       "networks": ["172.28.0.0/16"],       trusted sources, see gw_netauth.h
+ *       "network": {"allow": [...], "default": [...]}}}   egress, see gw_egress.h
  *
  * Only digests are kept in memory, and a lookup hashes the presented token
  * and compares it with every stored digest in constant time (no early exit),
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gw_egress.h"
 #include "gw_netauth.h"
 #include "httpsrv.h"
 #include "sg_error.h"
@@ -48,6 +50,7 @@ struct gw_tenant {
     uint64_t max_memory_mb;
     int64_t max_sessions; /* open sessions at once; -1 = the configured max_sessions */
     size_t network_count; /* trusted source networks (in gw_tenants.nets) */
+    struct gw_tenant_network egress; /* hosts its jobs may reach (gw_egress.h) */
 };
 
 struct gw_tenants {
@@ -72,7 +75,7 @@ const struct gw_tenant *gw_tenants_lookup(const struct gw_tenants *t, const char
  * ret_net (optional) receives the network. For requests without a token
  * only. Borrowed while t lives. */
 const struct gw_tenant *gw_tenants_lookup_peer(const struct gw_tenants *t, const char *peer,
-                                               const struct gw_cidr **ret_net);
+                                               const struct sg_cidr **ret_net);
 
 /* 1 when the tenant may select policy by name in a request. */
 int gw_tenant_may_use(const struct gw_tenant *tenant, const char *policy);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-images.sh [NAME...]
 #
-# Builds sandgate's Docker images (all of them, or the named ones: python,
+# Builds sandgate's Docker images (all of them, or the named ones: python, egress,
 # nodejs, gateway, executor). `make images` runs this.
 #   1. host check: images/host-setup.sh --fix as root, --check otherwise
 #   2. base image: $SANDGATE_BASE_IMAGE if set; else debian:bookworm-slim if
@@ -41,12 +41,14 @@ declare -A SPEC=(
     [nodejs]="images/nodejs/Dockerfile ."
     [gateway]="images/gateway/Dockerfile ."
     [executor]="images/executor/Dockerfile ."
+    [egress]="images/egress/Dockerfile ."
 )
 declare -A TAGS=(
     [python]=sandgate/sandbox-python [nodejs]=sandgate/sandbox-nodejs
     [gateway]=sandgate/gateway [executor]=sandgate/executor
+    [egress]=sandgate/egress
 )
-ORDER=(python nodejs gateway executor)
+ORDER=(python nodejs gateway executor egress)
 
 host_check() {
     if [ "$(id -u)" = 0 ]; then
@@ -97,6 +99,8 @@ build_one() {
 
 MAX_EXTRA_PACKAGES=64
 NODE_LOCK=${SANDGATE_NODE_LOCK:-images/nodejs/packages.lock}
+NODE_BASE=images/nodejs/packages.base # always in the image (axios; undici for the runner)
+NODE_BASE_LOCK=images/nodejs/packages.lock
 NPM_DIR=build/npm-packages
 PYTHON_EXTRA=""
 
@@ -113,28 +117,28 @@ python_packages() {
 }
 
 # The integrity recorded for name@version in the lock file (empty if none).
-locked_integrity() {
-    [ -f "$NODE_LOCK" ] || return 0
-    awk -v k="$1" '$1 == k { print $2 }' "$NODE_LOCK" | tail -1
+locked_integrity() { # spec lock-file
+    [ -f "$2" ] || return 0
+    awk -v k="$1" '$1 == k { print $2 }' "$2" | tail -1
 }
 
 # Fetch, verify and stage one pinned npm package; prints its dependencies.
-stage_npm() {
-    local spec=$1 tmp tgz actual want
+stage_npm() { # spec [lock-file, default $NODE_LOCK]
+    local spec=$1 lock=${2:-$NODE_LOCK} tmp tgz actual want
     tmp=$(mktemp -d)
     ( cd "$tmp" && npm pack --silent "$spec" >/dev/null 2>npm.err ) || {
         cat "$tmp/npm.err" >&2; rm -rf "$tmp"; die "npm pack $spec failed"; }
     tgz=$(find "$tmp" -name '*.tgz' | head -1)
     [ -n "$tgz" ] || die "npm pack $spec produced no tarball"
     actual="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
-    want=$(locked_integrity "$spec")
+    want=$(locked_integrity "$spec" "$lock")
     if [ -z "$want" ] && [ "${SANDGATE_NODE_LOCK_UPDATE:-}" = 1 ]; then
-        echo "$spec $actual" >>"$NODE_LOCK"
-        say "recorded $spec $actual in $NODE_LOCK" >&2
+        echo "$spec $actual" >>"$lock"
+        say "recorded $spec $actual in $lock" >&2
         want=$actual
     fi
-    [ -n "$want" ] || die "$spec is not in $NODE_LOCK: review the package, then run again with SANDGATE_NODE_LOCK_UPDATE=1 to record its integrity"
-    [ "$actual" = "$want" ] || die "integrity mismatch for $spec: $NODE_LOCK has $want, the registry served $actual"
+    [ -n "$want" ] || die "$spec is not in $lock: review the package, then run again with SANDGATE_NODE_LOCK_UPDATE=1 to record its integrity"
+    [ "$actual" = "$want" ] || die "integrity mismatch for $spec: $lock has $want, the registry served $actual"
     mv "$tgz" "$NPM_DIR/"
     echo "${spec%@*} $(basename "$tgz")" >>"$NPM_DIR/packages.txt"
     tar -xzOf "$NPM_DIR/$(basename "$tgz")" package/package.json |
@@ -145,8 +149,10 @@ stage_npm() {
 # SANDGATE_NODE_PACKAGES -> build/npm-packages (always created: the Node
 # Dockerfile copies it, empty when there are no extras).
 node_packages() {
-    local spec deps d names=() n=0
+    local spec deps d names=() n=0 base
     rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR" && : >"$NPM_DIR/packages.txt"
+    base=$(grep -v '^#' "$NODE_BASE" | xargs)
+    for spec in $base; do names+=("${spec%@*}"); done
     for spec in ${SANDGATE_NODE_PACKAGES:-}; do
         [[ $spec =~ ^(@[a-z0-9._-]+/)?[a-z0-9._-]+@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]] ||
             die "SANDGATE_NODE_PACKAGES: '$spec' is not name@exact-version (e.g. lodash@4.17.21)"
@@ -154,6 +160,9 @@ node_packages() {
         n=$((n + 1))
     done
     [ $n -le $MAX_EXTRA_PACKAGES ] || die "SANDGATE_NODE_PACKAGES: more than $MAX_EXTRA_PACKAGES"
+    for spec in $base; do # the project's own, always checked against its own lock
+        stage_npm "$spec" "$NODE_BASE_LOCK" >/dev/null
+    done
     for spec in ${SANDGATE_NODE_PACKAGES:-}; do
         deps=$(stage_npm "$spec")
         for d in $deps; do

@@ -5,7 +5,8 @@
 # needs from the host: a reachable dockerd, the runsc runtime registered with
 # the arguments sandgate relies on, and a memory cgroup for container limits.
 #   --check  report problems with the command that fixes each; exit 1 if any
-#   --fix    install docker.io + runsc if missing, register runsc in
+#   --fix    install docker.io + runsc if missing, register runsc (and
+#            runsc-net, the networked pools' runtime) in
 #            /etc/docker/daemon.json, start (or reload) dockerd; say what changed
 #
 # A dockerd that is still running but not answering (starting up, or on its
@@ -102,6 +103,12 @@ args = rt.setdefault("runtimeArgs", [])
 for a in ("--network=none", "--oci-seccomp"):
     if a not in args:
         args.append(a)
+# The networked pools' runtime (README, "Network"): gVisor passes socket calls
+# to the host kernel inside the container's own network namespace, because
+# runsc's own network stack does not start under this dockerd. Only sandboxes
+# on the internal egress network use it; an existing entry is left as it is.
+cfg["runtimes"].setdefault("runsc-net", {"path": runsc,
+                                         "runtimeArgs": ["--network=host", "--oci-seccomp"]})
 tmp = path + ".tmp"
 with open(tmp, "w") as f:
     json.dump(cfg, f, indent=2)
@@ -109,7 +116,7 @@ with open(tmp, "w") as f:
 os.replace(tmp, path)
 PY
     if [ "$before" != "$(cat "$DAEMON_JSON")" ]; then
-        say "registered runsc (args --network=none --oci-seccomp) in $DAEMON_JSON"
+        say "registered runsc (args --network=none --oci-seccomp) and runsc-net (--network=host --oci-seccomp, networked pools only) in $DAEMON_JSON"
         return 0
     fi
     return 1
@@ -166,6 +173,9 @@ else
     if ! [ -d /sys/fs/cgroup/memory ] && ! grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         problem "no memory cgroup controller: container memory limits cannot be enforced."
     fi
+fi
+if docker_ok && ! "$DOCKER_CLI" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc-net"'; then
+    say "note: runtime runsc-net is not registered: networked jobs are unavailable (README, \"Network\"; 'images/host-setup.sh --fix' adds it)"
 fi
 [ $problems = 0 ] && say "ok: dockerd reachable, runsc registered with $RUNSC_ARGS"
 [ $problems = 0 ]

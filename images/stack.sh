@@ -35,6 +35,8 @@ cd "$(dirname "$0")/.."
 # default one: its own compose project and its own sandbox container labels.
 PROJECT=${SANDGATE_PROJECT:-sandgate}
 export SANDGATE_INSTANCE_PREFIX=${PROJECT}-stack
+# The networked sandboxes' internal network (README, "Network"), one per project.
+export SANDGATE_EGRESS_NETWORK=${SANDGATE_EGRESS_NETWORK:-${PROJECT}-egress}
 DAEMON_UID=10001
 READY_TIMEOUT_S=${SANDGATE_READY_TIMEOUT_S:-240}
 INSTANCES=("$SANDGATE_INSTANCE_PREFIX-python" "$SANDGATE_INSTANCE_PREFIX-nodejs")
@@ -201,8 +203,40 @@ token_hint() {
     fi
 }
 
+# A /24 for the egress network no Docker network uses yet (the proxy's
+# address in it is fixed, so the executors know it without a resolver).
+egress_subnet() {
+    [ -n "${SANDGATE_EGRESS_SUBNET:-}" ] && return 0
+    local used x
+    used=$(docker network ls -q | xargs -r docker network inspect -f \
+        '{{range .IPAM.Config}}{{.Subnet}} {{end}}' 2>/dev/null)
+    if docker network inspect "$SANDGATE_EGRESS_NETWORK" >/dev/null 2>&1; then
+        SANDGATE_EGRESS_SUBNET=$(network_field "$SANDGATE_EGRESS_NETWORK" .Subnet | awk '{print $1}')
+    else
+        for x in $(seq 253 -1 200); do
+            grep -q "172\.31\.$x\." <<<"$used" || { SANDGATE_EGRESS_SUBNET=172.31.$x.0/24; break; }
+        done
+    fi
+    [ -n "${SANDGATE_EGRESS_SUBNET:-}" ] || die "no free 172.31.x.0/24 for the egress network: set SANDGATE_EGRESS_SUBNET and SANDGATE_EGRESS_PROXY_IP"
+    export SANDGATE_EGRESS_SUBNET
+    export SANDGATE_EGRESS_PROXY_IP=${SANDGATE_EGRESS_PROXY_IP:-${SANDGATE_EGRESS_SUBNET%.0/24}.2}
+}
+
+# The gateway's and executors' networks, which the egress proxy refuses
+# unless a job's list names a host there exactly.
+write_egress_block() {
+    local kind id
+    for kind in public internal; do
+        id=$(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" \
+            --filter "label=com.docker.compose.network=$kind" | head -1)
+        [ -n "$id" ] && network_field "$id" .Subnet
+    done | xargs -n1 >"$STACK_DIR/config/egress-block.tmp"
+    mv "$STACK_DIR/config/egress-block.tmp" "$STACK_DIR/config/egress-block"
+}
+
 up() {
     prepare
+    egress_subnet
     if [ -n "$RAGFLOW_NETWORK" ] && ! docker network inspect "$RAGFLOW_NETWORK" >/dev/null 2>&1; then
         die "SANDGATE_RAGFLOW_NETWORK=$RAGFLOW_NETWORK: no such network (start RAGFlow first; docker network ls | grep ragflow)"
     fi
@@ -211,6 +245,7 @@ up() {
     compose up --no-start --remove-orphans
     local changed
     changed=$(bind_networks)
+    write_egress_block
     compose up -d --remove-orphans
     if [ "$changed" = changed ]; then
         # A gateway that was already running reloads the tokens file.
@@ -232,6 +267,7 @@ EOT
 
 down() {
     export DOCKER_GID=${DOCKER_GID:-0}
+    export SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}
     say "stopping the stack (project $PROJECT)"
     compose down -v --remove-orphans
     local left
@@ -248,7 +284,7 @@ case ${1:-} in
     up) up ;;
     down) down ;;
     wait) wait_ready ;;
-    reload) export DOCKER_GID=${DOCKER_GID:-0}; compose exec -T gateway /usr/local/bin/sandgate-reload ;;
-    status) export DOCKER_GID=${DOCKER_GID:-0}; compose ps ;;
+    reload) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}; compose exec -T gateway /usr/local/bin/sandgate-reload ;;
+    status) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}; compose ps ;;
     *) echo "usage: stack.sh up|down|wait|reload|status" >&2; exit 2 ;;
 esac

@@ -31,6 +31,7 @@ static const struct {
     {SG_RULE_NODES, "Syntax tree larger than the policy allows"},
     {SG_RULE_LANGUAGE_DISABLED, "Language disabled by the policy"},
     {SG_RULE_IMPORT_NOT_ALLOWED, "Import of a module not on the allow-list"},
+    {SG_RULE_NETWORK_DISABLED, "Import of a network module in a job without network"},
     {SG_RULE_IMPORT_DENIED, "Import of a module on the deny-list"},
     {SG_RULE_IMPORT_DYNAMIC, "Import by a computed module name"},
     {SG_RULE_NAME_FORBIDDEN, "Reference to a forbidden name"},

@@ -63,7 +63,11 @@ static void check_specifier(struct js_ctx *c, TSNode at, const struct js_str *sp
     }
     sg_imports_add(c->imports, m, top_level_len(m));
     int listed = sg_strset_has_prefix(&lp->modules, m, '/');
-    if (lp->import_mode == SG_IMPORTS_ALLOW && !listed)
+    int refused = lp->import_mode == SG_IMPORTS_ALLOW ? !listed : listed;
+    if (refused && sg_strset_has_prefix(&lp->network_modules, m, '/'))
+        js_report(c, at, SG_RULE_NETWORK_DISABLED, "%s of module '" SHOWN "': %s", how, m,
+                  SG_NETWORK_DISABLED_HOW);
+    else if (lp->import_mode == SG_IMPORTS_ALLOW && !listed)
         js_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "%s of module '" SHOWN "' is not allowed", how,
                   m);
     else if (lp->import_mode == SG_IMPORTS_DENY && listed)

@@ -110,12 +110,22 @@ void py_check_module(struct py_ctx *c, TSNode at, const char *mod)
         return;
     }
     if (lp->import_mode == SG_IMPORTS_ALLOW) {
-        if (!sg_strset_has_prefix(&lp->modules, mod, '.'))
+        if (sg_strset_has_prefix(&lp->modules, mod, '.'))
+            return;
+        if (sg_strset_has_prefix(&lp->network_modules, mod, '.'))
+            py_report(c, at, SG_RULE_NETWORK_DISABLED, "import of module '%s': %s", mod,
+                      SG_NETWORK_DISABLED_HOW);
+        else
             py_report(c, at, SG_RULE_IMPORT_NOT_ALLOWED, "import of module '%s' is not allowed",
                       mod);
         return;
     }
     const char *hit = denied_in(lp, mod, 0);
+    if (hit == mod && sg_strset_has_prefix(&lp->network_modules, mod, '.')) {
+        py_report(c, at, SG_RULE_NETWORK_DISABLED, "import of module '%s': %s", mod,
+                  SG_NETWORK_DISABLED_HOW);
+        return;
+    }
     if (hit == mod)
         py_report(c, at, SG_RULE_IMPORT_DENIED, "import of module '%s' is denied", mod);
     else if (hit)

@@ -71,6 +71,8 @@ let HOOK = '';
 // global `process` is a reduced copy (runtime.js section below). Set in start().
 let realProcess = null;
 let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
+// In a networked sandbox, egress.js prepared at start (null elsewhere).
+let EGRESS = null;
 
 // What the runner's own code calls once the job's code has run, taken now:
 // the job can replace globals (JSON, Buffer, String) and the methods of
@@ -450,6 +452,8 @@ function runJob() {
     return;
   }
   fs.closeSync(JOB_FD);
+  // A networked job's clients go through the egress proxy (egress.js).
+  if (payload.runtime && payload.runtime.network && EGRESS) EGRESS.install();
   childRun(payload.arguments, payload.runtime || null);
 }
 
@@ -547,6 +551,9 @@ function start() {
   for (const name of preimport) {
     try { load(name); } catch (e) { /* optional module missing: not fatal */ }
   }
+  // A networked sandbox: the proxy set-up is loaded before the job arrives.
+  const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
+  if (proxy) EGRESS = load('./egress.js').prepare(proxy, load);
   // The parent turns the EOF into the ready line the executor's pool waits for.
   try { fs.closeSync(READY_FD); } catch (e) { /* started without one: nobody waits */ }
   blockingStdio();

@@ -48,8 +48,8 @@ static void usage(FILE *f)
                "\n"
                "Environment: SANDGATE_MAX_JOB_BYTES, SANDGATE_MAX_INPUT_FILES,\n"
                "SANDGATE_MAX_INPUT_BYTES, SANDGATE_ARTIFACT_MAX_FILES,\n"
-               "SANDGATE_ARTIFACT_MAX_BYTES, SANDGATE_ARTIFACT_MAX_TOTAL; PATH and\n"
-               "SANDGATE_PREIMPORT are passed on to CHILD.\n");
+               "SANDGATE_ARTIFACT_MAX_BYTES, SANDGATE_ARTIFACT_MAX_TOTAL; PATH,\n"
+               "SANDGATE_PREIMPORT and SANDGATE_EGRESS_PROXY are passed on to CHILD.\n");
 }
 
 static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret_child)
@@ -89,6 +89,11 @@ static void child_env(const struct runner_cfg *cfg, char env[][ENV_ENTRY_MAX], c
     snprintf(env[n++], ENV_ENTRY_MAX, "HOME=/tmp");
     snprintf(env[n++], ENV_ENTRY_MAX, "TMPDIR=/tmp");
     snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_PREIMPORT=%s", cfg->preimport);
+    /* a networked sandbox's proxy (README, "Network"): runner.js points a
+     * networked job's HTTP clients at it */
+    const char *proxy = getenv("SANDGATE_EGRESS_PROXY");
+    if (proxy && strlen(proxy) < ENV_ENTRY_MAX - sizeof("SANDGATE_EGRESS_PROXY="))
+        snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_EGRESS_PROXY=%s", proxy);
     for (int i = 0; i < n; i++)
         ret_envp[i] = env[i];
     ret_envp[n] = NULL;

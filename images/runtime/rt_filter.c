@@ -34,6 +34,8 @@
 
 #define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #define ARG0_LOW offsetof(struct seccomp_data, args[0]) /* little-endian: low 32 bits */
+#define ARG1_LOW offsetof(struct seccomp_data, args[1])
+#define SOCK_TYPE_MASK 0xfu /* socket()'s type without SOCK_NONBLOCK / SOCK_CLOEXEC */
 
 struct prog {
     struct sock_filter *ins;
@@ -121,6 +123,28 @@ static void network(struct prog *p)
     stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
 }
 
+/* A networked job: TCP only (any AF_UNIX socket). No UDP means no DNS and no
+ * datagram channel beside the egress proxy; no raw or packet sockets. No
+ * listen(): networked sandboxes share one internal network, and a job must
+ * not serve another job that runs beside it. */
+static void network_tcp_only(struct prog *p)
+{
+    const unsigned unix_only = AF_UNIX;
+    deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_listen, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_socketpair, &unix_only, 1);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 9));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 6, 0));
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0));
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 3));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG1_LOW);
+    stmt(p, BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 1, 0));
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
+
 int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t cap,
                        size_t *ret_len)
 {
@@ -141,6 +165,8 @@ int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t
     }
     if (!(flags & SG_RT_ALLOW_NETWORK))
         network(&p);
+    else
+        network_tcp_only(&p);
     stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     if (p.len > cap || p.len > SG_RT_FILTER_MAX)
         return -ENOSPC;

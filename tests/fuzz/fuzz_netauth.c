@@ -18,13 +18,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    struct gw_cidr c, again;
+    struct sg_cidr c, again;
     struct sg_error err = {0};
-    if (gw_cidr_parse(text, &c, &err) == 0) {
-        char canon[GW_CIDR_TEXT_MAX];
-        gw_cidr_format(&c, canon, sizeof(canon));
-        if (gw_cidr_parse(canon, &again, NULL) < 0 || memcmp(&c, &again, sizeof(c)) != 0 ||
-            !gw_cidr_overlap(&c, &again))
+    if (sg_cidr_parse(text, &c, &err) == 0) {
+        char canon[SG_CIDR_TEXT_MAX];
+        sg_cidr_format(&c, canon, sizeof(canon));
+        if (sg_cidr_parse(canon, &again, NULL) < 0 || memcmp(&c, &again, sizeof(c)) != 0 ||
+            !sg_cidr_overlap(&c, &again))
             abort();
         struct gw_netauth na = {0};
         json_t *arr = json_pack("[s]", text);

@@ -3,6 +3,7 @@ out. The real dockerd is shared and never touched here: the script's process
 check, dockerd command and docker CLI are injected (SANDGATE_DOCKERD_NAME,
 SANDGATE_DOCKERD_CMD, SANDGATE_DOCKER_CLI), and its functions are sourced.
 """
+import json
 import os
 import shutil
 import signal
@@ -121,3 +122,36 @@ class DockerdRestart(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DaemonJson(unittest.TestCase):
+    """fix_daemon_json on a scratch daemon.json (never the real one): runsc
+    gets its arguments, runsc-net is added for networked pools, and every
+    other runtime and key is kept; an existing runsc-net is left alone."""
+
+    def fix(self, before):
+        d = tempfile.mkdtemp(prefix="sg-daemonjson-")
+        path = os.path.join(d, "daemon.json")
+        try:
+            with open(path, "w") as f:
+                json.dump(before, f)
+            env = dict(os.environ, SANDGATE_DOCKER_DAEMON_JSON=path)
+            subprocess.run(["bash", "-c", f"source {SCRIPT} && fix_daemon_json"], env=env,
+                           check=False, capture_output=True, text=True, timeout=30)
+            with open(path) as f:
+                return json.load(f)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_adds_runsc_net_and_keeps_the_rest(self):
+        after = self.fix({"runtimes": {"other": {"path": "/x"}}, "debug": True})
+        rts = after["runtimes"]
+        self.assertEqual(rts["other"], {"path": "/x"})
+        self.assertTrue(after["debug"])
+        self.assertEqual(rts["runsc"]["runtimeArgs"], ["--network=none", "--oci-seccomp"])
+        self.assertEqual(rts["runsc-net"]["runtimeArgs"], ["--network=host", "--oci-seccomp"])
+
+    def test_an_existing_runsc_net_is_left_alone(self):
+        mine = {"path": "/opt/runsc", "runtimeArgs": ["--network=host", "--debug"]}
+        after = self.fix({"runtimes": {"runsc-net": mine}})
+        self.assertEqual(after["runtimes"]["runsc-net"], mine)

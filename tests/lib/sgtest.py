@@ -30,11 +30,12 @@ def binary(name):
 
 
 def image(name):
-    """The image sandgate builds as `name` (python, nodejs, gateway, executor),
+    """The image sandgate builds as `name` (python, nodejs, gateway, executor, egress),
     at $SANDGATE_TAG (default latest), as images/build-images.sh tags it. A
     separate tag lets two checkouts build and test their own images side by side."""
     repo = {"python": "sandgate/sandbox-python", "nodejs": "sandgate/sandbox-nodejs",
-            "gateway": "sandgate/gateway", "executor": "sandgate/executor"}[name]
+            "gateway": "sandgate/gateway", "executor": "sandgate/executor",
+            "egress": "sandgate/egress"}[name]
     return f"{repo}:{os.environ.get('SANDGATE_TAG') or 'latest'}"
 
 

@@ -78,6 +78,7 @@ def stack_env():
         "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
         "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
         "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
+        "SANDGATE_EGRESS_IMAGE": sgtest.image("egress"),
     })
     return env
 

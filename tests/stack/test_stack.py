@@ -19,7 +19,7 @@ from urllib.parse import quote
 import sgtest
 
 PROJECT = f"sgtest{os.getpid()}"
-IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs"))
+IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs", "egress"))
 STACK = os.path.join(sgtest.ROOT, "images", "stack.sh")
 TOKEN = secrets.token_hex(24)
 LIMITED_TOKEN = secrets.token_hex(24)
@@ -41,6 +41,7 @@ def stack_env():
         "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
         "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
         "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
+        "SANDGATE_EGRESS_IMAGE": sgtest.image("egress"),
     })
     return env
 
@@ -82,7 +83,7 @@ def setUpModule():
     state["port"] = sgtest.free_port()
     os.makedirs(os.path.join(state["dir"], "config"))
     write_tokens({
-        "main": {"tokens": [TOKEN]},
+        "main": {"tokens": [TOKEN], "network": {"allow": ["allowed.example.invalid"]}},
         "limited": {"tokens": [LIMITED_TOKEN], "rate_limit": {"per_second": 1, "burst": 2}},
     })
     started = time.monotonic()
@@ -216,6 +217,21 @@ class Stack(unittest.TestCase):
         self.assertIn(429, codes, codes)
         self.assertEqual(codes[0], 200, codes)
 
+    def test_networked_job_through_the_stacks_egress_proxy(self):
+        """A networked job's sandbox reaches the stack's proxy, which refuses a
+        host outside the job's list by name (no lookup is made) and tells the
+        executor, through the shared volume, what it decided."""
+        code = ("import urllib.request, urllib.error\ndef main():\n    try:\n"
+                "        urllib.request.urlopen('http://denied.example.invalid/', timeout=10)\n"
+                "    except urllib.error.HTTPError as e:\n        return e.code\n")
+        st, _, body = call("/v1/run", {"code": code, "language": "python",
+                                       "network": {"allow": ["allowed.example.invalid"]}},
+                           timeout=120)
+        self.assertEqual(st, 200, body)
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", 403), body)
+        self.assertEqual(body["network"], {"allowed": [], "denied": ["denied.example.invalid:80"]})
+        self.assertEqual(body["pool"]["flavour"], "egress")
+
     def test_reload_on_sighup(self):
         body = {"code": "def main():\n    return 1\n", "language": "python"}
         self.assertEqual(call("/v1/analyze", body, token=NEW_TOKEN)[0], 401)
@@ -236,18 +252,27 @@ class Stack(unittest.TestCase):
 
     def test_topology(self):
         """Executors only on an internal network, nothing privileged, only the
-        gateway publishes a port, and only on loopback."""
+        gateway publishes a port, and only on loopback; the egress proxy
+        (started as root to set up its state directory, Squid then runs as
+        `proxy`) on the internal sandbox network and its own way out."""
         flt = quote(json.dumps({"label": [f"com.docker.compose.project={PROJECT}"]}))
         status, containers = sgtest.docker_api("GET", f"/containers/json?filters={flt}")
         self.assertEqual(status, 200)
-        self.assertEqual(len(containers), 3, containers)
+        self.assertEqual(len(containers), 4, containers)
         for c in containers:
             _, info = sgtest.docker_api("GET", f"/containers/{c['Id']}/json")
             service = info["Config"]["Labels"]["com.docker.compose.service"]
             self.assertFalse(info["HostConfig"]["Privileged"], service)
-            self.assertNotEqual(info["Config"]["User"], "", service)
             ports = [p for p in c["Ports"] if p.get("PublicPort")]
             nets = list(info["NetworkSettings"]["Networks"])
+            if service == "egress":
+                self.assertEqual(ports, [])
+                self.assertEqual(info["HostConfig"]["CapDrop"], ["ALL"])
+                internal = [sgtest.docker_api("GET", f"/networks/{n}")[1]["Internal"]
+                            for n in nets]
+                self.assertEqual(sorted(internal), [False, True], nets)
+                continue
+            self.assertNotEqual(info["Config"]["User"], "", service)
             if service == "gateway":
                 self.assertEqual({p["IP"] for p in ports}, {"127.0.0.1"})
             else:

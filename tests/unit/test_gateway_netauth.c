@@ -10,23 +10,23 @@
 
 #define TOK_A "alpha-token-0123456789"
 
-static struct gw_cidr cidr(const char *s)
+static struct sg_cidr cidr(const char *s)
 {
-    struct gw_cidr c;
+    struct sg_cidr c;
     struct sg_error err = {0};
-    cr_assert_eq(gw_cidr_parse(s, &c, &err), 0, "%s: %s", s, err.msg);
+    cr_assert_eq(sg_cidr_parse(s, &c, &err), 0, "%s: %s", s, err.msg);
     return c;
 }
 
 static void assert_canon(const char *in, const char *want)
 {
-    struct gw_cidr c = cidr(in);
-    char out[GW_CIDR_TEXT_MAX];
-    gw_cidr_format(&c, out, sizeof(out));
+    struct sg_cidr c = cidr(in);
+    char out[SG_CIDR_TEXT_MAX];
+    sg_cidr_format(&c, out, sizeof(out));
     cr_assert_str_eq(out, want, "%s", in);
 }
 
-Test(gw_cidr, parses_ipv4_ipv6_bare_and_mapped)
+Test(sg_cidr, parses_ipv4_ipv6_bare_and_mapped)
 {
     assert_canon("172.28.0.0/16", "172.28.0.0/16");
     assert_canon("127.0.0.1", "127.0.0.1/32");
@@ -39,7 +39,7 @@ Test(gw_cidr, parses_ipv4_ipv6_bare_and_mapped)
     cr_assert_eq(cidr("fe80::/10").family, AF_INET6);
 }
 
-Test(gw_cidr, refuses_malformed_and_dangerous_networks)
+Test(sg_cidr, refuses_malformed_and_dangerous_networks)
 {
     static const struct {
         const char *text, *needle;
@@ -62,27 +62,27 @@ Test(gw_cidr, refuses_malformed_and_dangerous_networks)
         {"10.0.0.0/8\n", "expected an address"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct gw_cidr c;
+        struct sg_cidr c;
         struct sg_error err = {0};
-        cr_assert_lt(gw_cidr_parse(cases[i].text, &c, &err), 0, "'%s' parsed", cases[i].text);
+        cr_assert_lt(sg_cidr_parse(cases[i].text, &c, &err), 0, "'%s' parsed", cases[i].text);
         cr_assert(strstr(err.msg, cases[i].needle), "'%s': '%s' lacks '%s'", cases[i].text, err.msg,
                   cases[i].needle);
     }
 }
 
-Test(gw_cidr, overlap_by_the_shorter_prefix)
+Test(sg_cidr, overlap_by_the_shorter_prefix)
 {
-    struct gw_cidr a = cidr("172.28.0.0/16"), b = cidr("172.28.5.0/24"), c = cidr("172.29.0.0/16");
-    struct gw_cidr d = cidr("172.28.255.255"), e = cidr("fd00::/8"), f = cidr("fd12::1");
-    cr_assert(gw_cidr_overlap(&a, &b));
-    cr_assert(gw_cidr_overlap(&b, &a));
-    cr_assert(!gw_cidr_overlap(&a, &c));
-    cr_assert(gw_cidr_overlap(&a, &d));
-    cr_assert(!gw_cidr_overlap(&b, &d));
-    cr_assert(gw_cidr_overlap(&e, &f));
-    cr_assert(!gw_cidr_overlap(&a, &e), "families never overlap");
-    struct gw_cidr g = cidr("10.0.0.0/9"), h = cidr("10.128.0.0/9");
-    cr_assert(!gw_cidr_overlap(&g, &h), "a partial byte is compared by its bits");
+    struct sg_cidr a = cidr("172.28.0.0/16"), b = cidr("172.28.5.0/24"), c = cidr("172.29.0.0/16");
+    struct sg_cidr d = cidr("172.28.255.255"), e = cidr("fd00::/8"), f = cidr("fd12::1");
+    cr_assert(sg_cidr_overlap(&a, &b));
+    cr_assert(sg_cidr_overlap(&b, &a));
+    cr_assert(!sg_cidr_overlap(&a, &c));
+    cr_assert(sg_cidr_overlap(&a, &d));
+    cr_assert(!sg_cidr_overlap(&b, &d));
+    cr_assert(sg_cidr_overlap(&e, &f));
+    cr_assert(!sg_cidr_overlap(&a, &e), "families never overlap");
+    struct sg_cidr g = cidr("10.0.0.0/9"), h = cidr("10.128.0.0/9");
+    cr_assert(!sg_cidr_overlap(&g, &h), "a partial byte is compared by its bits");
 }
 
 static struct gw_tenants *load(const char *json, struct sg_error *err)
@@ -101,13 +101,13 @@ Test(gw_netauth, tenant_by_network_and_token_wins)
              "\"networks\": [\"172.18.0.1/32\"]}}}",
              &err);
     cr_assert_not_null(t, "%s", err.msg);
-    const struct gw_cidr *net = NULL;
+    const struct sg_cidr *net = NULL;
     const struct gw_tenant *r = gw_tenants_lookup_peer(t, "172.28.3.4", &net);
     cr_assert_not_null(r);
     cr_assert_str_eq(r->name, "ragflow");
     cr_assert_eq(r->network_count, 2);
-    char txt[GW_CIDR_TEXT_MAX];
-    gw_cidr_format(net, txt, sizeof(txt));
+    char txt[SG_CIDR_TEXT_MAX];
+    sg_cidr_format(net, txt, sizeof(txt));
     cr_assert_str_eq(txt, "172.28.0.0/16");
     cr_assert_str_eq(gw_tenants_lookup_peer(t, "fd00:28::9", NULL)->name, "ragflow");
     cr_assert_str_eq(gw_tenants_lookup_peer(t, "::ffff:172.28.0.9", NULL)->name, "ragflow",

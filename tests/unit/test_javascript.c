@@ -767,3 +767,22 @@ Test(javascript, reflective_getters_and_network)
     reject_all("default", cases, N(cases));
     accept_all("default", ok, N(ok));
 }
+
+/* Network modules and fetch: network.disabled / name.forbidden without
+ * network; axios, https, http and fetch in the networked variant. */
+Test(javascript, network_modules_need_network)
+{
+    struct sg_policy *p = test_load_policy("default");
+    expect_reject_lp(&p->javascript, "const axios = require('axios');", SG_RULE_NETWORK_DISABLED);
+    expect_reject_lp(&p->javascript, "const https = require('node:https');",
+                     SG_RULE_NETWORK_DISABLED);
+    expect_reject_lp(&p->javascript, "fetch('http://127.0.0.1/');", SG_RULE_NAME_FORBIDDEN);
+    const struct sg_lang_policy *net = &p->network->javascript;
+    cr_expect(net->runtime.network);
+    expect_accept_lp(net, "const axios = require('axios');\naxios.get('https://api.example.com');");
+    expect_accept_lp(net, "const https = require('https');\nhttps.get('https://x.example');");
+    expect_accept_lp(net, "async function main() { return (await fetch('http://x/')).status; }");
+    expect_reject_lp(net, "require('net');", SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_reject_lp(net, "require('child_process');", SG_RULE_IMPORT_NOT_ALLOWED);
+    sg_policy_free(p);
+}

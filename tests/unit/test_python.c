@@ -341,9 +341,9 @@ Test(python, import_allow_mode_prefixes)
     expect_rule(p, "import os as o", SG_RULE_IMPORT_NOT_ALLOWED);
     expect_accept(p, "import urllib.parse");
     expect_accept(p, "from urllib import parse");
-    expect_at(p, "from urllib import parse, request", SG_RULE_IMPORT_NOT_ALLOWED, 1, 27,
+    expect_at(p, "from urllib import parse, request", SG_RULE_NETWORK_DISABLED, 1, 27,
               "'urllib.request'");
-    expect_rule(p, "import urllib.request", SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_rule(p, "import urllib.request", SG_RULE_NETWORK_DISABLED);
     expect_rule(p, "import urllib", SG_RULE_IMPORT_NOT_ALLOWED);
     expect_at(p, "import urllib.parse\nurllib.request.urlopen('x')", SG_RULE_IMPORT_NOT_ALLOWED, 2,
               1, "'urllib.request' (reached through 'urllib')");
@@ -354,6 +354,38 @@ Test(python, import_allow_mode_prefixes)
     expect_accept(p, "import matplotlib.pyplot as plt\nplt.plot([1])");
     expect_accept(p, "from __future__ import annotations\nimport json as j\nj.dumps(1)");
     sg_policy_free(p);
+}
+
+/* Network modules: network.disabled (naming how an operator turns network
+ * on) for a job without network; importable in the networked variant, whose
+ * run-time section says network; other modules unchanged there. */
+Test(python, network_modules_need_network)
+{
+    struct sg_policy *p = test_load_policy("default");
+    expect_at(p, "import requests", SG_RULE_NETWORK_DISABLED, 1, 8, "\"network\": {\"allow\"");
+    expect_rule(p, "import http.client", SG_RULE_NETWORK_DISABLED);
+    expect_rule(p, "from urllib.request import urlopen", SG_RULE_NETWORK_DISABLED);
+    cr_assert_not_null(p->network);
+    cr_expect_null(p->network->network);
+    cr_expect_str_neq(p->network->sha256, p->sha256);
+    cr_expect_str_eq(p->network->name, p->name);
+    cr_expect_not(p->python.runtime.network);
+    cr_expect(p->network->python.runtime.network);
+    expect_accept(p->network, "import requests\nrequests.get('https://api.example.com')");
+    expect_accept(p->network, "import urllib.request\nurllib.request.urlopen('http://x')");
+    expect_accept(p->network, "import http.client");
+    expect_rule(p->network, "import os", SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_rule(p->network, "import socket", SG_RULE_IMPORT_NOT_ALLOWED);
+    sg_policy_free(p);
+    struct sg_policy *strict = test_load_policy("strict");
+    expect_rule(strict, "import requests", SG_RULE_IMPORT_NOT_ALLOWED);
+    expect_rule(strict->network, "import requests", SG_RULE_IMPORT_NOT_ALLOWED);
+    sg_policy_free(strict);
+    struct sg_policy *perm = test_load_policy("permissive");
+    expect_rule(perm, "import urllib.request", SG_RULE_NETWORK_DISABLED);
+    expect_accept(perm->network, "import urllib.request");
+    expect_rule(perm->network, "import subprocess", SG_RULE_IMPORT_DENIED);
+    sg_policy_free(perm);
 }
 
 Test(python, relative_imports_are_rejected)

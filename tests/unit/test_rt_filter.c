@@ -37,6 +37,9 @@ static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct 
         case BPF_JMP | BPF_JSET | BPF_K:
             pc += (a & f->k) ? f->jt : f->jf;
             break;
+        case BPF_ALU | BPF_AND | BPF_K:
+            a &= f->k;
+            break;
         case BPF_RET | BPF_K:
             return f->k;
         default:
@@ -49,13 +52,18 @@ static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct 
 
 #define SELF 4242 /* the pid the filter is built for */
 
-static uint32_t decide(unsigned flags, uint32_t arch, int nr, uint64_t arg0)
+static uint32_t decide2(unsigned flags, uint32_t arch, int nr, uint64_t arg0, uint64_t arg1)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
     cr_assert_eq(sg_rt_filter_build(flags, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
-    struct seccomp_data d = {.nr = nr, .arch = arch, .args = {arg0}};
+    struct seccomp_data d = {.nr = nr, .arch = arch, .args = {arg0, arg1}};
     return run_bpf(ins, len, &d);
+}
+
+static uint32_t decide(unsigned flags, uint32_t arch, int nr, uint64_t arg0)
+{
+    return decide2(flags, arch, nr, arg0, SOCK_STREAM);
 }
 
 #define X86 AUDIT_ARCH_X86_64
@@ -126,12 +134,32 @@ Test(rt_filter, signals_and_handles_reach_only_the_process_itself)
     cr_expect_eq(decide(SG_RT_ALLOW_PROCESSES, X86, SYS_kill, 77), SECCOMP_RET_ALLOW);
 }
 
+Test(rt_filter, networked_jobs_get_tcp_only)
+{
+    const unsigned net = SG_RT_ALLOW_NETWORK;
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET, SOCK_STREAM), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC),
+                 SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET, SOCK_DGRAM), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET, SOCK_RAW), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_PACKET, SOCK_STREAM), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_NETLINK, SOCK_DGRAM), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_UNIX, SOCK_DGRAM), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_socketpair, AF_INET, SOCK_STREAM), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_io_uring_setup, 0, 0), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_listen, 3, 0), EPERM_RET);
+    cr_expect_eq(decide2(0, X86, SYS_listen, 3, 0),
+                 SECCOMP_RET_ALLOW); /* offline: AF_UNIX only anyway */
+}
+
 Test(rt_filter, offline_socketpair_is_unix_only)
 {
     cr_expect_eq(decide(0, X86, SYS_socketpair, AF_UNIX), SECCOMP_RET_ALLOW);
     cr_expect_eq(decide(0, X86, SYS_socketpair, AF_INET), EPERM_RET);
     cr_expect_eq(decide(0, X86, SYS_socketpair, AF_NETLINK), EPERM_RET);
-    cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_socketpair, AF_INET), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(SG_RT_ALLOW_NETWORK, X86, SYS_socketpair, AF_UNIX), SECCOMP_RET_ALLOW);
 }
 
 Test(rt_filter, other_architectures_are_killed)

@@ -1,0 +1,149 @@
+#include "egress.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "readfile.h"
+
+int egress_create_body(const struct exec_config *cfg, const char *base_body, char **ret_body,
+                       struct sg_error *err)
+{
+    json_t *spec = json_loads(base_body, 0, NULL);
+    json_t *hc = json_object_get(spec, "HostConfig"), *env = json_object_get(spec, "Env");
+    char kv[sizeof("SANDGATE_EGRESS_PROXY=http://") + sizeof(cfg->egress_proxy)];
+    snprintf(kv, sizeof(kv), "SANDGATE_EGRESS_PROXY=http://%s", cfg->egress_proxy);
+    int r = -ENOMEM;
+    if (json_is_object(hc) && json_is_array(env) &&
+        json_object_set_new(hc, "NetworkMode", json_string(cfg->egress_network)) == 0 &&
+        /* Docker's embedded resolver (127.0.0.11) still answers TCP queries
+         * for the network's container names; an upstream of 127.0.0.1 (where
+         * nothing listens) keeps it from forwarding anything further. */
+        json_object_set_new(hc, "Dns", json_pack("[s]", "127.0.0.1")) == 0 &&
+        json_object_set_new(spec, "NetworkDisabled", json_false()) == 0 &&
+        json_array_append_new(env, json_string(kv)) == 0 &&
+        (cfg->insecure_runtime ||
+         json_object_set_new(hc, "Runtime", json_string(cfg->egress_runtime)) == 0)) {
+        *ret_body = json_dumps(spec, JSON_COMPACT);
+        r = *ret_body ? 0 : r;
+    }
+    json_decref(spec);
+    return r == 0 ? 0 : sg_error_set(err, r, "cannot build the networked sandbox spec");
+}
+
+static void state_path(const struct exec_config *cfg, const char *sub, const char *name,
+                       char out[PATH_MAX])
+{
+    snprintf(out, PATH_MAX, "%s/%s/%s", cfg->egress_dir, sub, name);
+}
+
+int egress_reset(const struct exec_config *cfg, struct sg_error *err)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/allow", cfg->egress_dir);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return sg_error_set(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+    DIR *d = opendir(dir);
+    if (!d)
+        return sg_error_set(err, -errno, "cannot open %s: %s", dir, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+    return 0;
+}
+
+int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id, json_t *allow,
+                 struct sg_error *err)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
+    state_path(cfg, "decisions", ip, path);
+    unlink(path); /* a previous sandbox's, never this job's */
+    state_path(cfg, "allow", ip, path);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    json_t *doc = json_pack("{s:s,s:O}", "job_id", job_id, "allow", allow);
+    int r = doc ? json_dump_file(doc, tmp, JSON_COMPACT) : -1;
+    json_decref(doc);
+    /* rename: the helper reads either no list or the whole one */
+    if (r < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return sg_error_set(err, -EIO, "cannot write the allow-list %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+/* Append "host:port" to arr unless present or full. */
+static void add_host(json_t *arr, const char *host, json_int_t port)
+{
+    char hp[300];
+    snprintf(hp, sizeof(hp), "%s:%lld", host, (long long)port);
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (strcmp(json_string_value(v), hp) == 0) return;
+    if (json_array_size(arr) < EGRESS_HOSTS_MAX)
+        json_array_append_new(arr, json_string(hp));
+}
+
+/* One helper line: {"job_id","host","port","verdict","reason"}. Lines of
+ * another job (none should exist: grant removes them) are skipped. */
+static void take_decision(const char *line, size_t len, const char *job_id, json_t *allowed,
+                          json_t *denied)
+{
+    json_t *d = json_loadb(line, len, 0, NULL);
+    const char *jid = json_string_value(json_object_get(d, "job_id"));
+    const char *host = json_string_value(json_object_get(d, "host"));
+    const char *verdict = json_string_value(json_object_get(d, "verdict"));
+    const char *reason = json_string_value(json_object_get(d, "reason"));
+    json_t *port = json_object_get(d, "port");
+    if (jid && host && verdict && json_is_integer(port) && strcmp(jid, job_id) == 0 &&
+        strlen(host) <= 253) {
+        int ok = strcmp(verdict, "allowed") == 0;
+        add_host(ok ? allowed : denied, host, json_integer_value(port));
+        char qh[300], qr[200];
+        sg_log_quote(host, qh, sizeof(qh));
+        sg_log_quote(reason ? reason : "", qr, sizeof(qr));
+        sg_log(SG_LOG_INFO, "egress", "job_id=%s host=\"%s\" port=%lld verdict=%s reason=\"%s\"",
+               job_id, qh, (long long)json_integer_value(port), ok ? "allowed" : "denied", qr);
+    }
+    json_decref(d);
+}
+
+int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *job_id,
+                    json_t **ret_network, struct sg_error *err)
+{
+    char path[PATH_MAX];
+    state_path(cfg, "allow", ip, path);
+    int r = unlink(path) < 0 && errno != ENOENT
+                ? sg_error_set(err, -errno, "cannot withdraw %s: %s", path, strerror(errno))
+                : 0;
+    json_t *allowed = json_array(), *denied = json_array();
+    char *buf = NULL;
+    size_t len = 0;
+    state_path(cfg, "decisions", ip, path);
+    struct sg_error rerr = {0};
+    int rr = sg_read_file_capped(path, EGRESS_DECISIONS_MAX, &buf, &len, &rerr);
+    if (rr < 0 && rr != -ENOENT)
+        sg_log(SG_LOG_WARN, "egress_decisions_unreadable", "job_id=%s error=\"%s\"", job_id,
+               rerr.msg);
+    if (rr == 0) {
+        for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
+            nl = memchr(p, '\n', (size_t)(buf + len - p));
+            if (!nl)
+                break; /* a partial last line */
+            take_decision(p, (size_t)(nl - p), job_id, allowed, denied);
+        }
+    }
+    free(buf);
+    unlink(path);
+    *ret_network = json_pack("{s:o,s:o}", "allowed", allowed, "denied", denied);
+    return *ret_network ? r : sg_error_set(err, -ENOMEM, "out of memory");
+}

@@ -1,0 +1,46 @@
+/* egress.h - networked sandboxes (README, "Network"): their create spec and
+ * the hand-over of a job's allow-list to the egress proxy.
+ *
+ * The executor and the proxy share a state directory (cfg->egress_dir):
+ *   allow/<sandbox address>      written here when a job is handed over,
+ *                                removed when it ends: the proxy's helper
+ *                                allows nothing for an address without one;
+ *   decisions/<sandbox address>  appended by the helper (one JSON line per
+ *                                decision), read and removed here at job end.
+ * A sandbox between jobs, or after its job, reaches nothing.
+ */
+#ifndef SG_EXEC_EGRESS_H
+#define SG_EXEC_EGRESS_H
+
+#include <jansson.h>
+
+#include "docker.h"
+#include "exec_config.h"
+#include "sg_error.h"
+
+#define EGRESS_DECISIONS_MAX (64u * 1024u) /* bytes of one job's decision log */
+#define EGRESS_HOSTS_MAX 64                /* hosts listed per verdict in a result */
+
+/* The create body of networked sandboxes: base_body (sandbox_create_body)
+ * on cfg->egress_network under cfg->egress_runtime, with the proxy address
+ * in SANDGATE_EGRESS_PROXY (the runner points the job's HTTP clients at it
+ * when the job has network). Caller frees *ret_body with free(). */
+int egress_create_body(const struct exec_config *cfg, const char *base_body, char **ret_body,
+                       struct sg_error *err);
+
+/* Remove every allow-list left by an earlier run (a crash mid-job): an
+ * address may now belong to another sandbox. */
+int egress_reset(const struct exec_config *cfg, struct sg_error *err);
+
+/* Hand the job's allow-list (canonical entries, exec_api.h) to the proxy for
+ * the sandbox at ip. */
+int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_id, json_t *allow,
+                 struct sg_error *err);
+
+/* Withdraw the grant, then collect the job's decisions: *ret_network is
+ * {"allowed": ["host:port", ...], "denied": [...]} (each once, bounded),
+ * and one log line per decision. The grant is removed even when reading fails. */
+int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *job_id,
+                    json_t **ret_network, struct sg_error *err);
+
+#endif

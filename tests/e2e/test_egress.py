@@ -1,0 +1,372 @@
+"""Network egress end to end (README, "Network"): the real gateway in front of
+real executors whose networked pools run under the networked runtime on an
+internal Docker network whose only other member is the egress proxy (Squid,
+images/egress). Everything the jobs talk to is created here: an origin server
+container (HTTP :8080, HTTPS :8443 with a throw-away certificate) on a second
+internal network only the proxy joins, and a name in the proxy's hosts file
+that resolves to a link-local address (never contacted: the proxy refuses it
+before connecting). No traffic leaves this machine.
+
+Proved: requests, urllib.request (Python) and https, fetch, axios (Node) reach
+an allowed host; a host outside the list gets the proxy's 403 naming it;
+a direct TCP connection to the origin's address fails; name lookups fail;
+link-local / metadata names and addresses are refused even with "*"; the
+next job in a networked sandbox's place reaches nothing of the previous job's
+list; an offline job still sees only `lo`; a tenant asking beyond its list is
+refused (403) before any sandbox; the result and the audit line list the
+proxy's decisions; the executor's /metrics counts them by verdict. Every
+container, network and file made here is removed."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import uuid
+
+import sgtest
+
+sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
+import gateway_fakes  # noqa: E402
+import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
+
+RUN_ID = uuid.uuid4().hex[:8]
+LABEL = f"org.sandgate.test=egress-{RUN_ID}"
+SBX_NET = f"sg-egress-sbx-{RUN_ID}"
+OUT_NET = f"sg-egress-out-{RUN_ID}"
+ORIGIN = f"sg-origin-{RUN_ID}"
+PROXY = f"sg-proxy-{RUN_ID}"
+METADATA_NAME = "metadata.sandgate.test"
+TOKEN = "egress-e2e-token-0123456789"
+
+ORIGIN_CODE = r"""
+import http.server, ssl, threading
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("origin says hi " + self.path).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+plain = http.server.ThreadingHTTPServer(("0.0.0.0", 8080), H)
+tls = http.server.ThreadingHTTPServer(("0.0.0.0", 8443), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("/certs/cert.pem", "/certs/key.pem")
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+threading.Thread(target=tls.serve_forever, daemon=True).start()
+plain.serve_forever()
+"""
+
+
+def docker(method, path, body=None):
+    status, reply = sgtest.docker_api(method, path, body)
+    assert status < 300, (method, path, status, reply)
+    return reply
+
+
+def create_container(name, image, network, extra_hc=None, **spec):
+    hc = {"NetworkMode": network, "Runtime": "runc"}
+    hc.update(extra_hc or {})
+    body = {"Image": image, "Labels": {LABEL.split("=")[0]: LABEL.split("=")[1]},
+            "HostConfig": hc}
+    body.update(spec)
+    docker("POST", f"/containers/create?name={name}", body)
+    docker("POST", f"/containers/{name}/start")
+
+
+def address(name, network):
+    info = docker("GET", f"/containers/{name}/json")
+    return info["NetworkSettings"]["Networks"][network]["IPAddress"]
+
+
+class Stack:
+    """Networks, the origin, the proxy (started in setUpClass, removed in
+    tearDownClass, whatever failed in between)."""
+
+    def __init__(self):
+        self.state = tempfile.mkdtemp(prefix="sg-egress-")
+        os.chmod(self.state, 0o755)
+        self.certs = os.path.join(self.state, "certs")
+        os.mkdir(self.certs)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", f"/CN={ORIGIN}", "-keyout", f"{self.certs}/key.pem",
+                        "-out", f"{self.certs}/cert.pem"], check=True, capture_output=True)
+        os.chmod(f"{self.certs}/key.pem", 0o644)
+        for net in (SBX_NET, OUT_NET):
+            docker("POST", "/networks/create", {"Name": net, "Internal": True,
+                                                "Labels": {"org.sandgate.test": f"egress-{RUN_ID}"}})
+        create_container(ORIGIN, tex.IMAGES["python"], OUT_NET,
+                         extra_hc={"Binds": [f"{self.certs}:/certs:ro"]},
+                         Entrypoint=["python3", "-c", ORIGIN_CODE], User="65534:65534")
+        create_container(PROXY, sgtest.image("egress"), SBX_NET,
+                         extra_hc={"Binds": [f"{self.state}:/run/sandgate-egress"],
+                                   "ExtraHosts": [f"{METADATA_NAME}:169.254.169.254"]})
+        docker("POST", f"/networks/{OUT_NET}/connect", {"Container": PROXY})
+        self.proxy = address(PROXY, SBX_NET) + ":3128"
+        self.origin_ip = address(ORIGIN, OUT_NET)
+        self.wait_proxy()
+
+    def wait_proxy(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            logs = subprocess.run(["docker", "logs", PROXY], capture_output=True, text=True)
+            if "Accepting HTTP Socket connections" in logs.stdout + logs.stderr:
+                return
+            time.sleep(0.2)
+        raise AssertionError("the egress proxy did not start:\n" + logs.stderr[-2000:])
+
+    def remove(self):
+        for name in (PROXY, ORIGIN):
+            sgtest.docker_api("DELETE", f"/containers/{name}?force=1")
+        for net in (SBX_NET, OUT_NET):
+            sgtest.docker_api("DELETE", f"/networks/{net}")
+        # the proxy wrote some files as its own user: remove them through it
+        subprocess.run(["rm", "-rf", self.state], check=False)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def probe_policy():
+    """The default policy plus what the probes below need to look behind the
+    HTTP clients: raw sockets and /proc/net (a real policy would not)."""
+    with open(os.path.join(sgtest.ROOT, "policies", "default.json")) as f:
+        doc = json.load(f)
+    doc["name"] = "netprobe"
+    py = doc["python"]
+    py["imports"]["modules"].append("socket")
+    py["capability_attributes"].remove("socket")
+    py["runtime"]["read_paths"].append("/proc")
+    return doc
+
+
+def egress_args(stack):
+    return ("--egress-network", SBX_NET, "--egress-proxy", stack.proxy, "--egress-dir",
+            stack.state, "--egress-pool-size", "1")
+
+
+class Egress(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        tex.require_engine_and_images()
+        cls.stack = Stack()
+        cls.py = cls.js = cls.gw = None
+        try:
+            cls.py = tex.Executor("python", pool_size=1, extra=egress_args(cls.stack))
+            cls.js = tex.Executor("nodejs", pool_size=1, extra=egress_args(cls.stack))
+            tokens = {"tenants": {"t": {"tokens": [TOKEN], "policies": ["default", "netprobe"],
+                                        "network": {
+                "allow": [f"{ORIGIN}:8080", f"{ORIGIN}:8443", "*", "*:8080"],
+                "default": [f"{ORIGIN}:8080"]}}}}
+            cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
+                                                          "nodejs": [cls.js.url]},
+                                            "exec_grace_ms": 10000}, tokens=tokens,
+                                           policies={"netprobe": probe_policy()})
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        left, rcs = [], []
+        try:
+            if cls.gw:
+                rcs.append(cls.gw.stop())
+            for ex in (cls.py, cls.js):
+                if ex:
+                    rcs.append(ex.stop())
+                    left += ex.containers()
+        finally:
+            cls.stack.remove()
+        assert all(rc == 0 for rc in rcs), rcs
+        assert left == [], f"containers left behind: {left}"
+        assert sgtest.containers_with_label(LABEL) == []
+
+    def wait_net_idle(self, ex):
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            _, _, h = ex.health()
+            if h["egress"]["idle"] >= 1:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"networked pool never ready: {h}")
+
+    def run_job(self, code, allow=None, language="python", policy=None):
+        ex = self.py if language == "python" else self.js
+        if allow is not None:
+            self.wait_net_idle(ex)
+        body = {"language": language, "code": code}
+        if policy:
+            body["policy"] = policy
+        if allow is not None:
+            body["network"] = {"allow": allow}
+        st, _, resp = self.gw.call("POST", "/v1/run", body,
+                                   {"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+        return st, resp
+
+    def ok(self, code, allow=None, language="python", policy=None):
+        st, body = self.run_job(code, allow, language, policy)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(body["status"], "success", body)
+        return body
+
+    def test_python_requests_and_urllib_reach_an_allowed_host(self):
+        code = f"""
+import http.client, requests, urllib.request
+def main():
+    a = requests.get("http://{ORIGIN}:8080/r", timeout=10).text
+    b = urllib.request.urlopen("http://{ORIGIN}:8080/u", timeout=10).read().decode()
+    c = requests.get("https://{ORIGIN}:8443/t", timeout=10, verify=False).text
+    conn = http.client.HTTPConnection("{ORIGIN}", 8080, timeout=10)  # no proxy settings at all
+    conn.request("GET", "/c")
+    d = conn.getresponse().read().decode()
+    return [a, b, c, d]
+"""
+        body = self.ok(code, [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
+        self.assertEqual(body["result"]["value"], ["origin says hi /r", "origin says hi /u",
+                                                   "origin says hi /t", "origin says hi /c"])
+        self.assertEqual(sorted(body["network"]["allowed"]),
+                         [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
+        self.assertEqual(body["network"]["denied"], [])
+        self.assertEqual(body["pool"]["flavour"], "egress")
+        self.gw.wait_for(lambda: any(x["request_id"] == body["job_id"]
+                                     for x in self.gw.audit_lines()), what="audit line")
+        line = [x for x in self.gw.audit_lines() if x["request_id"] == body["job_id"]][0]
+        self.assertEqual(line["network"]["allow"], [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
+        self.assertIn(f"{ORIGIN}:8080", line["network"]["decisions"]["allowed"])
+
+    def test_node_https_fetch_and_axios_reach_an_allowed_host(self):
+        code = f"""
+const https = require('https');
+const axios = require('axios');
+function get(url) {{
+  return new Promise((ok, fail) => https.get(url, {{ rejectUnauthorized: false }}, (res) => {{
+    let d = ''; res.on('data', (c) => {{ d += c; }}); res.on('end', () => ok(d));
+  }}).on('error', fail));
+}}
+async function main() {{
+  const a = await get('https://{ORIGIN}:8443/h');
+  const b = await (await fetch('http://{ORIGIN}:8080/f')).text();
+  const c = (await axios.get('http://{ORIGIN}:8080/a')).data;
+  return [a, b, c];
+}}
+module.exports = {{ main }};
+"""
+        body = self.ok(code, [f"{ORIGIN}:8080", f"{ORIGIN}:8443"], language="nodejs")
+        self.assertEqual(body["result"]["value"], ["origin says hi /h", "origin says hi /f",
+                                                   "origin says hi /a"])
+
+    def test_outside_the_list_direct_tcp_and_dns_all_fail(self):
+        code = f"""
+import requests, socket, urllib.request, urllib.error
+def main():
+    out = {{}}
+    try:
+        urllib.request.urlopen("http://{ORIGIN}:8443/", timeout=10)
+    except urllib.error.HTTPError as e:
+        out["http"] = [e.code, e.read().decode()]
+    try:
+        requests.get("https://other.example:443/", timeout=10)
+    except requests.exceptions.ProxyError as e:
+        out["https"] = "403" in str(e)
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("{self.stack.origin_ip}", 8080))
+        out["direct"] = "connected"
+    except OSError as e:
+        out["direct"] = type(e).__name__
+    for name in ("{ORIGIN}", "example.com"):
+        try:
+            socket.getaddrinfo(name, 80)
+            out[name] = "resolved"
+        except OSError as e:
+            out[name] = "failed"
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        out["udp"] = "created"
+    except OSError:
+        out["udp"] = "refused"
+    return out
+"""
+        body = self.ok(code, [f"{ORIGIN}:8080"], policy="netprobe")
+        v = body["result"]["value"]
+        self.assertEqual(v["http"][0], 403, v)
+        self.assertIn(f"the connection to {ORIGIN} was refused", v["http"][1])
+        self.assertIn("not in this job's network allow-list", v["http"][1])
+        self.assertTrue(v["https"], v)
+        self.assertNotEqual(v["direct"], "connected", v)
+        self.assertEqual((v[ORIGIN], v["example.com"], v["udp"]), ("failed", "failed", "refused"))
+        self.assertEqual(sorted(body["network"]["denied"]),
+                         sorted([f"{ORIGIN}:8443", "other.example:443"]))
+
+    def test_link_local_and_metadata_are_refused_even_with_a_star(self):
+        code = f"""
+import urllib.request, urllib.error
+def main():
+    out = []
+    for url in ("http://{METADATA_NAME}/latest/meta-data/", "http://169.254.169.254/",
+                "http://127.0.0.1:8080/"):
+        try:
+            urllib.request.urlopen(url, timeout=10)
+            out.append("reached")
+        except urllib.error.HTTPError as e:
+            out.append(e.code)
+    return out
+"""
+        body = self.ok(code, ["*", "*:8080"])
+        self.assertEqual(body["result"]["value"], [403, 403, 403])
+        self.assertEqual(sorted(body["network"]["denied"]),
+                         ["127.0.0.1:8080", "169.254.169.254:80", f"{METADATA_NAME}:80"])
+        # refused by the helper's address check, before Squid connects anywhere
+        self.gw.wait_for(lambda: any(x["request_id"] == body["job_id"]
+                                     for x in self.gw.audit_lines()), what="audit line")
+        log = self.py.daemon.tail(20000)
+        for host in (METADATA_NAME, "169.254.169.254", "127.0.0.1"):
+            self.assertRegex(log, f'host="{host}" port=[0-9]+ verdict=denied '
+                                  'reason="address is never reachable from a sandbox"')
+
+    def test_the_next_job_reaches_nothing_of_the_previous_list(self):
+        probe = f"""
+import urllib.request, urllib.error
+def main():
+    try:
+        return urllib.request.urlopen("http://{ORIGIN}:8080/", timeout=10).status
+    except urllib.error.HTTPError as e:
+        return e.code
+"""
+        self.assertEqual(self.ok(probe, [f"{ORIGIN}:8080"])["result"]["value"], 200)
+        self.assertEqual(os.listdir(os.path.join(self.stack.state, "allow")), [])
+        self.assertEqual(self.ok(probe, ["nothing.example"])["result"]["value"], 403)
+
+    def test_an_offline_job_sees_only_lo_and_no_network_module(self):
+        body = self.ok("def main():\n    return open('/proc/net/dev').read()\n",
+                       policy="netprobe")
+        ifaces = [l.split(":")[0].strip() for l in body["result"]["value"].splitlines()[2:]]
+        self.assertEqual(ifaces, ["lo"])
+        self.assertNotEqual(body.get("pool", {}).get("flavour"), "egress")
+        st, body = self.run_job("import requests\ndef main():\n    return 1\n")
+        self.assertEqual([v["rule"] for v in body["violations"]], ["network.disabled"])
+
+    def test_a_tenant_cannot_ask_beyond_its_list(self):
+        st, body = self.run_job("def main():\n    return 1\n", ["evil.example:22"])
+        self.assertEqual(st, 403, body)
+        self.assertEqual(body["error"]["code"], "network_not_allowed")
+
+    def test_zz_metrics_count_decisions_by_verdict(self):
+        _, _, text = sgtest.http("GET", self.py.url + "/metrics")
+        counts = {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
+                  if l.startswith("sandgate_executor_egress_decisions_total{")}
+        self.assertGreater(counts["allowed"], 0, text)
+        self.assertGreater(counts["denied"], 0, text)
+        _, _, text = self.gw.call("GET", "/metrics")
+        gw = {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
+              if l.startswith("sandgate_egress_decisions_total{")}
+        self.assertGreater(gw["allowed"], 0, text)
+        self.assertGreater(gw["denied"], 0, text)
+
+
+if __name__ == "__main__":
+    unittest.main()
