@@ -229,7 +229,7 @@ out:
     sg_httpsrv_stop(http);
     sessions_free(sessions); /* their sandboxes go back to the pools for teardown */
     pool_free(srv.net_pool);
-    pool_set_free(pools);    /* tears down idle sandboxes, drains the teardown queues */
+    pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     exec_jobs_free(srv.jobs);
     metrics_free(m);
     free(runtime);

@@ -48,8 +48,8 @@ struct gw_tenant {
     uint64_t burst;
     uint64_t max_timeout_ms; /* 0 = the configured maximum */
     uint64_t max_memory_mb;
-    int64_t max_sessions; /* open sessions at once; -1 = the configured max_sessions */
-    size_t network_count; /* trusted source networks (in gw_tenants.nets) */
+    int64_t max_sessions;            /* open sessions at once; -1 = the configured max_sessions */
+    size_t network_count;            /* trusted source networks (in gw_tenants.nets) */
     struct gw_tenant_network egress; /* hosts its jobs may reach (gw_egress.h) */
 };
 
