@@ -540,11 +540,9 @@ static void finish(struct job *j, struct sg_http_response *resp)
  * before the stream began keeps its status code. */
 static void stream_finish(struct job *j, struct sg_http_response *resp)
 {
-    if (!j->out.st && (resp->status != 200 || !resp->body || own_start(j) < 0))
-        return;
-    if (resp->body && resp->status != 499)
-        own_event(j, "result", resp->body, resp->body_len ? resp->body_len : strlen(resp->body));
-    gw_sse_out_end(&j->out);
+    struct sg_http_response head = {0};
+    sg_http_add_header(&head, "X-Request-Id", j->id);
+    gw_sse_out_finish(&j->out, j->hreq, &head, resp);
 }
 
 static void handle(struct job *jp, const struct sg_http_request *req, struct sg_http_response *resp)
