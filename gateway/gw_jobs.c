@@ -552,7 +552,8 @@ static void handle(struct job *jp, const struct sg_http_request *req, struct sg_
     j.peer = req->peer;
     j.hreq = req;
     j.own = (struct gw_job_sink){own_start, own_event, &j.out, &j};
-    gw_request_id(j.id);
+    if (!j.id[0]) /* else the caller's (an MCP call, cancellable by it) */
+        gw_request_id(j.id);
     j.rs = gw_ruleset_slot_get(j.s->rules);
     run_pipeline(&j, req, resp);
     finish(&j, resp);
@@ -580,9 +581,11 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
 
 void gw_jobs_tool(const struct gw_jobs *s, const char *tool, enum gw_req_kind kind,
                   const struct sg_http_request *req, const struct gw_job_sink *sink,
-                  struct sg_http_response *resp)
+                  const char *job_id, struct sg_http_response *resp)
 {
     struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool, .sink = sink};
+    if (job_id)
+        snprintf(j.id, sizeof(j.id), "%s", job_id);
     handle(&j, req, resp);
 }
 

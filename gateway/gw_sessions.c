@@ -39,6 +39,7 @@ struct sreq {
     const char *policy; /* borrowed from rs */
     const char *verdict;
     const struct sg_http_request *hreq;  /* the request, to begin a stream on */
+    bool may_stream;                     /* the caller takes an event stream */
     bool stream;                         /* a streamed cell: answered as events */
     struct gw_sse_out out;               /* its stream, once begun */
     const struct gw_exec_hooks *hooks;   /* for the next call(): the relay's */
@@ -341,7 +342,8 @@ static int parse_cell(struct sreq *q, const struct sg_http_request *req, struct 
         }
     }
     const char *accept = sg_http_header(req, "Accept");
-    q->stream = r == 0 && (json_is_true(st) || (accept && strstr(accept, "text/event-stream")));
+    q->stream = r == 0 && q->may_stream &&
+                (json_is_true(st) || (accept && strstr(accept, "text/event-stream")));
     if (r == 0 && t) {
         uint64_t max_t = tenant_cap(cfg->max_timeout_ms, q->t ? q->t->max_timeout_ms : 0);
         c->timeout_ms = (uint64_t)json_integer_value(t);
@@ -676,10 +678,10 @@ static void dispatch(struct sreq *q, const struct sg_http_request *req,
     route_one(q, req, u + n, resp);
 }
 
-void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
-                        struct sg_http_response *resp)
+static void handle(struct gw_sessions *g, const struct sg_http_request *req, bool may_stream,
+                   struct sg_http_response *resp)
 {
-    struct sreq q = {.g = g, .hreq = req};
+    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream};
     gw_request_id(q.id);
     q.rs = gw_ruleset_slot_get(g->jobs->rules);
     uint64_t t0 = gw_now_ns();
@@ -695,4 +697,16 @@ void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req
     }
     gw_metrics_observe(g->jobs->metrics, GW_HIST_TOTAL, (gw_now_ns() - t0) / 1000);
     gw_ruleset_unref(q.rs);
+}
+
+void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
+                        struct sg_http_response *resp)
+{
+    handle(g, req, true, resp);
+}
+
+void gw_sessions_handle_plain(struct gw_sessions *g, const struct sg_http_request *req,
+                              struct sg_http_response *resp)
+{
+    handle(g, req, false, resp);
 }

@@ -99,7 +99,14 @@ def child_loop(rn, res_fd, job_file):
         if not line:
             return 0
         number += 1
-        cell = json.loads(line)["cell"]
+        msg = json.loads(line)
+        cell = msg["cell"]
+        try:
+            # A streamed cell's print() reaches the client line by line, as a
+            # streamed job's does; the next plain cell buffers again.
+            sys.stdout.reconfigure(line_buffering=msg.get("stream") is True)
+        except (AttributeError, ValueError, OSError):
+            pass  # an earlier cell replaced sys.stdout: its own buffering holds
         report = _run_cell(rn, ns, number, cell, hidden)
         rn.flush_std()
         try:
@@ -231,7 +238,7 @@ class Session:
         if not isinstance(stream, bool):
             return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER,
                     "message": "'stream' must be a boolean"}
-        rn.write_all(self.fds["job_w"], (json.dumps({"cell": code}) + "\n").encode())
+        rn.write_all(self.fds["job_w"], (json.dumps({"cell": code, "stream": stream}) + "\n").encode())
         # A streamed cell's output also goes out as stream frames while it runs,
         # as a streamed job's does (PROTOCOL.md).
         streamer = rn.Streamer(nonce, self.fds) if stream else None
