@@ -178,6 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if query == "history=1":
                     rec["history"] = sess["history"]
                 return self._send(200, rec)
+            if rest == "cancel":
+                return self._send(202, {"session_id": parts[0], "cancel_sent": True})
             if rest == "exec":
                 cell = json.loads(raw)
                 code = cell["code"]
