@@ -171,6 +171,19 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual(events[0][1]["violations"][0]["rule"], "import.not-allowed", events)
         self.assertEqual(self.cell(sid, "n")["result"]["value"], 6)
 
+    def test_streamed_nodejs_cell_answers_with_its_result_event(self):
+        # The Node session runner sends no stream frames yet: a streamed cell's
+        # output comes in its result event (heartbeats keep the stream alive).
+        sid = self.open(language="nodejs")
+        s = self.stream_cell(sid, "console.log('hi'); 6 * 7")
+        self.assertEqual(s.status, 200)
+        events = [(name, data) for _, name, data in s.events() if name]
+        s.close()
+        self.assertEqual([n for n, _ in events], ["result"], events)
+        body = events[0][1]
+        self.assertEqual((body["status"], body["stdout"], body["result"]["value"]),
+                         ("success", "hi\n", 42), body)
+
     def test_streamed_cell_hang_up_interrupts_it_and_the_session_lives_on(self):
         sid = self.open()
         mine = self.container_of(sid)
