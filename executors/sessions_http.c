@@ -208,8 +208,8 @@ out:
 
 /* --------------------------------------------------------------- cells */
 
-/* The runner's line for one cell (a streamed one asks for frames); the cell's text joins the history only
- * when it fits (413 otherwise, before anything ran). */
+/* The runner's line for one cell (a streamed one asks for frames); the cell's text joins the
+ * history only when it fits (413 otherwise, before anything ran). */
 static json_t *cell_line(const struct exec_request *er)
 {
     return json_pack("{s:s%,s:{s:I,s:I},s:b}", "cell", er->code, er->code_len, "limits",
@@ -234,8 +234,8 @@ static void note_cell(struct sessions *s, struct session *x, const struct exec_r
 static int send_cancel(struct session *x)
 {
     char line[JOB_NONCE_LEN + SESSIONS_KEY_HEX + 64];
-    int n = snprintf(line, sizeof(line), "{\"key\":\"%s\",\"cancel\":\"%s\"}\n", x->key,
-                     x->cell_nonce);
+    int n =
+        snprintf(line, sizeof(line), "{\"key\":\"%s\",\"cancel\":\"%s\"}\n", x->key, x->cell_nonce);
     pthread_mutex_lock(&x->wlock);
     int r = attach_write_all(x->sb.fd, line, (size_t)n, (int64_t)sess_now_ms() + 2000);
     pthread_mutex_unlock(&x->wlock);

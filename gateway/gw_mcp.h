@@ -36,7 +36,7 @@ struct gw_mcp {
     gw_mcp_runtimes_fn runtimes;
     void *runtimes_ctx;
     struct gw_mcp_sessions *sessions;
-    struct gw_mcp_calls calls; /* tools/call in flight, for notifications/cancelled */
+    struct gw_mcp_calls calls;         /* tools/call in flight, for notifications/cancelled */
     struct gw_sessions *code_sessions; /* borrowed: /v1/sessions for the session tools;
                                           NULL: no session tools (set by the server) */
 };

@@ -18,8 +18,8 @@
 #include "gw_mcp_session.h"
 #include "gw_sessions.h"
 
-#define GW_MCP_CALLS_MAX 256     /* calls in flight that can be cancelled */
-#define GW_MCP_CALL_KEY_MAX 80   /* a request id as compact JSON, longer: not cancellable */
+#define GW_MCP_CALLS_MAX 256   /* calls in flight that can be cancelled */
+#define GW_MCP_CALL_KEY_MAX 80 /* a request id as compact JSON, longer: not cancellable */
 #define GW_MCP_CALL_TARGET_MAX (GW_SESSION_PUBLIC_ID_LEN + 1)
 
 enum gw_mcp_call_kind { GW_MCP_CALL_JOB = 0, GW_MCP_CALL_SESSION };

@@ -38,11 +38,11 @@ struct sreq {
     size_t code_len;
     const char *policy; /* borrowed from rs */
     const char *verdict;
-    const struct sg_http_request *hreq;  /* the request, to begin a stream on */
-    bool may_stream;                     /* the caller takes an event stream */
-    bool stream;                         /* a streamed cell: answered as events */
-    struct gw_sse_out out;               /* its stream, once begun */
-    const struct gw_exec_hooks *hooks;   /* for the next call(): the relay's */
+    const struct sg_http_request *hreq; /* the request, to begin a stream on */
+    bool may_stream;                    /* the caller takes an event stream */
+    bool stream;                        /* a streamed cell: answered as events */
+    struct gw_sse_out out;              /* its stream, once begun */
+    const struct gw_exec_hooks *hooks;  /* for the next call(): the relay's */
 };
 
 static bool hex_only(const char *s, size_t n)
