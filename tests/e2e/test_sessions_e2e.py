@@ -142,10 +142,8 @@ class SessionsE2E(unittest.TestCase):
         return sgtest.SSE(f"{self.gw.url}/v1/sessions/{sid}/exec",
                           {"code": code, "stream": True, **fields}, headers=A, timeout=60)
 
-    def test_streamed_cell_output_arrives_while_it_runs(self):
-        sid = self.open()
-        self.cell(sid, "import time\nn = 6")
-        s = self.stream_cell(sid, "print('first')\ntime.sleep(1)\nprint('second')\nn + 1")
+    def check_streamed_cell(self, sid, code):
+        s = self.stream_cell(sid, code)
         self.assertEqual(s.status, 200)
         self.assertTrue(s.headers["content-type"].startswith("text/event-stream"), s.headers)
         events = [(t, name, data) for t, name, data in s.events() if name]
@@ -155,7 +153,7 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual(name, "result")
         self.assertEqual([n for _, n, _ in events].count("result"), 1)
         self.assertGreaterEqual(t_result - first, 0.8, events)
-        sys.stderr.write(f"[cell: first stdout {first * 1000:.0f} ms, "
+        sys.stderr.write(f"[{sid[:2]} cell: first stdout {first * 1000:.0f} ms, "
                          f"result {t_result * 1000:.0f} ms] ")
         self.assertEqual("".join(d["text"] for _, n, d in events if n == "stdout"),
                          "first\nsecond\n")
@@ -163,6 +161,11 @@ class SessionsE2E(unittest.TestCase):
                           result["session_id"], result["session_lost"]),
                          ("success", "first\nsecond\n", 7, sid, False), result)
         self.assertEqual(result["job_id"], s.headers["x-request-id"])
+
+    def test_streamed_cell_output_arrives_while_it_runs(self):
+        sid = self.open()
+        self.cell(sid, "import time\nn = 6")
+        self.check_streamed_cell(sid, "print('first')\ntime.sleep(1)\nprint('second')\nn + 1")
         # a rejected cell is one result event; the session lives on
         s = self.stream_cell(sid, "import subprocess")
         events = [(name, data) for _, name, data in s.events() if name]
@@ -171,18 +174,12 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual(events[0][1]["violations"][0]["rule"], "import.not-allowed", events)
         self.assertEqual(self.cell(sid, "n")["result"]["value"], 6)
 
-    def test_streamed_nodejs_cell_answers_with_its_result_event(self):
-        # The Node session runner sends no stream frames yet: a streamed cell's
-        # output comes in its result event (heartbeats keep the stream alive).
+    def test_streamed_nodejs_cell_output_arrives_while_it_runs(self):
         sid = self.open(language="nodejs")
-        s = self.stream_cell(sid, "console.log('hi'); 6 * 7")
-        self.assertEqual(s.status, 200)
-        events = [(name, data) for _, name, data in s.events() if name]
-        s.close()
-        self.assertEqual([n for n, _ in events], ["result"], events)
-        body = events[0][1]
-        self.assertEqual((body["status"], body["stdout"], body["result"]["value"]),
-                         ("success", "hi\n", 42), body)
+        self.cell(sid, "let n = 6")
+        self.check_streamed_cell(sid, "console.log('first'); const t0 = Date.now();\n"
+                                      "while (Date.now() - t0 < 1000) {}\n"
+                                      "console.log('second'); n + 1")
 
     def test_streamed_cell_hang_up_interrupts_it_and_the_session_lives_on(self):
         sid = self.open()
