@@ -9,6 +9,7 @@
 #include "attach.h"
 #include "egress.h"
 #include "exec_api.h"
+#include "exec_sse.h"
 #include "job.h"
 #include "log.h"
 #include "outcome.h"
@@ -16,9 +17,6 @@
 #include "sha256.h"
 
 #define EXEC_METRICS_RENDER_MAX (128u * 1024u)
-/* A streamed job sends a comment this often when it has nothing else to
- * send, so that a client (and the gateway) sees a live connection. */
-#define EXEC_STREAM_HEARTBEAT_MS 2000u
 #define EXEC_CANCEL_PREFIX "/v1/exec/"
 #define EXEC_CANCEL_SUFFIX "/cancel"
 
@@ -117,45 +115,12 @@ static json_t *net_finish(struct exec_server *s, const struct exec_request *req,
     return net;
 }
 
-/* One Server-Sent Event; data is one line of compact JSON. */
-static int sse_event(struct sg_http_stream *st, const char *event, const char *data)
-{
-    struct sg_buf b;
-    sg_buf_init(&b, SG_HTTP_STREAM_BUF_MAX);
-    int r = sg_buf_printf(&b, "event: %s\ndata: %s\n\n", event, data);
-    if (r == 0)
-        r = sg_http_stream_write(st, b.data, b.len);
-    sg_buf_free(&b);
-    return r;
-}
-
-static int stream_frame(void *ud, const char *name, json_t *text)
-{
-    json_t *o = json_pack("{s:O}", "text", text);
-    char *data = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    int r = data ? sse_event(ud, name, data) : -ENOMEM;
-    free(data);
-    return r;
-}
-
-static int stream_heartbeat(void *ud)
-{
-    static const char hb[] = ": hb\n\n";
-    return sg_http_stream_write(ud, hb, sizeof(hb) - 1);
-}
-
 /* The job's answer: the JSON body, or (streamed) its final result event. */
 static void job_answer(struct sg_http_stream *st, struct sg_http_response *resp, json_t *j)
 {
     if (!st)
         return set_json(resp, 200, j);
-    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    json_decref(j);
-    if (body)
-        sse_event(st, "result", body);
-    free(body);
-    sg_http_stream_end(st);
+    exec_sse_result(st, j);
 }
 
 /* Where a job's sandbox comes from and goes back to: a flavour's pool, or
@@ -232,8 +197,8 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
     struct job_hooks hooks = {.cancel_fd = exec_job_cancel_fd(slot),
                               .client_fd = st ? sg_http_stream_fd(st) : -1,
                               .heartbeat_ms = st ? EXEC_STREAM_HEARTBEAT_MS : 0,
-                              .frame = st ? stream_frame : NULL,
-                              .heartbeat = stream_heartbeat,
+                              .frame = st ? exec_sse_frame : NULL,
+                              .heartbeat = exec_sse_heartbeat,
                               .ud = st};
     double run_ms = 0;
     if (line)

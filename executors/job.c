@@ -50,6 +50,21 @@ int job_line_is_result(const char *line, size_t len, const char *nonce, json_t *
     return 0;
 }
 
+/* The client went: 1 when that ends the job (io->end set), 0 when the
+ * client_gone hook was told and the job goes on without the client. */
+static int client_went(struct job_io *io)
+{
+    if (io->hooks->client_gone) {
+        if (!io->client_left)
+            io->hooks->client_gone(io->hooks->ud);
+        io->client_left = 1;
+        return 0;
+    }
+    io->end = JOB_END_CANCELLED;
+    io->cancel_detail = "client_gone";
+    return 1;
+}
+
 /* A frame line (it has the nonce and a "stream" key): hand a well-formed one
  * to the hook. Returns the hook's verdict, 0 when there is none. */
 static int take_frame(struct job_io *io, json_t *j)
@@ -57,10 +72,12 @@ static int take_frame(struct job_io *io, json_t *j)
     const char *name = json_string_value(json_object_get(j, "stream"));
     json_t *text = json_object_get(j, "text");
     int r = 0;
-    if (io->hooks && io->hooks->frame && name && json_is_string(text) &&
+    if (io->hooks && io->hooks->frame && !io->client_left && name && json_is_string(text) &&
         (strcmp(name, "stdout") == 0 || strcmp(name, "stderr") == 0)) {
         io->last_frame_ms = attach_now_ms();
         r = io->hooks->frame(io->hooks->ud, name, text);
+        if (r < 0 && !client_went(io))
+            r = 0; /* the job goes on without its client */
     }
     json_decref(j);
     return r < 0 ? -ECONNRESET : 0;
@@ -133,8 +150,10 @@ static int hooks_fired(struct job_io *io, const struct pollfd *p, int n)
     for (int i = 1; i < n; i++) {
         if (!p[i].revents)
             continue;
+        if (p[i].fd != io->hooks->cancel_fd)
+            return client_went(io);
         io->end = JOB_END_CANCELLED;
-        io->cancel_detail = p[i].fd == io->hooks->cancel_fd ? "cancelled" : "client_gone";
+        io->cancel_detail = "cancelled";
         return 1;
     }
     return 0;
@@ -144,7 +163,7 @@ static int hooks_fired(struct job_io *io, const struct pollfd *p, int n)
 static int poll_wait_ms(struct job_io *io, double left)
 {
     const struct job_hooks *h = io->hooks;
-    if (!h || !h->heartbeat_ms || !h->heartbeat)
+    if (!h || !h->heartbeat_ms || !h->heartbeat || io->client_left)
         return (int)left + 1;
     double due = io->last_frame_ms + h->heartbeat_ms - attach_now_ms();
     if (due <= 0) {
@@ -163,14 +182,11 @@ static int wait_readable(int fd, struct job_io *io, double left)
     int n = 1;
     if (h && h->cancel_fd >= 0)
         p[n++] = (struct pollfd){.fd = h->cancel_fd, .events = POLLIN};
-    if (h && h->client_fd >= 0)
+    if (h && h->client_fd >= 0 && !io->client_left)
         p[n++] = (struct pollfd){.fd = h->client_fd, .events = POLLRDHUP};
     int r = poll(p, (nfds_t)n, poll_wait_ms(io, left));
-    if (io->sink_failed) {
-        io->end = JOB_END_CANCELLED;
-        io->cancel_detail = "client_gone";
+    if (io->sink_failed && !io->client_left && client_went(io))
         return -1;
-    }
     if (r > 0 && h && hooks_fired(io, p, n))
         return -1;
     return r > 0 && p[0].revents ? 1 : 0;
@@ -205,11 +221,8 @@ static void read_until_result(int fd, int64_t deadline, struct job_io *io)
             io->end = JOB_END_RESULT;
             return;
         }
-        if (r == -ECONNRESET) {
-            io->end = JOB_END_CANCELLED;
-            io->cancel_detail = "client_gone";
-            return;
-        }
+        if (r == -ECONNRESET)
+            return; /* client_went set io->end */
         if (r < 0) {
             io->end = r == -E2BIG ? JOB_END_OVERFLOW : JOB_END_IO;
             io->io_errno = -r;

@@ -36,6 +36,10 @@ struct job_hooks {
      * string, borrowed). A negative return ends the job as client_gone. */
     int (*frame)(void *ud, const char *name, json_t *text);
     int (*heartbeat)(void *ud); /* negative: the client went */
+    /* When set, the client's going does not end the job: this is called once
+     * (a session cell is interrupted as by a cancel, and its result still
+     * read), and no frame or heartbeat is sent after it. */
+    void (*client_gone)(void *ud);
     void *ud;
 };
 
@@ -60,6 +64,7 @@ struct job_io {
     const struct job_hooks *hooks; /* borrowed, NULL: none */
     const char *cancel_detail;     /* static: "cancelled" or "client_gone" */
     int sink_failed;               /* a frame hook said the client went */
+    int client_left;               /* the client went and hooks->client_gone was told */
     double last_frame_ms;          /* attach_now_ms() of the last frame or heartbeat */
 };
 

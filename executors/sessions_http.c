@@ -11,6 +11,7 @@
 #include "attach.h"
 #include "b64.h"
 #include "exec_api.h"
+#include "exec_sse.h"
 #include "log.h"
 #include "sessions_int.h"
 #include "sg_file_name.h"
@@ -207,13 +208,13 @@ out:
 
 /* --------------------------------------------------------------- cells */
 
-/* The runner's line for one cell; the cell's text joins the history only
- * when it fits (413 otherwise, before anything ran). */
+/* The runner's line for one cell (a streamed one asks for frames); the cell's text joins the
+ * history only when it fits (413 otherwise, before anything ran). */
 static json_t *cell_line(const struct exec_request *er)
 {
-    return json_pack("{s:s%,s:{s:I,s:I}}", "cell", er->code, er->code_len, "limits", "timeout_ms",
-                     (json_int_t)er->limits.timeout_ms, "max_output_bytes",
-                     (json_int_t)er->limits.max_output_bytes);
+    return json_pack("{s:s%,s:{s:I,s:I},s:b}", "cell", er->code, er->code_len, "limits",
+                     "timeout_ms", (json_int_t)er->limits.timeout_ms, "max_output_bytes",
+                     (json_int_t)er->limits.max_output_bytes, "stream", er->stream);
 }
 
 static void note_cell(struct sessions *s, struct session *x, const struct exec_request *er,
@@ -228,8 +229,46 @@ static void note_cell(struct sessions *s, struct session *x, const struct exec_r
     pthread_mutex_unlock(&s->lock);
 }
 
+/* The running cell's cancel line (the runner interrupts the cell); the
+ * caller keeps x from ending (the table lock, or the cell it runs). */
+static int send_cancel(struct session *x)
+{
+    char line[JOB_NONCE_LEN + SESSIONS_KEY_HEX + 64];
+    int n =
+        snprintf(line, sizeof(line), "{\"key\":\"%s\",\"cancel\":\"%s\"}\n", x->key, x->cell_nonce);
+    pthread_mutex_lock(&x->wlock);
+    int r = attach_write_all(x->sb.fd, line, (size_t)n, (int64_t)sess_now_ms() + 2000);
+    pthread_mutex_unlock(&x->wlock);
+    return r;
+}
+
+/* A streamed cell: its stream and its session, the hooks' ud. */
+struct sess_stream {
+    struct sg_http_stream *st;
+    struct session *x;
+};
+
+static int sess_stream_frame(void *ud, const char *name, json_t *text)
+{
+    return exec_sse_frame(((struct sess_stream *)ud)->st, name, text);
+}
+
+static int sess_stream_heartbeat(void *ud)
+{
+    return exec_sse_heartbeat(((struct sess_stream *)ud)->st);
+}
+
+/* A streamed cell's client went: the cell is interrupted as by a cancel,
+ * and its result still read (the session survives a handled interrupt). */
+static void cell_client_gone(void *ud)
+{
+    struct session *x = ((struct sess_stream *)ud)->x;
+    int r = send_cancel(x);
+    sg_log(SG_LOG_INFO, "cell_client_gone", "session_id=%s cancel_sent=%d", x->id, r == 0);
+}
+
 static void run_cell(struct sessions *s, struct session *x, struct exec_request *er,
-                     struct sg_http_response *resp)
+                     const struct sg_http_request *hreq, struct sg_http_response *resp)
 {
     char nonce[JOB_NONCE_LEN + 1];
     struct exec_outcome o;
@@ -243,8 +282,24 @@ static void run_cell(struct sessions *s, struct session *x, struct exec_request 
     pthread_mutex_lock(&s->lock);
     memcpy(x->cell_nonce, nonce, sizeof(nonce));
     pthread_mutex_unlock(&s->lock);
+    /* A streamed cell's answer starts now (200); its frames, heartbeats and
+     * its client's hang-up go through the hooks. */
+    struct sg_http_response head = {.status = 200, .content_type = "text/event-stream"};
+    struct sg_http_stream *st = er->stream ? sg_http_stream_begin(hreq, &head) : NULL;
+    struct sess_stream ss = {.st = st, .x = x};
+    struct job_hooks hooks = {.cancel_fd = -1,
+                              .client_fd = st ? sg_http_stream_fd(st) : -1,
+                              .heartbeat_ms = st ? EXEC_STREAM_HEARTBEAT_MS : 0,
+                              .frame = sess_stream_frame,
+                              .heartbeat = sess_stream_heartbeat,
+                              .client_gone = cell_client_gone,
+                              .ud = &ss};
     struct job_io io;
-    job_io_init(&io, job_result_cap(er->limits.max_output_bytes, JOB_ARTIFACTS_MAX), nonce);
+    /* a streamed cell's output also travels in its frames: room for both */
+    size_t frames = st ? job_result_cap(er->limits.max_output_bytes, 0) : 0;
+    job_io_init(&io, job_result_cap(er->limits.max_output_bytes, JOB_ARTIFACTS_MAX) + frames,
+                nonce);
+    io.hooks = st ? &hooks : NULL;
     sess_exchange(x, line, nonce, er->limits.timeout_ms + SESSIONS_CANCEL_GRACE_MS + JOB_GRACE_MS,
                   &io);
     job_classify(s->c.dc, &x->sb, &io, &o);
@@ -263,7 +318,10 @@ static void run_cell(struct sessions *s, struct session *x, struct exec_request 
     job_io_free(&io);
     outcome_clear(&o);
     sess_give_back(s, x, why);
-    sess_answer(resp, 200, j);
+    if (st)
+        exec_sse_result(st, j);
+    else
+        sess_answer(resp, 200, j);
 }
 
 static void handle_exec(struct sessions *s, const char *tenant, const char *id, size_t id_len,
@@ -303,7 +361,7 @@ static void handle_exec(struct sessions *s, const char *tenant, const char *id, 
                           "the session's cells exceed %u bytes in total: start a new session",
                           SESSIONS_HISTORY_MAX);
         } else {
-            run_cell(s, x, &er, resp);
+            run_cell(s, x, &er, req, resp);
         }
     }
     exec_request_free(&er);
@@ -319,14 +377,8 @@ static void handle_cancel(struct sessions *s, const char *tenant, const char *id
     int i = sess_find_locked(s, id, id_len, tenant);
     struct session *x = i >= 0 ? s->slot[i] : NULL;
     bool running = x && x->busy && x->cell_nonce[0];
-    if (running) {
-        char line[JOB_NONCE_LEN + SESSIONS_KEY_HEX + 64];
-        int n = snprintf(line, sizeof(line), "{\"key\":\"%s\",\"cancel\":\"%s\"}\n", x->key,
-                         x->cell_nonce);
-        pthread_mutex_lock(&x->wlock);
-        r = attach_write_all(x->sb.fd, line, (size_t)n, (int64_t)sess_now_ms() + 2000);
-        pthread_mutex_unlock(&x->wlock);
-    }
+    if (running)
+        r = send_cancel(x);
     pthread_mutex_unlock(&s->lock);
     if (!x)
         return sess_not_found(resp);

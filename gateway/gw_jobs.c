@@ -540,11 +540,9 @@ static void finish(struct job *j, struct sg_http_response *resp)
  * before the stream began keeps its status code. */
 static void stream_finish(struct job *j, struct sg_http_response *resp)
 {
-    if (!j->out.st && (resp->status != 200 || !resp->body || own_start(j) < 0))
-        return;
-    if (resp->body && resp->status != 499)
-        own_event(j, "result", resp->body, resp->body_len ? resp->body_len : strlen(resp->body));
-    gw_sse_out_end(&j->out);
+    struct sg_http_response head = {0};
+    sg_http_add_header(&head, "X-Request-Id", j->id);
+    gw_sse_out_finish(&j->out, j->hreq, &head, resp);
 }
 
 static void handle(struct job *jp, const struct sg_http_request *req, struct sg_http_response *resp)
@@ -554,7 +552,8 @@ static void handle(struct job *jp, const struct sg_http_request *req, struct sg_
     j.peer = req->peer;
     j.hreq = req;
     j.own = (struct gw_job_sink){own_start, own_event, &j.out, &j};
-    gw_request_id(j.id);
+    if (!j.id[0]) /* else the caller's (an MCP call, cancellable by it) */
+        gw_request_id(j.id);
     j.rs = gw_ruleset_slot_get(j.s->rules);
     run_pipeline(&j, req, resp);
     finish(&j, resp);
@@ -582,9 +581,11 @@ void gw_jobs_handle(const struct gw_jobs *s, enum gw_endpoint ep, const struct s
 
 void gw_jobs_tool(const struct gw_jobs *s, const char *tool, enum gw_req_kind kind,
                   const struct sg_http_request *req, const struct gw_job_sink *sink,
-                  struct sg_http_response *resp)
+                  const char *job_id, struct sg_http_response *resp)
 {
     struct job j = {.s = s, .ep = GW_EP_MCP, .kind = kind, .native = 1, .tool = tool, .sink = sink};
+    if (job_id)
+        snprintf(j.id, sizeof(j.id), "%s", job_id);
     handle(&j, req, resp);
 }
 

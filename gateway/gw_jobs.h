@@ -66,10 +66,11 @@ void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct s
  * the caller's headers and, as its body, the /v1 body the tool's arguments
  * make. The answer in resp is what that endpoint would have answered; the
  * audit line says endpoint "mcp" and the tool name. With sink (may be NULL)
- * a run streams its output there while it runs. */
+ * a run streams its output there while it runs. job_id (may be NULL: a new
+ * one) is the job's id, made by the caller so it can cancel the job. */
 void gw_jobs_tool(const struct gw_jobs *g, const char *tool, enum gw_req_kind kind,
                   const struct sg_http_request *req, const struct gw_job_sink *sink,
-                  struct sg_http_response *resp);
+                  const char *job_id, struct sg_http_response *resp);
 
 /* The audit line, id and metric of a tool call that runs no job (resp holds
  * its answer, outcome a short static word). tenant may be NULL. */

@@ -34,6 +34,7 @@ int gw_mcp_new(const struct gw_jobs *jobs, gw_mcp_runtimes_fn runtimes, void *ru
         free(m);
         return sg_error_set(err, -ENOMEM, "out of memory");
     }
+    gw_mcp_calls_init(&m->calls);
     m->jobs = jobs;
     m->runtimes = runtimes;
     m->runtimes_ctx = runtimes_ctx;
@@ -46,6 +47,7 @@ void gw_mcp_free(struct gw_mcp *m)
     if (!m)
         return;
     gw_mcp_sessions_free(m->sessions);
+    gw_mcp_calls_destroy(&m->calls);
     free(m);
 }
 
@@ -153,6 +155,59 @@ static json_t *initialize(struct exchange *x, json_t *params, int *code, char *m
                      "check_code checks code without running it.");
 }
 
+/* tools/call, noted while it runs so that notifications/cancelled can find
+ * it: run_code by the job id made for it, run_in_session by its session. */
+static int cancellable_call(struct exchange *x, struct gw_mcp_caller *c,
+                            const struct gw_rpc_msg *msg, json_t **result, char *text)
+{
+    const char *name = json_string_value(json_object_get(msg->params, "name"));
+    json_t *args = json_object_get(msg->params, "arguments");
+    const char *sid = json_string_value(json_object_get(args, "session_id"));
+    const char *mcp = sg_http_header(x->req, "Mcp-Session-Id");
+    char job_id[17];
+    int slot = -1;
+    if (name && strcmp(name, "run_code") == 0) {
+        gw_request_id(job_id);
+        c->job_id = job_id;
+        slot = gw_mcp_calls_begin(&x->m->calls, mcp, msg->id, GW_MCP_CALL_JOB, job_id);
+    } else if (name && sid && strcmp(name, "run_in_session") == 0) {
+        slot = gw_mcp_calls_begin(&x->m->calls, mcp, msg->id, GW_MCP_CALL_SESSION, sid);
+    }
+    int code = gw_mcp_tools_call(c, msg->params, result, text);
+    gw_mcp_calls_end(&x->m->calls, slot);
+    return code;
+}
+
+/* notifications/cancelled for a call of this MCP session still in flight:
+ * its job or its session's cell is cancelled as POST /v1/jobs/{id}/cancel
+ * or /v1/sessions/{id}/cancel would, with this request's credentials. The
+ * call then answers with its cancelled result. Anything else is ignored, as
+ * MCP asks (the call may have ended already). */
+static void cancel_call(struct exchange *x, json_t *params)
+{
+    struct gw_mcp_call call;
+    const char *mcp = sg_http_header(x->req, "Mcp-Session-Id");
+    if (gw_mcp_calls_find(&x->m->calls, mcp, json_object_get(params, "requestId"), &call) < 0)
+        return;
+    char url[128];
+    struct sg_http_request req = *x->req;
+    struct sg_http_response resp = {.status = 200};
+    req.method = "POST";
+    req.url = url;
+    req.body = "";
+    req.body_len = 0;
+    if (call.kind == GW_MCP_CALL_JOB) {
+        snprintf(url, sizeof(url), "/v1/jobs/%s/cancel", call.target);
+        gw_jobs_cancel(x->m->jobs, &req, &resp);
+    } else if (x->m->code_sessions) {
+        snprintf(url, sizeof(url), "/v1/sessions/%s/cancel", call.target);
+        gw_sessions_handle_plain(x->m->code_sessions, &req, &resp);
+    }
+    sg_log(SG_LOG_INFO, "mcp_cancel", "target=%s kind=%s status=%d", call.target,
+           call.kind == GW_MCP_CALL_JOB ? "job" : "session", resp.status);
+    free(resp.body);
+}
+
 /* The answer to one request (a JSON-RPC response object). */
 static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
 {
@@ -174,7 +229,7 @@ static json_t *answer(struct exchange *x, const struct gw_rpc_msg *msg)
     else if (strcmp(msg->method, "tools/list") == 0)
         result = gw_mcp_tools_list(&c);
     else if (strcmp(msg->method, "tools/call") == 0)
-        code = gw_mcp_tools_call(&c, msg->params, &result, text);
+        code = cancellable_call(x, &c, msg, &result, text);
     else {
         code = GW_RPC_METHOD_NOT_FOUND;
         snprintf(text, sizeof(text), "method not found: %.128s", msg->method);
@@ -258,6 +313,9 @@ static void respond_batch(struct exchange *x, const struct gw_rpc_batch *b)
                                                     "batch: too many tools/call in one request"));
         else if (msg->kind == GW_RPC_REQUEST)
             json_array_append_new(out, answer(x, msg));
+        else if (msg->kind == GW_RPC_NOTIFICATION &&
+                 strcmp(msg->method, "notifications/cancelled") == 0)
+            cancel_call(x, msg->params);
     }
     if (x->new_session[0])
         sg_http_add_header(x->resp, "Mcp-Session-Id", x->new_session);

@@ -20,6 +20,7 @@
 #define SG_GW_MCP_H
 
 #include "gw_jobs.h"
+#include "gw_mcp_calls.h"
 #include "gw_mcp_session.h"
 #include "gw_mcp_tools.h"
 #include "httpsrv.h"
@@ -35,6 +36,7 @@ struct gw_mcp {
     gw_mcp_runtimes_fn runtimes;
     void *runtimes_ctx;
     struct gw_mcp_sessions *sessions;
+    struct gw_mcp_calls calls;         /* tools/call in flight, for notifications/cancelled */
     struct gw_sessions *code_sessions; /* borrowed: /v1/sessions for the session tools;
                                           NULL: no session tools (set by the server) */
 };

@@ -464,7 +464,7 @@ static int code_tool(const struct gw_mcp_caller *c, const char *tool, json_t *ar
     req.body_len = strlen(body);
     struct sg_http_response resp = {.status = 200};
     gw_jobs_tool(c->jobs, tool, run ? GW_REQ_RUN : GW_REQ_ANALYZE, &req, run ? c->sink : NULL,
-                 &resp);
+                 run ? c->job_id : NULL, &resp);
     free(body);
     size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
     json_t *o = resp.body ? json_loadb(resp.body, len, 0, NULL) : NULL;
@@ -491,7 +491,7 @@ static json_t *sessions_call(const struct gw_mcp_caller *c, const char *method, 
     req.body = text ? text : "";
     req.body_len = text ? strlen(text) : 0;
     struct sg_http_response resp = {.status = 200};
-    gw_sessions_handle(c->code_sessions, &req, &resp);
+    gw_sessions_handle_plain(c->code_sessions, &req, &resp);
     free(text);
     size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
     json_t *o = resp.body && len ? json_loadb(resp.body, len, 0, NULL) : NULL;

@@ -47,6 +47,7 @@ struct gw_mcp_caller {
     const struct gw_tenant *tenant; /* NULL: auth off */
     const struct sg_http_request *req;
     const struct gw_job_sink *sink; /* run_code streams its output here; NULL: none */
+    const char *job_id;             /* run_code's job id (17 chars); NULL: a new one */
 };
 
 /* The tools/list result {"tools": [...]}; caller owns it, NULL on out of memory. */

@@ -694,15 +694,17 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
     }
     curl_easy_setopt(cu, CURLOPT_FRESH_CONNECT, 1L); /* as for jobs: never re-sent */
     curl_easy_setopt(cu, CURLOPT_FORBID_REUSE, 1L);
-    CURLcode rc = curl_easy_perform(cu);
+    ret->message[0] = '\0';
+    CURLcode rc = perform(cu, c->hooks, &b, ret); /* a streamed cell goes through the relay */
     ret->http_status = 0;
     if (rc == CURLE_OK) {
         curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &ret->http_status);
         out = GW_EXEC_OK;
     } else {
         out = never_sent(cu, rc) ? GW_EXEC_UNREACHABLE : GW_EXEC_FAILED;
-        snprintf(ret->message, sizeof(ret->message), "executor %.120s: %.100s", u->url,
-                 curl_easy_strerror(rc));
+        if (!ret->message[0]) /* else the relay said why */
+            snprintf(ret->message, sizeof(ret->message), "executor %.120s: %.100s", u->url,
+                     curl_easy_strerror(rc));
     }
     free(ret->body);
     ret->body = sg_buf_steal(&b, &ret->body_len);

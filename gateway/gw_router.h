@@ -106,6 +106,9 @@ struct gw_session_call {
     const char *body;   /* may be NULL */
     size_t len;
     uint64_t timeout_ms;
+    /* a streamed cell's hooks (gw_relay.h; event set: the answer is an
+     * event stream); NULL: a plain call */
+    const struct gw_exec_hooks *hooks;
 };
 
 /* Send c to the executor of lang whose /healthz boot id is c->boot, never to

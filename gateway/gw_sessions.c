@@ -10,7 +10,9 @@
 
 #include "analyze.h"
 #include "b64.h"
+#include "gw_relay.h"
 #include "gw_respond.h"
+#include "gw_sse_out.h"
 #include "gw_util.h"
 #include "log.h"
 #include "sg_file_name.h"
@@ -36,6 +38,11 @@ struct sreq {
     size_t code_len;
     const char *policy; /* borrowed from rs */
     const char *verdict;
+    const struct sg_http_request *hreq; /* the request, to begin a stream on */
+    bool may_stream;                    /* the caller takes an event stream */
+    bool stream;                        /* a streamed cell: answered as events */
+    struct gw_sse_out out;              /* its stream, once begun */
+    const struct gw_exec_hooks *hooks;  /* for the next call(): the relay's */
 };
 
 static bool hex_only(const char *s, size_t n)
@@ -132,7 +139,8 @@ static void call(struct sreq *q, const char *method, const char *path, const cha
                                 .tenant = q->tenant_hdr,
                                 .body = body,
                                 .len = len,
-                                .timeout_ms = timeout_ms};
+                                .timeout_ms = timeout_ms,
+                                .hooks = q->hooks};
     gw_router_session(q->g->jobs->router, q->lang, &c, ret);
 }
 
@@ -311,9 +319,8 @@ static int parse_cell(struct sreq *q, const struct sg_http_request *req, struct 
         sg_http_error(resp, 400, "bad_request", "give exactly one of code and code_b64 (strings)");
     else if (t && (!json_is_integer(t) || json_integer_value(t) < 1))
         sg_http_error(resp, 400, "bad_request", "timeout_ms must be a positive integer");
-    else if (st && json_is_true(st))
-        sg_http_error(resp, 400, "stream_unsupported",
-                      "streamed cells are not available yet: leave stream unset");
+    else if (st && !json_is_boolean(st))
+        sg_http_error(resp, 400, "bad_type", "stream: expected a boolean");
     else if (code && json_string_length(code) > cfg->max_code_bytes)
         sg_http_error(resp, 413, "code_too_large", "code exceeds %llu bytes",
                       (unsigned long long)cfg->max_code_bytes);
@@ -334,6 +341,9 @@ static int parse_cell(struct sreq *q, const struct sg_http_request *req, struct 
             r = 0;
         }
     }
+    const char *accept = sg_http_header(req, "Accept");
+    q->stream = r == 0 && q->may_stream &&
+                (json_is_true(st) || (accept && strstr(accept, "text/event-stream")));
     if (r == 0 && t) {
         uint64_t max_t = tenant_cap(cfg->max_timeout_ms, q->t ? q->t->max_timeout_ms : 0);
         c->timeout_ms = (uint64_t)json_integer_value(t);
@@ -443,6 +453,32 @@ static const struct sg_policy *session_policy(struct sreq *q, json_t *info,
     return p && strcmp(p->name, name) == 0 ? p : NULL;
 }
 
+/* A streamed cell's hooks (gw_relay.h): its events go to the client as
+ * they come; the client's hang-up aborts the call (the executor then
+ * interrupts the cell as a cancel does). */
+static int cell_start(void *ud)
+{
+    struct sreq *q = ud;
+    struct sg_http_response head = {0};
+    sg_http_add_header(&head, "X-Request-Id", q->id);
+    return gw_sse_out_begin(&q->out, q->hreq, &head);
+}
+
+static int cell_event(void *ud, const char *name, const char *data, size_t len)
+{
+    return gw_sse_out_event(&((struct sreq *)ud)->out, name, data, len);
+}
+
+static int cell_idle(void *ud)
+{
+    return gw_sse_out_idle(&((struct sreq *)ud)->out);
+}
+
+static int cell_client_fd(void *ud)
+{
+    return gw_sse_out_fd(&((struct sreq *)ud)->out);
+}
+
 static void handle_exec(struct sreq *q, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
@@ -469,6 +505,8 @@ static void handle_exec(struct sreq *q, const struct sg_http_request *req,
          * have been analysed together) */
         json_t *body = json_pack("{s:s%,s:I}", "code", c.code, c.len, "history_bytes",
                                  (json_int_t)json_string_length(h));
+        if (body && q->stream)
+            json_object_set_new(body, "stream", json_true());
         if (body && c.timeout_ms)
             json_object_set_new(body, "limits",
                                 json_pack("{s:I}", "timeout_ms", (json_int_t)c.timeout_ms));
@@ -478,12 +516,21 @@ static void handle_exec(struct sreq *q, const struct sg_http_request *req,
         snprintf(path, sizeof(path), PREFIX "/%s/exec", q->exec_id);
         uint64_t budget = (c.timeout_ms ? c.timeout_ms : q->g->jobs->cfg->max_timeout_ms) +
                           q->g->jobs->cfg->exec_grace_ms + 5000;
+        const struct gw_exec_hooks hooks = {.start = cell_start,
+                                            .event = cell_event,
+                                            .idle = cell_idle,
+                                            .client_fd = cell_client_fd,
+                                            .ud = q};
+        q->hooks = q->stream ? &hooks : NULL;
         if (text)
             call(q, "POST", path, text, strlen(text), budget, &x);
-        if (text)
-            answer_cell(q, p, &x, resp);
-        else
+        q->hooks = NULL;
+        if (!text)
             sg_http_error(resp, 500, "internal", "cannot encode the cell");
+        else if (x.client_gone)
+            sg_http_error(resp, 499, "client_gone", "the client went away; cell interrupted");
+        else
+            answer_cell(q, p, &x, resp);
         free(text);
     }
     json_decref(info);
@@ -631,10 +678,10 @@ static void dispatch(struct sreq *q, const struct sg_http_request *req,
     route_one(q, req, u + n, resp);
 }
 
-void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
-                        struct sg_http_response *resp)
+static void handle(struct gw_sessions *g, const struct sg_http_request *req, bool may_stream,
+                   struct sg_http_response *resp)
 {
-    struct sreq q = {.g = g};
+    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream};
     gw_request_id(q.id);
     q.rs = gw_ruleset_slot_get(g->jobs->rules);
     uint64_t t0 = gw_now_ns();
@@ -643,6 +690,23 @@ void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req
         q.outcome = resp->error_code ? resp->error_code : "error";
     sg_http_add_header(resp, "X-Request-Id", q.id);
     audit(&q, req, resp->status);
+    if (q.stream) { /* the answer (or the rejection) as the final result event */
+        struct sg_http_response head = {0};
+        sg_http_add_header(&head, "X-Request-Id", q.id);
+        gw_sse_out_finish(&q.out, req, &head, resp);
+    }
     gw_metrics_observe(g->jobs->metrics, GW_HIST_TOTAL, (gw_now_ns() - t0) / 1000);
     gw_ruleset_unref(q.rs);
+}
+
+void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
+                        struct sg_http_response *resp)
+{
+    handle(g, req, true, resp);
+}
+
+void gw_sessions_handle_plain(struct gw_sessions *g, const struct sg_http_request *req,
+                              struct sg_http_response *resp)
+{
+    handle(g, req, false, resp);
 }

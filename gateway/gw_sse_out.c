@@ -68,3 +68,14 @@ void gw_sse_out_end(struct gw_sse_out *o)
     sg_http_stream_end(o->st);
     o->st = NULL;
 }
+
+void gw_sse_out_finish(struct gw_sse_out *o, const struct sg_http_request *req,
+                       const struct sg_http_response *head, const struct sg_http_response *resp)
+{
+    if (!o->st && (resp->status != 200 || !resp->body || gw_sse_out_begin(o, req, head) < 0))
+        return;
+    if (resp->body && resp->status != 499)
+        gw_sse_out_event(o, "result", resp->body,
+                         resp->body_len ? resp->body_len : strlen(resp->body));
+    gw_sse_out_end(o);
+}

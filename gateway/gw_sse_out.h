@@ -40,4 +40,12 @@ int gw_sse_out_fd(const struct gw_sse_out *o);
 /* End the stream (no-op when not begun). */
 void gw_sse_out_end(struct gw_sse_out *o);
 
+/* A streamed request's end: resp's body (the non-streamed answer) as the
+ * final result event, then the end. An answer made before the stream began
+ * (a policy rejection) is streamed as that one event, begun with head's
+ * headers; one that is not a 200 keeps its status code (resp as it is). A
+ * 499 (the client went) sends no event. */
+void gw_sse_out_finish(struct gw_sse_out *o, const struct sg_http_request *req,
+                       const struct sg_http_response *head, const struct sg_http_response *resp);
+
 #endif

@@ -129,6 +129,15 @@ struct cell_run {
     int dead;
 };
 
+/* One stream frame of a streamed cell, stamped with the cell's nonce. */
+static void send_frame(void *ud, const char *name, const char *data, size_t len)
+{
+    const struct cell_run *c = ud;
+    int r = runner_stream_write(c->nonce, name, data, len);
+    if (r < 0)
+        fprintf(stderr, "runner: cannot write a stream frame: %s\n", strerror(-r));
+}
+
 /* Lines that arrived on stdin while the cell ran: only a keyed cancel of
  * this cell counts. */
 static void read_cancels(struct session *s, struct cell_run *c)
@@ -185,12 +194,17 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
                          {s->child->res_r, POLLIN, 0},
                          {STDIN_FILENO, POLLIN, 0},
                          {s->sigfd, POLLIN, 0}};
-    if (poll(p, 5, (int)(until - now) + 1) <= 0)
+    double due = runner_watch_stream_tick(w); /* a streamed cell's output */
+    double wait = due >= 0 && due < until - now ? due : until - now;
+    if (poll(p, 5, (int)wait + 1) <= 0)
         return 0;
     struct sg_buf *bufs[] = {&w->out, &w->err};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        size_t old = bufs[i]->len;
         if (p[i].revents && fill(p[i].fd, bufs[i]) == -E2BIG && !w->limit_hit)
             w->limit_hit = i == 0 ? "stdout" : "stderr";
+        runner_watch_stream_note(w, i, old);
+    }
     if (p[2].revents) {
         int r = fill(s->child->res_r, &s->rep);
         size_t n;
@@ -310,7 +324,10 @@ static json_t *run_cell(struct session *s, json_t *req, const char *nonce)
         json_object_set_new(res, "session_lost", json_true());
         return res;
     }
+    /* a streamed cell sends its output as stream frames too (PROTOCOL.md) */
     struct runner_watch w = {0};
+    w.stream.fn = json_is_true(json_object_get(req, "stream")) ? send_frame : NULL;
+    w.stream.ud = &c;
     sg_buf_init(&w.out, c.cap);
     sg_buf_init(&w.err, c.cap);
     sg_buf_init(&w.res, c.cap + REPORT_SLACK);
@@ -320,9 +337,13 @@ static json_t *run_cell(struct session *s, json_t *req, const char *nonce)
     w.elapsed_ms = now_ms() - start;
     struct sg_buf *bufs[] = {&w.out, &w.err};
     int fds[] = {s->child->out_r, s->child->err_r};
-    for (int i = 0; i < 2; i++) /* what the cell wrote before its report */
+    for (int i = 0; i < 2; i++) { /* what the cell wrote before its report */
+        size_t old = bufs[i]->len;
         while (fill(fds[i], bufs[i]) == 1)
             ;
+        runner_watch_stream_note(&w, i, old);
+    }
+    runner_watch_stream_finish(&w);
     json_t *res = cell_result(s, &c, &w);
     runner_watch_free(&w);
     return res;

@@ -283,7 +283,7 @@ static void stream_flush(struct runner_watch *w, int i, int final)
 }
 
 /* New bytes arrived in stream i (from offset old): a newline sends them. */
-static void stream_note(struct runner_watch *w, int i, size_t old)
+void runner_watch_stream_note(struct runner_watch *w, int i, size_t old)
 {
     const struct sg_buf *b = i == 0 ? &w->out : &w->err;
     if (!w->stream.fn || b->len == old)
@@ -294,9 +294,15 @@ static void stream_note(struct runner_watch *w, int i, size_t old)
         stream_flush(w, i, 0);
 }
 
+void runner_watch_stream_finish(struct runner_watch *w)
+{
+    for (int i = 0; w->stream.fn && i < 2; i++)
+        stream_flush(w, i, 1);
+}
+
 /* Streams whose oldest unsent byte waited RUNNER_STREAM_FLUSH_MS go now;
  * returns how long until the next one is due (ms; -1 none). */
-static double stream_tick(struct runner_watch *w)
+double runner_watch_stream_tick(struct runner_watch *w)
 {
     double next = -1;
     for (int i = 0; w->stream.fn && i < 2; i++) {
@@ -323,7 +329,7 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
         size_t old = bufs[i]->len;
         int r = pump(fds[i], bufs[i]);
         if (i < 2)
-            stream_note(w, i, old);
+            runner_watch_stream_note(w, i, old);
         if (r == -E2BIG) {
             w->stop = RUNNER_OUTPUT_LIMIT;
             w->limit_hit = PIPE_NAMES[i];
@@ -357,7 +363,7 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
         w->stop = RUNNER_TIMEOUT;
         return;
     }
-    double due = stream_tick(w);
+    double due = runner_watch_stream_tick(w);
     if (due >= 0 && due < left)
         left = due;
     if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
@@ -397,8 +403,7 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
     if (w->stop == RUNNER_REPORTED || w->stop == RUNNER_EXITED)
         drain(child, w);
     w->elapsed_ms = now_ms() - started;
-    for (int i = 0; w->stream.fn && i < 2; i++)
-        stream_flush(w, i, 1);
+    runner_watch_stream_finish(w);
     if (!w->reaped)
         reap(child, w);
     if (!w->reaped)

@@ -99,6 +99,14 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
                       size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
                       struct runner_watch *ret_watch);
 
+/* The stream frames of a watch loop of one's own (the session runner's
+ * cells): w->stream set, note new bytes of stream i (0 stdout, 1 stderr;
+ * old its length before), tick every round (returns ms until the next flush
+ * is due, -1 none), and finish (sends all that is left) at the end. */
+void runner_watch_stream_note(struct runner_watch *w, int i, size_t old);
+double runner_watch_stream_tick(struct runner_watch *w);
+void runner_watch_stream_finish(struct runner_watch *w);
+
 /* Pure: the length of data[0..len) without a UTF-8 sequence cut at its end. */
 size_t runner_utf8_boundary(const char *data, size_t len);
 

@@ -99,7 +99,14 @@ def child_loop(rn, res_fd, job_file):
         if not line:
             return 0
         number += 1
-        cell = json.loads(line)["cell"]
+        msg = json.loads(line)
+        cell = msg["cell"]
+        try:
+            # A streamed cell's print() reaches the client line by line, as a
+            # streamed job's does; the next plain cell buffers again.
+            sys.stdout.reconfigure(line_buffering=msg.get("stream") is True)
+        except (AttributeError, ValueError, OSError):
+            pass  # an earlier cell replaced sys.stdout: its own buffering holds
         report = _run_cell(rn, ns, number, cell, hidden)
         rn.flush_std()
         try:
@@ -227,10 +234,17 @@ class Session:
             cap = rn.int_limit(limits, "max_output_bytes", self.max_output, rn.MAX_MAX_OUTPUT)
         except rn.BadJob as e:
             return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "message": str(e)}
-        rn.write_all(self.fds["job_w"], (json.dumps({"cell": code}) + "\n").encode())
-        return self.supervise(nonce, timeout_ms, cap)
+        stream = req.get("stream", False)
+        if not isinstance(stream, bool):
+            return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER,
+                    "message": "'stream' must be a boolean"}
+        rn.write_all(self.fds["job_w"], (json.dumps({"cell": code, "stream": stream}) + "\n").encode())
+        # A streamed cell's output also goes out as stream frames while it runs,
+        # as a streamed job's does (PROTOCOL.md).
+        streamer = rn.Streamer(nonce, self.fds) if stream else None
+        return self.supervise(nonce, timeout_ms, cap, streamer)
 
-    def supervise(self, nonce, timeout_ms, cap):
+    def supervise(self, nonce, timeout_ms, cap, streamer=None):
         rn, fds = self.rn, self.fds
         out, err = bytearray(), bytearray()
         bufs = {fds["out_r"]: out, fds["err_r"]: err}
@@ -252,7 +266,11 @@ class Session:
             if kill_at is not None and now >= kill_at:
                 break
             limit = (kill_at if kill_at is not None else deadline) - now
-            ready = self._poll(watch, min(limit, POLL_MS / 1000.0))
+            due = streamer.due_in() if streamer else None
+            wait = min(limit, POLL_MS / 1000.0, due if due is not None else limit)
+            ready = self._poll(watch, wait)
+            if streamer:
+                streamer.tick()
             for fd in ready:
                 if fd == 0:
                     hit = self._stdin_cancel(nonce)
@@ -284,11 +302,15 @@ class Session:
                 buf = bufs[fd]
                 room = cap - len(buf)
                 buf += chunk[:max(room, 0)]
+                if streamer:
+                    streamer.add(fd, chunk[:max(room, 0)])
                 if len(chunk) > room and over is None:
                     over = "stdout" if fd == fds["out_r"] else "stderr"
             if not ready and self._child_gone():
                 break
-        self._drain(bufs, cap)
+        self._drain(bufs, cap, streamer)
+        if streamer:
+            streamer.finish()
         fields = {"stdout": rn.decode_text(out), "stderr": rn.decode_text(err),
                   "time_used_ms": round((time.monotonic() - started) * 1000.0, 3),
                   "memory_used_kb": self._memory_kb()}
@@ -393,7 +415,7 @@ class Session:
                 pass
         return status
 
-    def _drain(self, bufs, cap):
+    def _drain(self, bufs, cap, streamer=None):
         for fd, buf in bufs.items():
             while True:
                 try:
@@ -402,7 +424,10 @@ class Session:
                     break
                 if not chunk:
                     break
-                buf += chunk[:max(cap - len(buf), 0)]
+                kept = chunk[:max(cap - len(buf), 0)]
+                buf += kept
+                if streamer:
+                    streamer.add(fd, kept)
 
     def _memory_kb(self):
         """The interpreter's resident memory after the cell (gVisor's

@@ -5,6 +5,7 @@ One gateway and one Python executor for the whole class; each test opens its
 own sessions and closes them. At the end no container of the executor's
 instance label may remain.
 """
+import sys
 import threading
 import time
 import unittest
@@ -136,6 +137,72 @@ class SessionsE2E(unittest.TestCase):
         b = self.cell(sid, "while True:\n    pass\n", timeout_ms=500)
         self.assertEqual((b["status"], b["resource_limit_type"]), ("resource_limit_exceeded", "time"))
         self.assertEqual(self.cell(sid, "kept")["result"]["value"], "yes")
+
+    def stream_cell(self, sid, code, **fields):
+        return sgtest.SSE(f"{self.gw.url}/v1/sessions/{sid}/exec",
+                          {"code": code, "stream": True, **fields}, headers=A, timeout=60)
+
+    def check_streamed_cell(self, sid, code):
+        s = self.stream_cell(sid, code)
+        self.assertEqual(s.status, 200)
+        self.assertTrue(s.headers["content-type"].startswith("text/event-stream"), s.headers)
+        events = [(t, name, data) for t, name, data in s.events() if name]
+        s.close()
+        first = next(t for t, name, _ in events if name == "stdout")
+        t_result, name, result = events[-1]
+        self.assertEqual(name, "result")
+        self.assertEqual([n for _, n, _ in events].count("result"), 1)
+        self.assertGreaterEqual(t_result - first, 0.8, events)
+        sys.stderr.write(f"[{sid[:2]} cell: first stdout {first * 1000:.0f} ms, "
+                         f"result {t_result * 1000:.0f} ms] ")
+        self.assertEqual("".join(d["text"] for _, n, d in events if n == "stdout"),
+                         "first\nsecond\n")
+        self.assertEqual((result["status"], result["stdout"], result["result"]["value"],
+                          result["session_id"], result["session_lost"]),
+                         ("success", "first\nsecond\n", 7, sid, False), result)
+        self.assertEqual(result["job_id"], s.headers["x-request-id"])
+
+    def test_streamed_cell_output_arrives_while_it_runs(self):
+        sid = self.open()
+        self.cell(sid, "import time\nn = 6")
+        self.check_streamed_cell(sid, "print('first')\ntime.sleep(1)\nprint('second')\nn + 1")
+        # a rejected cell is one result event; the session lives on
+        s = self.stream_cell(sid, "import subprocess")
+        events = [(name, data) for _, name, data in s.events() if name]
+        s.close()
+        self.assertEqual([n for n, _ in events], ["result"], events)
+        self.assertEqual(events[0][1]["violations"][0]["rule"], "import.not-allowed", events)
+        self.assertEqual(self.cell(sid, "n")["result"]["value"], 6)
+
+    def test_streamed_nodejs_cell_output_arrives_while_it_runs(self):
+        sid = self.open(language="nodejs")
+        self.cell(sid, "let n = 6")
+        self.check_streamed_cell(sid, "console.log('first'); const t0 = Date.now();\n"
+                                      "while (Date.now() - t0 < 1000) {}\n"
+                                      "console.log('second'); n + 1")
+
+    def test_streamed_cell_hang_up_interrupts_it_and_the_session_lives_on(self):
+        sid = self.open()
+        mine = self.container_of(sid)
+        s = self.stream_cell(sid, "import time\nhandled = False\ntry:\n    print('started')\n"
+                                  "    time.sleep(30)\nexcept KeyboardInterrupt:\n"
+                                  "    handled = True\n")
+        for _, name, data in s.events():
+            if name == "stdout":
+                self.assertEqual(data["text"], "started\n")
+                break
+        t0 = time.monotonic()
+        s.close()
+        while True:  # the interrupted cell ends within the cancel grace
+            status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "handled"}, A)
+            if status != 409 or time.monotonic() - t0 > 10:
+                break
+            time.sleep(0.1)
+        self.assertEqual((status, b["result"]["value"], b["session_lost"]), (200, True, False), b)
+        self.assertLess(time.monotonic() - t0, 5.0)
+        self.assertEqual(self.container_of(sid), mine)
+        self.gw.wait_for(lambda: any(a.get("outcome") == "client_gone"
+                                     for a in self.gw.audit_lines()), what="client_gone audit")
 
     def test_policy_violations_rejected_and_aliasing_across_cells(self):
         sid = self.open()

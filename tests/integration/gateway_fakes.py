@@ -60,11 +60,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, fake.runtime)
         self._send(404, {"error": {"code": "not_found", "message": self.path}})
 
-    def _stream(self, job):
-        """Answer a "stream": true job as the executor does: events from
-        fake.script ((delay_s, event, data) with event "wait_cancel" waiting
-        for a cancel of this job), then the result; fake.aborted is set when
-        the gateway hung up on it."""
+    def _stream(self, job, answer=None):
+        """Answer a "stream": true job (or cell: its answer given) as the
+        executor does: events from fake.script ((delay_s, event, data) with
+        event "wait_cancel" waiting for a cancel of this job), then the
+        result; fake.aborted is set when the gateway hung up on it."""
         fake = self.server.fake
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -72,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         cancelled = fake.cancel_event(job["job_id"])
-        answer = fake.answer(job)
+        answer = answer if answer is not None else fake.answer(job)
         try:
             for delay, event, data in fake.script:
                 if event == "wait_cancel":
@@ -142,6 +142,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _session(self, raw=b""):
         """A minimal session table (executors/PROTOCOL.md, "Sessions"),
         tenant-scoped like the real one."""
+        cell = self._session_locked(raw)
+        if cell:  # a streamed cell streams outside the lock
+            self._stream({"job_id": "cell"}, cell)
+
+    def _session_locked(self, raw):
         fake = self.server.fake
         tenant = self.headers.get("X-Sandgate-Tenant")
         path, _, query = self.path.partition("?")
@@ -173,13 +178,17 @@ class _Handler(BaseHTTPRequestHandler):
                 if query == "history=1":
                     rec["history"] = sess["history"]
                 return self._send(200, rec)
+            if rest == "cancel":
+                return self._send(202, {"session_id": parts[0], "cancel_sent": True})
             if rest == "exec":
-                code = json.loads(raw)["code"]
+                cell = json.loads(raw)
+                code = cell["code"]
                 sess["history"] += code + "\n"
                 sess["cells"] += 1
+                fake.cells.append(cell)
                 ans = fake.answer({"job_id": "cell", "arguments": {"code": code}})
                 ans.update(session_id=parts[0], session_lost=False)
-                return self._send(200, ans)
+                return ans if cell.get("stream") is True else self._send(200, ans)
             return self._send(404, {"error": {"code": "not_found", "message": path}})
 
 
@@ -208,6 +217,7 @@ class FakeExecutor:
         self.max_jobs = None
         self.boot_id = secrets.token_hex(8)  # /healthz; sessions are routed by it
         self.sessions = {}                    # id -> {tenant, label, history, cells, body}
+        self.cells = []                       # the bodies of the cells sent here
         self.session_calls = []               # (method, path, tenant)
         self.session_delay = 0                # seconds before a session call is answered
         self.open_connections = 0

@@ -7,6 +7,7 @@ import time
 import unittest
 
 import gateway_fakes
+import sgtest
 from gateway_fakes import FakeExecutor, Gateway
 
 TOKEN_A, TOKEN_B = "tok-a-" + "a" * 26, "tok-b-" + "b" * 26
@@ -142,6 +143,56 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
             t.join(30)
         self.assertEqual(done, [200] * 4)
 
+    def stream_cell(self, sid, code, headers=A, **fields):
+        return sgtest.SSE(f"{self.gw.url}/v1/sessions/{sid}/exec", {"code": code, **fields},
+                          headers=headers, timeout=30)
+
+    def test_streamed_cell_relays_events_then_the_cell_result(self):
+        sid = self.create()["session_id"]
+        fake = self.fake_of(sid)
+        fake.script = [(0, "stdout", {"text": "a\n"}), (0.3, "stderr", {"text": "b"})]
+        for fields, headers in (({"stream": True}, A),
+                                ({}, {**A, "Accept": "text/event-stream"})):
+            s = self.stream_cell(sid, "print(1)", headers, **fields)
+            self.assertEqual(s.status, 200)
+            self.assertTrue(s.headers["content-type"].startswith("text/event-stream"))
+            events = [(t, n, d) for t, n, d in s.events() if n]
+            s.close()
+            self.assertEqual([(n, d) for _, n, d in events[:2]],
+                             [("stdout", {"text": "a\n"}), ("stderr", {"text": "b"})])
+            self.assertGreaterEqual(events[1][0] - events[0][0], 0.25, events)
+            name, result = events[-1][1:]
+            self.assertEqual((name, len(events)), ("result", 3), events)
+            self.assertEqual((result["session_id"], result["job_id"], result["policy"]["name"]),
+                             (sid, s.headers["x-request-id"], "default"), result)
+            self.assertIs(fake.cells[-1].get("stream"), True, fake.cells[-1])
+        # a rejected cell is one result event, and never reaches the executor
+        cells = len(fake.cells)
+        s = self.stream_cell(sid, "import subprocess", stream=True)
+        events = [(n, d) for _, n, d in s.events() if n]
+        s.close()
+        self.assertEqual([n for n, _ in events], ["result"], events)
+        self.assertEqual(events[0][1]["violations"][0]["rule"], "import.not-allowed")
+        self.assertEqual(len(fake.cells), cells)
+        # an error before anything ran keeps its status
+        s = self.stream_cell("py-" + "f" * 16 + "-" + "0" * 32, "1", stream=True)
+        self.assertEqual(s.status, 410)
+        s.close()
+
+    def test_streamed_cell_hang_up_reaches_the_executor(self):
+        sid = self.create()["session_id"]
+        fake = self.fake_of(sid)
+        fake.script = [(0, "stdout", {"text": "x"})] + [(0.1, None, None)] * 100
+        s = self.stream_cell(sid, "1", stream=True)
+        for _, name, _ in s.events():
+            if name == "stdout":
+                break
+        s.close()
+        self.assertTrue(fake.aborted.wait(5), "the executor never saw the hang-up")
+        self.gw.wait_for(lambda: any(a.get("endpoint") == "v1_sessions" and
+                                     a.get("outcome") == "client_gone"
+                                     for a in self.gw.audit_lines()), what="client_gone audit")
+
     def test_bad_bodies(self):
         sid = self.create()["session_id"]
         for body, code in (({"language": "cobol"}, 400),
@@ -150,7 +201,7 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
             status, _, b = self.gw.call("POST", "/v1/sessions", body, B)
             self.assertEqual(status, code, (body, b))
         for body in ({}, {"code": 1}, {"code": "1", "code_b64": "MQ=="}, {"code": "1", "timeout_ms": 0},
-                     {"code": "1", "stream": True}):
+                     {"code": "1", "stream": "yes"}):
             status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", body, A)
             self.assertEqual(status, 400, (body, b))
         status, _, b = self.gw.call("PATCH", f"/v1/sessions/{sid}", {}, A)

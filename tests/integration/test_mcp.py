@@ -13,6 +13,8 @@ import os
 import re
 import shutil
 import subprocess
+import threading
+import time
 import unittest
 
 import sgtest
@@ -389,6 +391,58 @@ class McpCase(unittest.TestCase):
                      {"session_id": session, "code": 1}):
             body = self.call(sid, "tools/call", {"name": "run_in_session", "arguments": args})
             self.assertEqual(body["error"]["code"], -32602, (args, body))
+
+    def cancelled(self, sid, rid):
+        st, _, _ = self.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": rid, "reason": "user interrupted"}}, sid)
+        self.assertEqual(st, 202)
+
+    def test_notifications_cancelled_cancels_the_running_job(self):
+        sid = self.session()
+        self.py.script = [(0, "stdout", {"text": "started\n"}), (20, "wait_cancel", None)]
+        self.addCleanup(setattr, self.py, "script", [])
+        cancels = len(self.py.cancels)
+        s = sgtest.SSE(self.gw.url + "/mcp", {
+            "jsonrpc": "2.0", "id": "run-9", "method": "tools/call", "params": {
+                "name": "run_code", "_meta": {"progressToken": "p"}, "arguments": {
+                    "language": "python", "code": "def main():\n    return 1\n"}}},
+            headers={**AUTH, **ACCEPT, "Mcp-Session-Id": sid}, timeout=30)
+        events = s.events()
+        for _, name, data in events:
+            if name and data.get("method") == "notifications/progress":
+                break
+        self.cancelled(sid, "run-9")
+        final = [data for _, name, data in events if name][-1]
+        s.close()
+        self.assertEqual(final["id"], "run-9", final)
+        text = text_of(final["result"])
+        self.assertIn("cancelled", text)
+        job = re.search(r"\[job ([0-9a-f]+)\]", text).group(1)
+        self.assertEqual([c[0] for c in self.py.cancels[cancels:]], [job])
+        # an id that is not in flight (ended, unknown, another session's) is ignored
+        self.cancelled(sid, "run-9")
+        self.cancelled(self.session(), 7)
+        self.assertEqual(len(self.py.cancels), cancels + 1)
+
+    def test_notifications_cancelled_cancels_the_running_cell(self):
+        sid = self.session()
+        session = re.search(r"session_id: (py-[0-9a-f-]+)",
+                            text_of(self.tool(sid, "create_session", {}))).group(1)
+        self.py.session_delay = 0.7  # each call to the fake takes this long
+        self.addCleanup(setattr, self.py, "session_delay", 0)
+        got = {}
+        t = threading.Thread(target=lambda: got.update(b=self.call(
+            sid, "tools/call", {"name": "run_in_session",
+                                "arguments": {"session_id": session, "code": "x = 1"}}, rid=41)))
+        t.start()
+        time.sleep(0.4)
+        other = self.session()
+        self.cancelled(other, 41)  # not this MCP session's call: ignored
+        self.cancelled(sid, 41)
+        t.join(30)
+        self.assertFalse(got["b"]["result"]["isError"], got)
+        calls = [c for c in self.py.session_calls if c[1].endswith("/cancel")]
+        self.assertEqual(calls, [("POST", f"/v1/sessions/{session[3:]}/cancel", "t.a")])
 
     def test_check_code_reports_violations_without_running(self):
         sid = self.session()

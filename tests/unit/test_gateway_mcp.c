@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gw_mcp.h"
+#include "gw_mcp_calls.h"
 #include "gw_mcp_rpc.h"
 #include "gw_mcp_session.h"
 
@@ -143,4 +144,52 @@ Test(mcp, versions)
     cr_expect(gw_mcp_version_supported("2025-03-26"));
     cr_expect_not(gw_mcp_version_supported("2024-11-05"));
     cr_expect_not(gw_mcp_version_supported(NULL));
+}
+
+Test(mcp_calls, found_only_by_its_session_and_id_until_it_ends)
+{
+    struct gw_mcp_calls t;
+    gw_mcp_calls_init(&t);
+    json_t *one = json_integer(1), *one_s = json_string("1"), *other = json_real(1.0);
+    int a = gw_mcp_calls_begin(&t, "sess-a", one, GW_MCP_CALL_JOB, "0123456789abcdef");
+    cr_assert_geq(a, 0);
+    struct gw_mcp_call c;
+    cr_assert_eq(gw_mcp_calls_find(&t, "sess-a", one, &c), 0);
+    cr_assert_eq(c.kind, GW_MCP_CALL_JOB);
+    cr_assert_str_eq(c.target, "0123456789abcdef");
+    cr_assert_eq(gw_mcp_calls_find(&t, "sess-b", one, &c), -ENOENT, "another session's call");
+    cr_assert_eq(gw_mcp_calls_find(&t, "sess-a", one_s, &c), -ENOENT, "\"1\" is not 1");
+    cr_assert_eq(gw_mcp_calls_find(&t, "sess-a", other, &c), -ENOENT, "not an MCP id");
+    cr_assert_eq(gw_mcp_calls_begin(&t, "sess-a", other, GW_MCP_CALL_JOB, "x"), -1);
+    cr_assert_eq(gw_mcp_calls_find(&t, NULL, one, &c), -ENOENT, "no session");
+    gw_mcp_calls_end(&t, a);
+    cr_assert_eq(gw_mcp_calls_find(&t, "sess-a", one, &c), -ENOENT, "ended");
+    gw_mcp_calls_end(&t, -1); /* a call that could not be noted */
+    json_decref(one);
+    json_decref(one_s);
+    json_decref(other);
+    gw_mcp_calls_destroy(&t);
+}
+
+Test(mcp_calls, the_table_is_bounded_and_long_ids_are_not_noted)
+{
+    struct gw_mcp_calls t;
+    gw_mcp_calls_init(&t);
+    char big[GW_MCP_CALL_KEY_MAX + 8];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    json_t *long_id = json_string(big);
+    cr_assert_eq(gw_mcp_calls_begin(&t, "s", long_id, GW_MCP_CALL_SESSION, "py-x"), -1);
+    json_decref(long_id);
+    for (int i = 0; i < GW_MCP_CALLS_MAX; i++) {
+        json_t *id = json_integer(i);
+        cr_assert_eq(gw_mcp_calls_begin(&t, "s", id, GW_MCP_CALL_SESSION, "py-x"), i);
+        json_decref(id);
+    }
+    json_t *id = json_integer(-1);
+    cr_assert_eq(gw_mcp_calls_begin(&t, "s", id, GW_MCP_CALL_SESSION, "py-x"), -1, "full");
+    gw_mcp_calls_end(&t, 3);
+    cr_assert_eq(gw_mcp_calls_begin(&t, "s", id, GW_MCP_CALL_SESSION, "py-x"), 3);
+    json_decref(id);
+    gw_mcp_calls_destroy(&t);
 }

@@ -181,6 +181,33 @@ Test(job_frames, a_failing_hook_means_the_client_went)
     job_io_free(&io);
 }
 
+static void count_gone(void *ud)
+{
+    ((struct frames *)ud)->n += 100;
+}
+
+Test(job_frames, with_client_gone_a_hang_up_is_told_once_and_the_result_still_ends_it)
+{
+    struct frames f = {.fail = 1};
+    struct job_hooks h = {
+        .cancel_fd = -1, .client_fd = -1, .frame = on_frame, .client_gone = count_gone, .ud = &f};
+    struct job_io io;
+    job_io_init(&io, 1 << 16, NONCE);
+    io.hooks = &h;
+    struct attach_parser p = {0};
+    char buf[1024];
+    const char *frame =
+        "{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"stream\":\"stdout\",\"text\":\"x\"}\n";
+    cr_assert_eq(job_feed(&io, &p, buf, attach_frame(frame, buf)), 0, "the cell goes on");
+    cr_assert_eq(job_feed(&io, &p, buf, attach_frame(frame, buf)), 0);
+    cr_assert_eq(f.n, 101, "one frame tried, the client's going told once, no frame after");
+    cr_assert(io.client_left);
+    size_t n =
+        attach_frame("{\"sandgate_runner\":1,\"nonce\":\"" NONCE "\",\"outcome\":\"ok\"}\n", buf);
+    cr_assert_eq(job_feed(&io, &p, buf, n), 1, "the cell's result is still read");
+    job_io_free(&io);
+}
+
 /* --- job tables --- */
 
 Test(exec_jobs, cancel_signals_the_running_job_or_waits_for_it)

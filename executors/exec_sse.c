@@ -1,0 +1,45 @@
+/* exec_sse.c - the executor's streamed answers (exec_sse.h). */
+#include "exec_sse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "buf.h"
+
+/* One Server-Sent Event; data is one line of compact JSON. */
+int exec_sse_event(struct sg_http_stream *st, const char *event, const char *data)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_HTTP_STREAM_BUF_MAX);
+    int r = sg_buf_printf(&b, "event: %s\ndata: %s\n\n", event, data);
+    if (r == 0)
+        r = sg_http_stream_write(st, b.data, b.len);
+    sg_buf_free(&b);
+    return r;
+}
+
+int exec_sse_frame(void *ud, const char *name, json_t *text)
+{
+    json_t *o = json_pack("{s:O}", "text", text);
+    char *data = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    int r = data ? exec_sse_event(ud, name, data) : -ENOMEM;
+    free(data);
+    return r;
+}
+
+int exec_sse_heartbeat(void *ud)
+{
+    static const char hb[] = ": hb\n\n";
+    return sg_http_stream_write(ud, hb, sizeof(hb) - 1);
+}
+
+void exec_sse_result(struct sg_http_stream *st, json_t *j)
+{
+    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (body)
+        exec_sse_event(st, "result", body);
+    free(body);
+    sg_http_stream_end(st);
+}
