@@ -166,7 +166,9 @@ def answer(line):
     ok, job_id, reason = decide(src, host, port)
     if job_id is not None:
         record(src, job_id, host, port, ok, reason)
-    return "OK" if ok else "ERR message=" + urllib.parse.quote(reason)
+    # the job id tags the request: the access-log line of its bytes names it
+    tag = "" if job_id is None else " tag=" + urllib.parse.quote(job_id, safe="")
+    return ("OK" if ok else "ERR message=" + urllib.parse.quote(reason)) + tag
 
 
 def main():

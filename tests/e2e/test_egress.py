@@ -244,6 +244,19 @@ def main():
         line = [x for x in self.gw.audit_lines() if x["request_id"] == body["job_id"]][0]
         self.assertEqual(line["network"]["allow"], [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
         self.assertIn(f"{ORIGIN}:8080", line["network"]["decisions"]["allowed"])
+        # every request's bytes, from the proxy's access log (one per request:
+        # two proxied GETs, two CONNECT tunnels), in the audit line and the log
+        conns = line["network"]["decisions"]["connections"]
+        self.assertEqual(sorted((c["host"], c["port"]) for c in conns),
+                         [(ORIGIN, 8080)] * 3 + [(ORIGIN, 8443)], conns)
+        for c in conns:
+            self.assertEqual(c["status"], 200, conns)
+            self.assertGreater(c["bytes_in"], 0, conns)
+            self.assertGreater(c["bytes_out"], len("origin says hi /r"), conns)
+        self.assertEqual(body["network"]["connections"], conns)
+        self.assertRegex(self.py.daemon.tail(20000),
+                         f'egress_bytes.* host="{ORIGIN}" port=8443 status=200 '
+                         'bytes_in=[1-9][0-9]* bytes_out=[1-9][0-9]*')
 
     def test_node_https_fetch_and_axios_reach_an_allowed_host(self):
         code = f"""
