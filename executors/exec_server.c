@@ -323,9 +323,10 @@ static json_t *egress_json(struct exec_server *s)
         return json_null();
     struct pool_stats ps;
     pool_get_stats(s->net_pool, &ps);
-    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network, "proxy",
-                     s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target", ps.target,
-                     "idle", ps.idle, "busy", ps.busy, "creating", ps.creating);
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network,
+                     "proxy", s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target",
+                     ps.target, "idle", ps.idle, "busy", ps.busy, "creating", ps.creating,
+                     "tearing_down", ps.tearing_down);
 }
 
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
