@@ -674,7 +674,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 /* libmicrohttpd's own messages become key=value log lines; each error page
  * it sends itself (docs/troubleshooting.md) is also counted, including those
  * made before any callback of ours runs. Runs on an event thread. */
-static void on_library_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void on_library_log(void *cls, const char *fmt,
+                                                                 va_list ap)
 {
     static const char answered[] = "Error processing request (HTTP response code is ";
     struct sg_httpsrv *srv = cls;
