@@ -15,7 +15,9 @@ URL): "<client address> <host> <port>". The answer is OK only when
     exactly (an operator-listed internal host).
 
 Every decision is appended to decisions/<address> (bounded), which the
-executor reads and removes when the job ends. Lines are answered in order;
+executor reads and removes when the job ends; the answer tags the request
+with the job id, which the access-log line of its bytes carries
+(egress_log.py). Lines are answered in order;
 any malformed line is refused, never fatal.
 """
 import ipaddress
