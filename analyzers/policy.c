@@ -447,22 +447,22 @@ static int load_runtime(const struct loader *ld, json_t *lang, const char *path,
 static int load_network(const struct loader *ld, json_t *lang, const char *path,
                         struct sg_lang_policy *lp)
 {
-    struct sg_strset names = {0}, attrs = {0};
+    struct sg_strset attrs = {0};
     int r = get_strset(ld, lang, path, "network_modules", 0, ITEM_MODULE, &lp->network_modules);
     if (r == 0)
-        r = get_strset(ld, lang, path, "network_names", 0, ITEM_IDENT, &names);
+        r = get_strset(ld, lang, path, "network_names", 0, ITEM_IDENT, &lp->network_names);
     if (r == 0)
         r = get_strset(ld, lang, path, "network_attributes", 0, ITEM_IDENT, &attrs);
     if (r == 0 && ld->networked) {
         lp->runtime.network = 1;
         if (sg_strset_combine(&lp->modules, &lp->network_modules,
                               lp->import_mode == SG_IMPORTS_DENY) < 0 ||
-            sg_strset_combine(&lp->forbidden_names, &names, 1) < 0 ||
+            sg_strset_combine(&lp->forbidden_names, &lp->network_names, 1) < 0 ||
             sg_strset_combine(&lp->capability_attributes, &attrs, 1) < 0)
             r = sg_error_set(ld->err, -ENOMEM, "%s: out of memory", ld->origin);
         sg_strset_free(&lp->network_modules);
+        sg_strset_free(&lp->network_names);
     }
-    sg_strset_free(&names);
     sg_strset_free(&attrs);
     return r;
 }
@@ -646,6 +646,7 @@ static void lang_policy_free(struct sg_lang_policy *lp)
 {
     sg_strset_free(&lp->modules);
     sg_strset_free(&lp->network_modules);
+    sg_strset_free(&lp->network_names);
     sg_strset_free(&lp->forbidden_names);
     sg_strset_free(&lp->forbidden_calls);
     sg_strset_free(&lp->forbidden_attributes);

@@ -74,6 +74,10 @@ struct sg_lang_policy {
      * otherwise; empty in the networked variant (sg_policy.network), where
      * they are allowed (README, "Network"). */
     struct sg_strset network_modules;
+    /* Names only a job with network may use (JavaScript's fetch): forbidden
+     * otherwise and reported as network.disabled; empty in the networked
+     * variant, where they are no longer forbidden. */
+    struct sg_strset network_names;
     struct sg_strset forbidden_names;      /* builtins/globals forbidden wherever referenced */
     struct sg_strset forbidden_calls;      /* resolved dotted names, e.g. "os.system" */
     struct sg_strset forbidden_attributes; /* attribute names forbidden on any object */

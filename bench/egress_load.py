@@ -60,9 +60,11 @@ def wait_idle(ex, net):
     deadline = time.time() + 60
     while time.time() < deadline:
         _, _, h = ex.health()
-        if h["pool"]["idle"] >= h["pool"]["target"] and h["pool"]["creating"] == 0 and (
-                not net or (h["egress"]["idle"] >= h["egress"]["target"]
-                            and h["egress"]["creating"] == 0)):
+        quiet = [h["pool"]] + ([h["egress"]] if net else [])
+        # full (the networked pool's sandboxes warm: it waits for the ready
+        # line), and no launch or removal still competing for the 2 cores
+        if all(p["idle"] >= p["target"] and p["creating"] == 0
+               and p.get("tearing_down", 0) == 0 for p in quiet):
             return
         time.sleep(0.05)
     raise SystemExit(f"pools never settled: {h}")

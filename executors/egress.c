@@ -93,10 +93,43 @@ static void add_host(json_t *arr, const char *host, json_int_t port)
         json_array_append_new(arr, json_string(hp));
 }
 
-/* One helper line: {"job_id","host","port","verdict","reason"}. Lines of
- * another job (none should exist: grant removes them) are skipped. */
-static void take_decision(const char *line, size_t len, const char *job_id, json_t *allowed,
-                          json_t *denied)
+/* What the proxy recorded for one job (decisions/<address>). */
+struct egress_log {
+    json_t *allowed, *denied, *connections;
+    size_t n_allowed, n_connections;
+};
+
+/* A logfile-daemon line (egress_log.py): one finished request's bytes. */
+static void take_connection(json_t *d, const char *job_id, const char *host, json_int_t port,
+                            struct egress_log *lg, int log)
+{
+    json_t *st = json_object_get(d, "status"), *in = json_object_get(d, "bytes_in"),
+           *out = json_object_get(d, "bytes_out");
+    if (!json_is_integer(st) || !json_is_integer(in) || !json_is_integer(out))
+        return;
+    lg->n_connections++;
+    if (json_array_size(lg->connections) < EGRESS_HOSTS_MAX)
+        json_array_append_new(lg->connections,
+                              json_pack("{s:s,s:I,s:I,s:I,s:I}", "host", host, "port", port,
+                                        "status", json_integer_value(st), "bytes_in",
+                                        json_integer_value(in), "bytes_out",
+                                        json_integer_value(out)));
+    if (log) {
+        char qh[300];
+        sg_log_quote(host, qh, sizeof(qh));
+        sg_log(SG_LOG_INFO, "egress_bytes",
+               "job_id=%s host=\"%s\" port=%lld status=%lld bytes_in=%lld bytes_out=%lld", job_id,
+               qh, (long long)port, (long long)json_integer_value(st),
+               (long long)json_integer_value(in), (long long)json_integer_value(out));
+    }
+}
+
+/* One line of decisions/<address>: the helper's {"job_id","host","port",
+ * "verdict","reason"} or the log daemon's {"job_id","host","port","status",
+ * "bytes_in","bytes_out"}. Lines of another job (a previous job's late log
+ * line; grant removes the file) are skipped. */
+static void take_line(const char *line, size_t len, const char *job_id, struct egress_log *lg,
+                      int log)
 {
     json_t *d = json_loadb(line, len, 0, NULL);
     const char *jid = json_string_value(json_object_get(d, "job_id"));
@@ -104,17 +137,52 @@ static void take_decision(const char *line, size_t len, const char *job_id, json
     const char *verdict = json_string_value(json_object_get(d, "verdict"));
     const char *reason = json_string_value(json_object_get(d, "reason"));
     json_t *port = json_object_get(d, "port");
-    if (jid && host && verdict && json_is_integer(port) && strcmp(jid, job_id) == 0 &&
-        strlen(host) <= 253) {
-        int ok = strcmp(verdict, "allowed") == 0;
-        add_host(ok ? allowed : denied, host, json_integer_value(port));
+    if (!jid || !host || !json_is_integer(port) || strcmp(jid, job_id) != 0 || strlen(host) > 253)
+        goto out;
+    if (!verdict) {
+        take_connection(d, job_id, host, json_integer_value(port), lg, log);
+        goto out;
+    }
+    int ok = strcmp(verdict, "allowed") == 0;
+    lg->n_allowed += ok;
+    add_host(ok ? lg->allowed : lg->denied, host, json_integer_value(port));
+    if (log) {
         char qh[300], qr[200];
         sg_log_quote(host, qh, sizeof(qh));
         sg_log_quote(reason ? reason : "", qr, sizeof(qr));
         sg_log(SG_LOG_INFO, "egress", "job_id=%s host=\"%s\" port=%lld verdict=%s reason=\"%s\"",
                job_id, qh, (long long)json_integer_value(port), ok ? "allowed" : "denied", qr);
     }
+out:
     json_decref(d);
+}
+
+/* Read decisions/<address> into a fresh *lg (its arrays NULL when the file
+ * could not be read: nothing recorded, or a logged error). */
+static void read_log(const char *path, const char *job_id, struct egress_log *lg, int log)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    struct sg_error rerr = {0};
+    *lg = (struct egress_log){json_array(), json_array(), json_array(), 0, 0};
+    int rr = sg_read_file_capped(path, EGRESS_DECISIONS_MAX, &buf, &len, &rerr);
+    if (rr < 0 && rr != -ENOENT && log)
+        sg_log(SG_LOG_WARN, "egress_decisions_unreadable", "job_id=%s error=\"%s\"", job_id,
+               rerr.msg);
+    for (char *p = buf, *nl; rr == 0 && p < buf + len; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(buf + len - p));
+        if (!nl)
+            break; /* a partial last line */
+        take_line(p, (size_t)(nl - p), job_id, lg, log);
+    }
+    free(buf);
+}
+
+static void free_log(struct egress_log *lg)
+{
+    json_decref(lg->allowed);
+    json_decref(lg->denied);
+    json_decref(lg->connections);
 }
 
 int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *job_id,
@@ -125,25 +193,21 @@ int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *j
     int r = unlink(path) < 0 && errno != ENOENT
                 ? sg_error_set(err, -errno, "cannot withdraw %s: %s", path, strerror(errno))
                 : 0;
-    json_t *allowed = json_array(), *denied = json_array();
-    char *buf = NULL;
-    size_t len = 0;
     state_path(cfg, "decisions", ip, path);
-    struct sg_error rerr = {0};
-    int rr = sg_read_file_capped(path, EGRESS_DECISIONS_MAX, &buf, &len, &rerr);
-    if (rr < 0 && rr != -ENOENT)
-        sg_log(SG_LOG_WARN, "egress_decisions_unreadable", "job_id=%s error=\"%s\"", job_id,
-               rerr.msg);
-    if (rr == 0) {
-        for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
-            nl = memchr(p, '\n', (size_t)(buf + len - p));
-            if (!nl)
-                break; /* a partial last line */
-            take_decision(p, (size_t)(nl - p), job_id, allowed, denied);
-        }
+    /* Squid logs a request when it finishes, shortly after the program that
+     * closed it ended: wait (bounded) for one log line per allowed request. */
+    struct egress_log lg;
+    for (unsigned waited = 0;; waited += EGRESS_LOG_SLICE_MS) {
+        read_log(path, job_id, &lg, 0);
+        if (lg.n_connections >= lg.n_allowed || waited >= EGRESS_LOG_WAIT_MS)
+            break;
+        free_log(&lg);
+        usleep(EGRESS_LOG_SLICE_MS * 1000u);
     }
-    free(buf);
+    free_log(&lg);
+    read_log(path, job_id, &lg, 1);
     unlink(path);
-    *ret_network = json_pack("{s:o,s:o}", "allowed", allowed, "denied", denied);
+    *ret_network = json_pack("{s:o,s:o,s:o}", "allowed", lg.allowed, "denied", lg.denied,
+                             "connections", lg.connections);
     return *ret_network ? r : sg_error_set(err, -ENOMEM, "out of memory");
 }

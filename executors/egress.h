@@ -6,7 +6,10 @@
  *                                removed when it ends: the proxy's helper
  *                                allows nothing for an address without one;
  *   decisions/<sandbox address>  appended by the helper (one JSON line per
- *                                decision), read and removed here at job end.
+ *                                decision) and by the proxy's logfile daemon
+ *                                (one line per finished request: status,
+ *                                bytes in and out), read and removed here at
+ *                                job end.
  * A sandbox between jobs, or after its job, reaches nothing.
  */
 #ifndef SG_EXEC_EGRESS_H
@@ -20,6 +23,10 @@
 
 #define EGRESS_DECISIONS_MAX (64u * 1024u) /* bytes of one job's decision log */
 #define EGRESS_HOSTS_MAX 64                /* hosts listed per verdict in a result */
+/* How long a job's end waits for the proxy's log line of each allowed
+ * request (its bytes), in slices: Squid logs a request when it finishes. */
+#define EGRESS_LOG_WAIT_MS 300u
+#define EGRESS_LOG_SLICE_MS 10u
 
 /* The create body of networked sandboxes: base_body (sandbox_create_body)
  * on cfg->egress_network under cfg->egress_runtime, with the proxy address
@@ -38,8 +45,11 @@ int egress_grant(const struct exec_config *cfg, const char *ip, const char *job_
                  struct sg_error *err);
 
 /* Withdraw the grant, then collect the job's decisions: *ret_network is
- * {"allowed": ["host:port", ...], "denied": [...]} (each once, bounded),
- * and one log line per decision. The grant is removed even when reading fails. */
+ * {"allowed": ["host:port", ...], "denied": [...], "connections": [{"host",
+ * "port", "status", "bytes_in", "bytes_out"}, ...]} (each bounded by
+ * EGRESS_HOSTS_MAX), one log line per decision and one per request. Waits
+ * up to EGRESS_LOG_WAIT_MS for the log lines of allowed requests. The grant
+ * is removed even when reading fails. */
 int egress_withdraw(const struct exec_config *cfg, const char *ip, const char *job_id,
                     json_t **ret_network, struct sg_error *err);
 

@@ -83,10 +83,11 @@ static void log_runner_diag(const char *job_id, const struct exec_outcome *o)
     sg_log(SG_LOG_WARN, "runner_diag", "job_id=%s diag=\"%s\"", job_id, quoted);
 }
 
-/* A networked job: a sandbox of the networked pool, its address, and the
- * job's allow-list handed to the egress proxy (egress.h). */
+/* A networked job: a sandbox of the networked pool (its address looked up
+ * when it was launched, pool.h) and the job's allow-list handed to the egress
+ * proxy under that address (egress.h). */
 static int net_acquire(struct exec_server *s, struct exec_request *req, struct sandbox *sb,
-                       char ip[DOCKER_IP_TEXT_MAX], struct sg_error *err)
+                       struct sg_error *err)
 {
     if (!s->net_pool)
         return sg_error_set(err, -ENETUNREACH,
@@ -94,8 +95,7 @@ static int net_acquire(struct exec_server *s, struct exec_request *req, struct s
     int r = pool_acquire(s->net_pool, s->cfg->pool_wait_ms, sb, err);
     if (r < 0)
         return r;
-    if ((r = docker_container_ip(s->dc, sb->id, s->cfg->egress_network, ip, err)) < 0 ||
-        (r = egress_grant(s->cfg, ip, req->job_id, req->network_allow, err)) < 0) {
+    if ((r = egress_grant(s->cfg, sb->ip, req->job_id, req->network_allow, err)) < 0) {
         pool_release(s->net_pool, sb);
         return r == -EHOSTDOWN ? r : -ENETUNREACH;
     }
@@ -124,12 +124,11 @@ static void job_answer(struct sg_http_stream *st, struct sg_http_response *resp,
 }
 
 /* Where a job's sandbox comes from and goes back to: a flavour's pool, or
- * the networked pool (then with the sandbox's address, for the proxy). */
+ * the networked pool (the sandbox then carries its address, for the proxy). */
 struct lease {
     struct sandbox sb;
     unsigned flavour;
     bool fallback;
-    char ip[DOCKER_IP_TEXT_MAX];
 };
 
 static int lease_take(struct exec_server *s, struct exec_request *req, struct lease *l,
@@ -137,7 +136,7 @@ static int lease_take(struct exec_server *s, struct exec_request *req, struct le
 {
     if (req->network_allow) {
         req->pool = EXEC_EGRESS_POOL_NAME;
-        return net_acquire(s, req, &l->sb, l->ip, err);
+        return net_acquire(s, req, &l->sb, err);
     }
     int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &l->sb,
                              &l->flavour, &l->fallback, err);
@@ -154,7 +153,7 @@ static json_t *lease_return(struct exec_server *s, const struct exec_request *re
         pool_set_release(s->pools, l->flavour, &l->sb);
         return NULL;
     }
-    json_t *net = net_finish(s, req, l->ip);
+    json_t *net = net_finish(s, req, l->sb.ip);
     pool_release(s->net_pool, &l->sb);
     return net;
 }
@@ -289,9 +288,10 @@ static json_t *egress_json(struct exec_server *s)
         return json_null();
     struct pool_stats ps;
     pool_get_stats(s->net_pool, &ps);
-    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network, "proxy",
-                     s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target", ps.target,
-                     "idle", ps.idle, "busy", ps.busy, "creating", ps.creating);
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i}", "network", s->cfg->egress_network,
+                     "proxy", s->cfg->egress_proxy, "runtime", s->cfg->egress_runtime, "target",
+                     ps.target, "idle", ps.idle, "busy", ps.busy, "creating", ps.creating,
+                     "tearing_down", ps.tearing_down);
 }
 
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)

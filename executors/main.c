@@ -132,7 +132,9 @@ static int start_net_pool(const struct exec_config *cfg, struct docker_client *d
                                  .target = cfg->egress_pool_size,
                                  .parallel = 1,
                                  .metrics = m,
-                                 .wait_ready = false};
+                                 /* warm means the runner's egress set-up is done */
+                                 .wait_ready = true,
+                                 .network = cfg->egress_network};
         r = pool_new(&pc, ret, err);
     }
     free(body);

@@ -26,6 +26,7 @@ struct pool {
     char instance[64];
     char label[128]; /* EXEC_LABEL_POOL value; empty: all of instance */
     char name[32];
+    char network[128]; /* sandbox.ip is looked up on it; empty: offline pool */
     struct metrics *metrics;
     unsigned mem_mb; /* last measurement of one warm sandbox */
     double mem_at, create_ms;
@@ -173,6 +174,9 @@ static void launch_one(struct pool *p)
     struct sg_error e = {0};
     double t0 = attach_now_ms();
     int r = sandbox_launch(p->dc, p->body, &sb, &e);
+    if (r == 0 && p->network[0] &&
+        (r = docker_container_ip(p->dc, sb.id, p->network, sb.ip, &e)) < 0)
+        sandbox_destroy(p->dc, &sb, NULL);
     double ms = attach_now_ms() - t0;
     if (p->metrics)
         metrics_create(p->metrics, ms, r == 0);
@@ -384,6 +388,7 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     snprintf(p->name, sizeof(p->name), "%s", cfg->name ? cfg->name : "plain");
     p->metrics = cfg->metrics;
     p->wait_ready = cfg->wait_ready;
+    snprintf(p->network, sizeof(p->network), "%s", cfg->network ? cfg->network : "");
     p->target = cfg->target < EXEC_POOL_SIZE_MAX ? cfg->target : EXEC_POOL_SIZE_MAX;
     p->parallel = cfg->parallel ? cfg->parallel : 1;
     if (p->parallel > EXEC_CREATE_PARALLEL_MAX)

@@ -48,6 +48,8 @@ struct pool_config {
     unsigned parallel;
     struct metrics *metrics; /* borrowed, may be NULL */
     bool wait_ready;         /* hold new sandboxes back until the runner's ready line */
+    const char *network;     /* copied: a networked pool's Docker network, whose address of
+                                each sandbox is looked up at launch (sandbox.ip); NULL: none */
 };
 
 struct pool_stats {

@@ -20,6 +20,10 @@ struct sandbox {
     char id[DOCKER_ID_LEN + 1];
     int fd;          /* the attach stream; -1 when closed */
     double ready_ms; /* monotonic time the container was started */
+    /* Its address on the egress network, looked up once at launch (a
+     * networked pool's sandbox; "" otherwise): the key of the job's
+     * allow-list at the proxy, kept off the job's path. */
+    char ip[DOCKER_IP_TEXT_MAX];
 };
 
 /* The JSON body of POST /containers/create for cfg: runtime, no network,

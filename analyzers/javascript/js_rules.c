@@ -104,7 +104,10 @@ static void check_plain_name(struct js_ctx *c, TSNode n, const struct js_str *na
 {
     if (name->truncated)
         return;
-    if (js_is_forbidden_name(c, name))
+    if (js_is_forbidden_name(c, name) && sg_strset_has(&c->lp->network_names, name->buf))
+        js_report(c, n, SG_RULE_NETWORK_DISABLED, "use of '" SHOWN "': %s", name->buf,
+                  SG_NETWORK_DISABLED_HOW);
+    else if (js_is_forbidden_name(c, name))
         js_report(c, n, SG_RULE_NAME_FORBIDDEN, "use of '" SHOWN "' is forbidden", name->buf);
     else if (js_is_forbidden_attr(c, name) || js_is_denied_dunder(c, name))
         js_report(c, n,

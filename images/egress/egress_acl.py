@@ -15,7 +15,9 @@ URL): "<client address> <host> <port>". The answer is OK only when
     exactly (an operator-listed internal host).
 
 Every decision is appended to decisions/<address> (bounded), which the
-executor reads and removes when the job ends. Lines are answered in order;
+executor reads and removes when the job ends; the answer tags the request
+with the job id, which the access-log line of its bytes carries
+(egress_log.py). Lines are answered in order;
 any malformed line is refused, never fatal.
 """
 import ipaddress
@@ -166,7 +168,9 @@ def answer(line):
     ok, job_id, reason = decide(src, host, port)
     if job_id is not None:
         record(src, job_id, host, port, ok, reason)
-    return "OK" if ok else "ERR message=" + urllib.parse.quote(reason)
+    # the job id tags the request: the access-log line of its bytes names it
+    tag = "" if job_id is None else " tag=" + urllib.parse.quote(job_id, safe="")
+    return ("OK" if ok else "ERR message=" + urllib.parse.quote(reason)) + tag
 
 
 def main():

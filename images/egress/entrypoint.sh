@@ -1,7 +1,8 @@
 #!/bin/sh
 # State directory shared with the executors (SANDGATE_EGRESS_DIR, default
 # /run/sandgate-egress): allow/<sandbox address> is written by the executor,
-# decisions/<sandbox address> by the ACL helper.
+# decisions/<sandbox address> by the ACL helper (decisions) and the logfile
+# daemon egress_log.py (bytes per finished request).
 # Blocked networks, refused unless a job's list names the host exactly (an
 # operator-listed internal host): SANDGATE_EGRESS_BLOCK (CIDRs), the file
 # SANDGATE_EGRESS_BLOCK_FILE (make up writes the gateway's and executors'

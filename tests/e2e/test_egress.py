@@ -16,6 +16,7 @@ list; an offline job still sees only `lo`; a tenant asking beyond its list is
 refused (403) before any sandbox; the result and the audit line list the
 proxy's decisions; the executor's /metrics counts them by verdict. Every
 container, network and file made here is removed."""
+import base64
 import json
 import os
 import shutil
@@ -39,7 +40,11 @@ OUT_NET = f"sg-egress-out-{RUN_ID}"
 ORIGIN = f"sg-origin-{RUN_ID}"
 PROXY = f"sg-proxy-{RUN_ID}"
 METADATA_NAME = "metadata.sandgate.test"
+# RAGFlow's network cases call an external site; here a test-only name that
+# the proxy's hosts file maps to the origin container stands in for it.
+RAGFLOW_NAME = "api.ragflow.sandgate.test"
 TOKEN = "egress-e2e-token-0123456789"
+OFFLINE_TOKEN = "egress-e2e-offline-0123456789"
 
 ORIGIN_CODE = r"""
 import http.server, ssl, threading
@@ -102,12 +107,13 @@ class Stack:
         create_container(ORIGIN, tex.IMAGES["python"], OUT_NET,
                          extra_hc={"Binds": [f"{self.certs}:/certs:ro"]},
                          Entrypoint=["python3", "-c", ORIGIN_CODE], User="65534:65534")
+        self.origin_ip = address(ORIGIN, OUT_NET)
         create_container(PROXY, sgtest.image("egress"), SBX_NET,
                          extra_hc={"Binds": [f"{self.state}:/run/sandgate-egress"],
-                                   "ExtraHosts": [f"{METADATA_NAME}:169.254.169.254"]})
+                                   "ExtraHosts": [f"{METADATA_NAME}:169.254.169.254",
+                                                  f"{RAGFLOW_NAME}:{self.origin_ip}"]})
         docker("POST", f"/networks/{OUT_NET}/connect", {"Container": PROXY})
         self.proxy = address(PROXY, SBX_NET) + ":3128"
-        self.origin_ip = address(ORIGIN, OUT_NET)
         self.wait_proxy()
 
     def wait_proxy(self, timeout=30):
@@ -156,10 +162,12 @@ class Egress(unittest.TestCase):
         try:
             cls.py = tex.Executor("python", pool_size=1, extra=egress_args(cls.stack))
             cls.js = tex.Executor("nodejs", pool_size=1, extra=egress_args(cls.stack))
+            ragflow = [f"{RAGFLOW_NAME}:8080", f"{RAGFLOW_NAME}:8443"]
             tokens = {"tenants": {"t": {"tokens": [TOKEN], "policies": ["default", "netprobe"],
                                         "network": {
-                "allow": [f"{ORIGIN}:8080", f"{ORIGIN}:8443", "*", "*:8080"],
-                "default": [f"{ORIGIN}:8080"]}}}}
+                "allow": [f"{ORIGIN}:8080", f"{ORIGIN}:8443", "*", "*:8080"] + ragflow,
+                "default": ragflow}},
+                                  "off": {"tokens": [OFFLINE_TOKEN]}}}
             cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
                                                           "nodejs": [cls.js.url]},
                                             "exec_grace_ms": 10000}, tokens=tokens,
@@ -236,6 +244,19 @@ def main():
         line = [x for x in self.gw.audit_lines() if x["request_id"] == body["job_id"]][0]
         self.assertEqual(line["network"]["allow"], [f"{ORIGIN}:8080", f"{ORIGIN}:8443"])
         self.assertIn(f"{ORIGIN}:8080", line["network"]["decisions"]["allowed"])
+        # every request's bytes, from the proxy's access log (one per request:
+        # two proxied GETs, two CONNECT tunnels), in the audit line and the log
+        conns = line["network"]["decisions"]["connections"]
+        self.assertEqual(sorted((c["host"], c["port"]) for c in conns),
+                         [(ORIGIN, 8080)] * 3 + [(ORIGIN, 8443)], conns)
+        for c in conns:
+            self.assertEqual(c["status"], 200, conns)
+            self.assertGreater(c["bytes_in"], 0, conns)
+            self.assertGreater(c["bytes_out"], len("origin says hi /r"), conns)
+        self.assertEqual(body["network"]["connections"], conns)
+        self.assertRegex(self.py.daemon.tail(20000),
+                         f'egress_bytes.* host="{ORIGIN}" port=8443 status=200 '
+                         'bytes_in=[1-9][0-9]* bytes_out=[1-9][0-9]*')
 
     def test_node_https_fetch_and_axios_reach_an_allowed_host(self):
         code = f"""
@@ -349,6 +370,50 @@ def main():
         self.assertNotEqual(body.get("pool", {}).get("flavour"), "egress")
         st, body = self.run_job("import requests\ndef main():\n    return 1\n")
         self.assertEqual([v["rule"] for v in body["violations"]], ["network.disabled"])
+
+    def ragflow_run(self, token, code):
+        b64 = base64.b64encode(code.encode()).decode()
+        st, _, body = self.gw.call("POST", "/run", {"code_b64": b64, "language": "nodejs"},
+                                   {"Authorization": f"Bearer {token}"}, timeout=120)
+        self.assertEqual(st, 200, body)
+        return body
+
+    def test_ragflow_network_cases_through_run(self):
+        """RAGFlow's two network cases (an https.get and an axios.get to a
+        site outside) through its own POST /run: a clean outcome when the
+        tenant's default list allows the host, network.disabled when the
+        tenant has no network; never a runner crash."""
+        https_get = f"""
+const https = require('https');
+async function main() {{
+  return new Promise((resolve, reject) => {{
+    https.get('https://{RAGFLOW_NAME}:8443/ragflow', {{ rejectUnauthorized: false }}, (res) => {{
+      let data = '';
+      res.on('data', (chunk) => {{ data += chunk; }});
+      res.on('end', () => resolve({{ status: res.statusCode, body: data }}));
+    }}).on('error', reject);
+  }});
+}}
+module.exports = {{ main }};
+"""
+        axios_get = f"""
+const axios = require('axios');
+async function main() {{
+  const res = await axios.get('http://{RAGFLOW_NAME}:8080/ragflow');
+  return {{ status: res.status, body: res.data }};
+}}
+module.exports = {{ main }};
+"""
+        for code in (https_get, axios_get):
+            self.wait_net_idle(self.js)
+            body = self.ragflow_run(TOKEN, code)
+            self.assertEqual((body["status"], body["exit_code"]), ("success", 0), body)
+            self.assertEqual(body["result"]["value"],
+                             {"status": 200, "body": "origin says hi /ragflow"}, body)
+            body = self.ragflow_run(OFFLINE_TOKEN, code)
+            self.assertEqual(body["status"], "program_runner_error", body)
+            self.assertIn("network.disabled", body["stderr"], body)
+            self.assertIn("network is off", body["stderr"], body)
 
     def test_a_tenant_cannot_ask_beyond_its_list(self):
         st, body = self.run_job("def main():\n    return 1\n", ["evil.example:22"])

@@ -701,7 +701,7 @@ Test(javascript, sloppy_this_reads_globals)
 {
     static const struct reject_case cases[] = {
         {"function f() { return this.process; }", N_FORBIDDEN},
-        {"function f() { return this['fetch']; }", N_FORBIDDEN},
+        {"function f() { return this['fetch']; }", SG_RULE_NETWORK_DISABLED},
         {"function f() { return (this).WebSocket; }", N_FORBIDDEN},
         /* a class key is evaluated in the enclosing (sloppy) function */
         {"function f() { class A { [this.process.pid]() {} } }", N_FORBIDDEN},
@@ -755,7 +755,7 @@ Test(javascript, reflective_getters_and_network)
         {"Object.getOwnPropertyDescriptor(Object, 'getPrototypeOf').value(f);", A_FORBIDDEN},
         {"class R extends Object { static p(x) { return super.getPrototypeOf(x); } }", A_FORBIDDEN},
         {"const [k] = ['getOwnPropertyNames']; Object[k](x);", A_FORBIDDEN},
-        {"fetch('http://127.0.0.1/');", N_FORBIDDEN},
+        {"fetch('http://127.0.0.1/');", SG_RULE_NETWORK_DISABLED},
         {"new WebSocket('ws://127.0.0.1/');", N_FORBIDDEN},
         {"const X = XMLHttpRequest;", N_FORBIDDEN},
     };
@@ -768,15 +768,23 @@ Test(javascript, reflective_getters_and_network)
     accept_all("default", ok, N(ok));
 }
 
-/* Network modules and fetch: network.disabled / name.forbidden without
- * network; axios, https, http and fetch in the networked variant. */
+/* Network modules and fetch: network.disabled (saying how an operator turns
+ * network on) without network; axios, https, http and fetch in the networked
+ * variant. Other forbidden names stay name.forbidden, and a policy without
+ * network_names (strict) keeps fetch a plain forbidden name. */
 Test(javascript, network_modules_need_network)
 {
     struct sg_policy *p = test_load_policy("default");
     expect_reject_lp(&p->javascript, "const axios = require('axios');", SG_RULE_NETWORK_DISABLED);
     expect_reject_lp(&p->javascript, "const https = require('node:https');",
                      SG_RULE_NETWORK_DISABLED);
-    expect_reject_lp(&p->javascript, "fetch('http://127.0.0.1/');", SG_RULE_NAME_FORBIDDEN);
+    expect_reject_lp(&p->javascript, "fetch('http://127.0.0.1/');", SG_RULE_NETWORK_DISABLED);
+    expect_first("const r = fetch('https://x.example/');", SG_RULE_NETWORK_DISABLED, 1, 11,
+                 "\"network\": {\"allow\"");
+    expect_first("eval('1');", SG_RULE_NAME_FORBIDDEN, 1, 1, "'eval' is forbidden");
+    struct sg_policy *strict = test_load_policy("strict");
+    expect_reject_lp(&strict->javascript, "fetch('http://127.0.0.1/');", SG_RULE_NAME_FORBIDDEN);
+    sg_policy_free(strict);
     const struct sg_lang_policy *net = &p->network->javascript;
     cr_expect(net->runtime.network);
     expect_accept_lp(net, "const axios = require('axios');\naxios.get('https://api.example.com');");
