@@ -80,17 +80,18 @@ json_t *gw_mcp_stools_list(const struct gw_mcp_caller *c, const struct sg_policy
                              string_prop(name), "content_b64",
                              string_prop("the file's bytes, base64")),
                    json_pack("[s,s,s]", "session_id", "name", "content_b64"), "openWorldHint"),
-        tool_entry("session_download",
-                   "Get a file from a session's working directory, such as one its code wrote. "
-                   "PNG, JPEG and SVG files come back as images, others as a resource with the "
-                   "bytes in base64.",
-                   json_pack("{s:o,s:o}", "session_id", string_prop(sid), "name",
-                             string_prop(name)),
-                   json_pack("[s,s]", "session_id", "name"), "readOnlyHint"),
-        tool_entry("session_close",
-                   "Close a session: its sandbox is destroyed and its variables and files are gone.",
-                   json_pack("{s:o}", "session_id", string_prop(sid)), json_pack("[s]", "session_id"),
-                   "destructiveHint"));
+        tool_entry(
+            "session_download",
+            "Get a file from a session's working directory, such as one its code wrote. "
+            "PNG, JPEG and SVG files come back as images, others as a resource with the "
+            "bytes in base64.",
+            json_pack("{s:o,s:o}", "session_id", string_prop(sid), "name", string_prop(name)),
+            json_pack("[s,s]", "session_id", "name"), "readOnlyHint"),
+        tool_entry(
+            "session_close",
+            "Close a session: its sandbox is destroyed and its variables and files are gone.",
+            json_pack("{s:o}", "session_id", string_prop(sid)), json_pack("[s]", "session_id"),
+            "destructiveHint"));
     return tools;
 }
 
@@ -228,8 +229,7 @@ static json_t *refuse(const char *code, const char *message)
     return r;
 }
 
-static json_t *upload(const struct gw_mcp_caller *c, const char *url, const char *name,
-                      json_t *b64)
+static json_t *upload(const struct gw_mcp_caller *c, const char *url, const char *name, json_t *b64)
 {
     unsigned char *bytes = NULL;
     size_t n = 0;
@@ -290,11 +290,10 @@ static json_t *file_result(const char *sid, const char *name, const char *data, 
     const char *mime = mime_of(name);
     snprintf(text, sizeof(text), "%s: %zu bytes, %s [request %s]", name, n, mime, rid);
     snprintf(uri, sizeof(uri), "sandgate://sessions/%s/files/%s", sid, name);
-    json_t *shown =
-        gw_mcp_is_image(mime)
-            ? json_pack("{s:s,s:s,s:s}", "type", "image", "data", b64, "mimeType", mime)
-            : json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri", uri,
-                        "mimeType", mime, "blob", b64);
+    json_t *shown = gw_mcp_is_image(mime)
+                        ? json_pack("{s:s,s:s,s:s}", "type", "image", "data", b64, "mimeType", mime)
+                        : json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri",
+                                    uri, "mimeType", mime, "blob", b64);
     free(b64);
     json_t *r = shown ? json_pack("{s:[{s:s,s:s},o],s:b}", "content", "type", "text", "text", text,
                                   shown, "isError", 0)
@@ -316,8 +315,8 @@ static json_t *download(const struct gw_mcp_caller *c, const char *url, const ch
         json_decref(o);
     } else if (len > GW_MCP_DOWNLOAD_MAX) {
         char m[160];
-        snprintf(m, sizeof(m), "%s: %zu bytes, over the %u bytes a download may return", name,
-                 len, GW_MCP_DOWNLOAD_MAX);
+        snprintf(m, sizeof(m), "%s: %zu bytes, over the %u bytes a download may return", name, len,
+                 GW_MCP_DOWNLOAD_MAX);
         ret = refuse("file_too_large", m);
     } else {
         ret = file_result(sid, name, resp.body ? resp.body : "", len, rid);
@@ -326,8 +325,8 @@ static json_t *download(const struct gw_mcp_caller *c, const char *url, const ch
     return ret;
 }
 
-int gw_mcp_stools_call(const struct gw_mcp_caller *c, const char *name, json_t *args,
-                       json_t **ret, char msg[256])
+int gw_mcp_stools_call(const struct gw_mcp_caller *c, const char *name, json_t *args, json_t **ret,
+                       char msg[256])
 {
     int t = tool_index(name);
     if (t < 0)
@@ -342,8 +341,8 @@ int gw_mcp_stools_call(const struct gw_mcp_caller *c, const char *name, json_t *
     } else if (!sg_file_name_ok(file, json_string_length(json_object_get(args, "name"))) ||
                sg_file_name_reserved(file, strlen(file))) {
         /* checked here too: the name goes into the session API's URL as it is */
-        *ret = refuse("bad_file_name", "name: " SG_FILE_NAME_RULE
-                                       ", not main.py, main.js or artifacts");
+        *ret = refuse("bad_file_name",
+                      "name: " SG_FILE_NAME_RULE ", not main.py, main.js or artifacts");
     } else {
         char url[GW_SESSION_PUBLIC_ID_LEN + SG_FILE_NAME_MAX + 64];
         snprintf(url, sizeof(url), "/v1/sessions/%s/files/%s", sid, file);

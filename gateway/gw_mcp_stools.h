@@ -40,7 +40,7 @@ json_t *gw_mcp_stools_list(const struct gw_mcp_caller *c, const struct sg_policy
 
 /* tools/call of a session tool, as gw_mcp_tools_call(): 0 with *ret the
  * CallToolResult (caller owns it), or a negative JSON-RPC error with msg. */
-int gw_mcp_stools_call(const struct gw_mcp_caller *c, const char *name, json_t *args,
-                       json_t **ret, char msg[256]);
+int gw_mcp_stools_call(const struct gw_mcp_caller *c, const char *name, json_t *args, json_t **ret,
+                       char msg[256]);
 
 #endif

@@ -474,10 +474,11 @@ int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **re
                    GW_RPC_INVALID_PARAMS)
                 : list_runtimes(c, args, ret, msg);
     else
-        r = (snprintf(msg, 256,
-                      "unknown tool '%.64s' (run_code, check_code, list_runtimes, "
-                      GW_MCP_STOOLS_NAMES ")",
-                      name),
+        r = (snprintf(
+                 msg, 256,
+                 "unknown tool '%.64s' (run_code, check_code, list_runtimes, " GW_MCP_STOOLS_NAMES
+                 ")",
+                 name),
              GW_RPC_INVALID_PARAMS);
     json_decref(empty);
     return r;
