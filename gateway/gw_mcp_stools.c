@@ -148,7 +148,7 @@ static int check_args(int t, json_t *args, char *msg)
 }
 
 /* One /v1/sessions call for the caller, answered as that endpoint would. */
-static void sessions_raw(const struct gw_mcp_caller *c, const char *method, const char *url,
+static void sessions_raw(const struct gw_mcp_caller *c, int t, const char *method, const char *url,
                          const char *body, size_t len, struct sg_http_response *resp)
 {
     struct sg_http_request req = *c->req;
@@ -157,7 +157,7 @@ static void sessions_raw(const struct gw_mcp_caller *c, const char *method, cons
     req.body = body ? body : "";
     req.body_len = body ? len : 0;
     *resp = (struct sg_http_response){.status = 200};
-    gw_sessions_handle(c->code_sessions, &req, resp);
+    gw_sessions_handle_tool(c->code_sessions, &req, resp, tool_names[t]);
 }
 
 static size_t resp_len(const struct sg_http_response *resp)
@@ -166,12 +166,12 @@ static size_t resp_len(const struct sg_http_response *resp)
 }
 
 /* The same with a JSON body (NULL: none) and answer (NULL if none). */
-static json_t *sessions_call(const struct gw_mcp_caller *c, const char *method, const char *url,
-                             json_t *body, int *ret_status, char rid[17])
+static json_t *sessions_call(const struct gw_mcp_caller *c, int t, const char *method,
+                             const char *url, json_t *body, int *ret_status, char rid[17])
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     struct sg_http_response resp;
-    sessions_raw(c, method, url, text, text ? strlen(text) : 0, &resp);
+    sessions_raw(c, t, method, url, text, text ? strlen(text) : 0, &resp);
     free(text);
     size_t len = resp_len(&resp);
     json_t *o = resp.body && len ? json_loadb(resp.body, len, 0, NULL) : NULL;
@@ -190,11 +190,11 @@ static json_t *json_tool(const struct gw_mcp_caller *c, int t, json_t *args, con
     if (t == S_CREATE) {
         if (body && !json_object_get(body, "language"))
             json_object_set_new(body, "language", json_string("python"));
-        o = sessions_call(c, "POST", "/v1/sessions", body, &status, rid);
+        o = sessions_call(c, t, "POST", "/v1/sessions", body, &status, rid);
     } else {
         snprintf(url, sizeof(url), "/v1/sessions/%s%s", sid, t == S_EXEC ? "/exec" : "");
         json_object_del(body, "session_id");
-        o = sessions_call(c, t == S_EXEC ? "POST" : "DELETE", url, body, &status, rid);
+        o = sessions_call(c, t, t == S_EXEC ? "POST" : "DELETE", url, body, &status, rid);
     }
     json_decref(body);
     json_t *ret;
@@ -245,7 +245,7 @@ static json_t *upload(const struct gw_mcp_caller *c, const char *url, const char
     if (rc < 0)
         return refuse("bad_base64", err.msg);
     struct sg_http_response resp;
-    sessions_raw(c, "PUT", url, (const char *)bytes, n, &resp);
+    sessions_raw(c, S_UPLOAD, "PUT", url, (const char *)bytes, n, &resp);
     free(bytes);
     size_t len = resp_len(&resp);
     json_t *o = resp.body && len ? json_loadb(resp.body, len, 0, NULL) : NULL;
@@ -305,7 +305,7 @@ static json_t *download(const struct gw_mcp_caller *c, const char *url, const ch
                         const char *name)
 {
     struct sg_http_response resp;
-    sessions_raw(c, "GET", url, NULL, 0, &resp);
+    sessions_raw(c, S_DOWNLOAD, "GET", url, NULL, 0, &resp);
     size_t len = resp_len(&resp);
     const char *rid = gw_mcp_request_id(&resp);
     json_t *ret;

@@ -36,6 +36,7 @@ struct sreq {
     size_t code_len;
     const char *policy; /* borrowed from rs */
     const char *verdict;
+    const char *tool; /* the MCP tool making the call; NULL: /v1/sessions itself */
 };
 
 static bool hex_only(const char *s, size_t n)
@@ -592,6 +593,10 @@ static void audit(struct sreq *q, const struct sg_http_request *req, int status)
                   q->public_id[0] ? q->public_id : NULL, "code_bytes", (json_int_t)q->code_len,
                   "code_sha256", q->code_sha[0] ? q->code_sha : NULL, "policy", q->policy,
                   "verdict", q->verdict, "status", status, "outcome", q->outcome);
+    if (o && q->tool) { /* an MCP tool's call: audited as the MCP endpoint's */
+        json_object_set_new(o, "endpoint", json_string("mcp"));
+        json_object_set_new(o, "tool", json_string(q->tool));
+    }
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(q->g->jobs->audit, line, strlen(line));
@@ -634,7 +639,13 @@ static void dispatch(struct sreq *q, const struct sg_http_request *req,
 void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
-    struct sreq q = {.g = g};
+    gw_sessions_handle_tool(g, req, resp, NULL);
+}
+
+void gw_sessions_handle_tool(struct gw_sessions *g, const struct sg_http_request *req,
+                             struct sg_http_response *resp, const char *tool)
+{
+    struct sreq q = {.g = g, .tool = tool};
     gw_request_id(q.id);
     q.rs = gw_ruleset_slot_get(g->jobs->rules);
     uint64_t t0 = gw_now_ns();

@@ -42,4 +42,9 @@ bool gw_sessions_path(const char *url);
 void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
                         struct sg_http_response *resp);
 
+/* The same for an MCP tool (tool: its name, borrowed): the audit line says
+ * endpoint "mcp" and the tool. */
+void gw_sessions_handle_tool(struct gw_sessions *g, const struct sg_http_request *req,
+                             struct sg_http_response *resp, const char *tool);
+
 #endif

@@ -406,6 +406,11 @@ class McpCase(unittest.TestCase):
             self.assertFalse(res["isError"], res)
             self.assertIn(f"uploaded {name} ({len(data)} bytes)", text_of(res))
             self.assertEqual(self.py.sessions[session[3:]]["files"][name], data)
+        # audited as the MCP endpoint's calls, with the tool's name
+        self.gw.wait_for(lambda: any(
+            (a.get("endpoint"), a.get("tool"), a.get("method"), a.get("session_id")) ==
+            ("mcp", "session_upload", "PUT", session) for a in self.gw.audit_lines()),
+            what="session_upload's audit line")
         res = self.tool(sid, "session_download", {"session_id": session, "name": "chart.png"})
         self.assertFalse(res["isError"], res)
         self.assertEqual(res["content"][1], {"type": "image", "mimeType": "image/png",
