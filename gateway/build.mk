@@ -7,7 +7,7 @@ GATEWAY_SRCS += gateway/gw_util.c gateway/gw_config.c gateway/gw_tenants.c gatew
                 gateway/gw_request.c gateway/gw_audit.c gateway/gw_metrics.c \
                 gateway/gw_router.c gateway/gw_ruleset.c gateway/gw_respond.c \
                 gateway/gw_jobs.c gateway/gw_info.c gateway/gw_mcp_rpc.c gateway/gw_mcp_session.c \
-                gateway/gw_mcp_tools.c gateway/gw_mcp_calls.c gateway/gw_mcp.c gateway/gw_server.c gateway/gw_discover.c \
+                gateway/gw_mcp_tools.c gateway/gw_mcp_stools.c gateway/gw_mcp_calls.c gateway/gw_mcp.c gateway/gw_server.c gateway/gw_discover.c \
                 gateway/gw_sse.c gateway/gw_relay.c gateway/gw_jobtab.c gateway/gw_sse_out.c \
                 gateway/gw_sessions.c
 

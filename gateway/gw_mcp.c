@@ -156,7 +156,7 @@ static json_t *initialize(struct exchange *x, json_t *params, int *code, char *m
 }
 
 /* tools/call, noted while it runs so that notifications/cancelled can find
- * it: run_code by the job id made for it, run_in_session by its session. */
+ * it: run_code by the job id made for it, session_exec by its session. */
 static int cancellable_call(struct exchange *x, struct gw_mcp_caller *c,
                             const struct gw_rpc_msg *msg, json_t **result, char *text)
 {
@@ -170,7 +170,7 @@ static int cancellable_call(struct exchange *x, struct gw_mcp_caller *c,
         gw_request_id(job_id);
         c->job_id = job_id;
         slot = gw_mcp_calls_begin(&x->m->calls, mcp, msg->id, GW_MCP_CALL_JOB, job_id);
-    } else if (name && sid && strcmp(name, "run_in_session") == 0) {
+    } else if (name && sid && strcmp(name, "session_exec") == 0) {
         slot = gw_mcp_calls_begin(&x->m->calls, mcp, msg->id, GW_MCP_CALL_SESSION, sid);
     }
     int code = gw_mcp_tools_call(c, msg->params, result, text);
@@ -201,7 +201,7 @@ static void cancel_call(struct exchange *x, json_t *params)
         gw_jobs_cancel(x->m->jobs, &req, &resp);
     } else if (x->m->code_sessions) {
         snprintf(url, sizeof(url), "/v1/sessions/%s/cancel", call.target);
-        gw_sessions_handle_plain(x->m->code_sessions, &req, &resp);
+        gw_sessions_handle_tool(x->m->code_sessions, &req, &resp, NULL);
     }
     sg_log(SG_LOG_INFO, "mcp_cancel", "target=%s kind=%s status=%d", call.target,
            call.kind == GW_MCP_CALL_JOB ? "job" : "session", resp.status);

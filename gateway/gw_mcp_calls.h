@@ -1,6 +1,6 @@
 /* gw_mcp_calls.h - the MCP tools/call requests in flight that a client may
  * cancel (notifications/cancelled, params.requestId): run_code's job and
- * run_in_session's session, keyed by the MCP session and the request id.
+ * session_exec's session, keyed by the MCP session and the request id.
  *
  * Bounded: past GW_MCP_CALLS_MAX calls in flight a new one runs but cannot
  * be cancelled this way (the job / session cancel endpoints still can). An

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "gw_mcp_rpc.h"
+#include "gw_mcp_stools.h"
 #include "gw_respond.h"
 #include "policy.h"
 #include "sg_lang.h"
@@ -120,40 +121,6 @@ static json_t *code_schema(const struct gw_mcp_caller *c, const struct sg_policy
                      "language", "code", "additionalProperties", 0);
 }
 
-/* The session tools' schemas (the /v1/sessions calls they make). */
-static json_t *session_tools(const struct gw_mcp_caller *c, const struct sg_policy *def)
-{
-    char create[512];
-    snprintf(create, sizeof(create),
-             "Open a Python session: a sandbox whose variables, functions, imports and files "
-             "persist between run_in_session calls, like a notebook. Every cell is checked "
-             "against the policy (default '%s') together with the cells before it. Close it "
-             "with close_session when done; it also ends after 10 minutes idle.",
-             def->name);
-    json_t *sid = json_pack("{s:s,s:s}", "type", "string", "description",
-                            "the session_id create_session returned");
-    json_t *tools = json_pack(
-        "[{s:s,s:s,s:{s:s,s:{s:{s:s,s:[s]},s:{s:s,s:o}},s:b},s:{s:b}},"
-        "{s:s,s:s,s:{s:s,s:{s:O,s:{s:s,s:s},s:{s:s,s:i}},s:[s,s],s:b},s:{s:b}},"
-        "{s:s,s:s,s:{s:s,s:{s:O},s:[s],s:b},s:{s:b}}]",
-        "name", "create_session", "description", create, "inputSchema", "type", "object",
-        "properties", "language", "type", "string", "enum", "python", "policy", "type", "string",
-        "enum", policy_enum(c, def), "additionalProperties", 0, "annotations", "openWorldHint", 0,
-        "name", "run_in_session", "description",
-        "Run Python code in an open session. The value of a final expression is the result "
-        "(as a notebook shows it); no main() is needed. Files the code writes under artifacts/ "
-        "come back. Names from earlier calls are still defined.",
-        "inputSchema", "type", "object", "properties", "session_id", sid, "code", "type", "string",
-        "description", "the code to run", "timeout_ms", "type", "integer", "minimum", 1, "required",
-        "session_id", "code", "additionalProperties", 0, "annotations", "openWorldHint", 0, "name",
-        "close_session", "description",
-        "Close a session: its sandbox is destroyed and its variables are gone.", "inputSchema",
-        "type", "object", "properties", "session_id", sid, "required", "session_id",
-        "additionalProperties", 0, "annotations", "destructiveHint", 1);
-    json_decref(sid);
-    return tools;
-}
-
 json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c)
 {
     const struct sg_policy *def = gw_ruleset_policy(c->rs, c->tenant, NULL);
@@ -179,7 +146,7 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c)
         "inputSchema", "type", "object", "properties", "policy", "type", "string", "enum",
         policy_enum(c, def), "additionalProperties", 0, "annotations", "readOnlyHint", 1);
     free(run);
-    json_t *more = tools && c->code_sessions ? session_tools(c, def) : NULL;
+    json_t *more = tools && c->code_sessions ? gw_mcp_stools_list(c, def) : NULL;
     if (more)
         json_array_extend(json_object_get(tools, "tools"), more);
     json_decref(more);
@@ -480,110 +447,6 @@ static int code_tool(const struct gw_mcp_caller *c, const char *tool, json_t *ar
     return *ret ? 0 : (snprintf(msg, 256, "out of memory"), GW_RPC_INTERNAL_ERROR);
 }
 
-/* One /v1/sessions call for the caller, answered as that endpoint would. */
-static json_t *sessions_call(const struct gw_mcp_caller *c, const char *method, const char *url,
-                             json_t *body, int *ret_status, char rid[17])
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    struct sg_http_request req = *c->req;
-    req.method = method;
-    req.url = url;
-    req.body = text ? text : "";
-    req.body_len = text ? strlen(text) : 0;
-    struct sg_http_response resp = {.status = 200};
-    gw_sessions_handle_plain(c->code_sessions, &req, &resp);
-    free(text);
-    size_t len = resp.body_len ? resp.body_len : (resp.body ? strlen(resp.body) : 0);
-    json_t *o = resp.body && len ? json_loadb(resp.body, len, 0, NULL) : NULL;
-    free(resp.body);
-    snprintf(rid, 17, "%s", request_id(&resp));
-    *ret_status = resp.status;
-    return o;
-}
-
-static bool session_id_ok(json_t *v)
-{
-    size_t n = json_string_length(v);
-    return json_is_string(v) && n > 0 && n <= GW_SESSION_PUBLIC_ID_LEN &&
-           strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
-}
-
-static int session_args(const char *name, json_t *args, char *msg)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(args, k, v)
-    {
-        bool ok = strcmp(name, "create_session") == 0
-                      ? (!strcmp(k, "language") || !strcmp(k, "policy")) && json_is_string(v)
-                  : !strcmp(k, "session_id") ? session_id_ok(v)
-                  : !strcmp(k, "code") ? strcmp(name, "run_in_session") == 0 && json_is_string(v)
-                  : !strcmp(k, "timeout_ms") ? strcmp(name, "run_in_session") == 0 &&
-                                                   json_is_integer(v) && json_integer_value(v) > 0
-                                             : false;
-        if (!ok)
-            return snprintf(msg, 256,
-                            "arguments.%.64s: not an argument of %s, or of the wrong type", k,
-                            name),
-                   GW_RPC_INVALID_PARAMS;
-    }
-    bool need_sid = strcmp(name, "create_session") != 0;
-    if ((need_sid && !json_object_get(args, "session_id")) ||
-        (strcmp(name, "run_in_session") == 0 && !json_object_get(args, "code")))
-        return snprintf(msg, 256, "arguments: %s needs %s", name,
-                        strcmp(name, "run_in_session") == 0 ? "session_id and code" : "session_id"),
-               GW_RPC_INVALID_PARAMS;
-    return 0;
-}
-
-static int session_tool(const struct gw_mcp_caller *c, const char *name, json_t *args, json_t **ret,
-                        char *msg)
-{
-    int r = session_args(name, args, msg), status = 0;
-    if (r < 0)
-        return r;
-    char url[128], rid[17];
-    const char *sid = json_string_value(json_object_get(args, "session_id"));
-    json_t *o = NULL;
-    if (strcmp(name, "create_session") == 0) {
-        json_t *body = json_deep_copy(args);
-        if (body && !json_object_get(body, "language"))
-            json_object_set_new(body, "language", json_string("python"));
-        o = sessions_call(c, "POST", "/v1/sessions", body, &status, rid);
-        json_decref(body);
-    } else if (strcmp(name, "run_in_session") == 0) {
-        snprintf(url, sizeof(url), "/v1/sessions/%s/exec", sid);
-        json_t *body = json_deep_copy(args);
-        json_object_del(body, "session_id");
-        o = sessions_call(c, "POST", url, body, &status, rid);
-        json_decref(body);
-    } else {
-        snprintf(url, sizeof(url), "/v1/sessions/%s", sid);
-        o = sessions_call(c, "DELETE", url, NULL, &status, rid);
-    }
-    char text[512];
-    if (status >= 300)
-        *ret = error_result(status, o, rid);
-    else if (strcmp(name, "run_in_session") == 0)
-        *ret = json_is_object(o)
-                   ? run_result(o)
-                   : tool_result(json_pack("[o]", text_content("internal: unreadable answer")), 1);
-    else {
-        const char *id = json_string_value(json_object_get(o, "session_id"));
-        const char *pol = json_string_value(json_object_get(json_object_get(o, "policy"), "name"));
-        if (strcmp(name, "create_session") == 0)
-            snprintf(text, sizeof(text),
-                     "session_id: %s (python, policy '%s'); pass it to run_in_session, and "
-                     "close it with close_session when done [request %s]",
-                     id ? id : "?", pol ? pol : "?", rid);
-        else
-            snprintf(text, sizeof(text), "session %s closed [request %s]", sid, rid);
-        *ret = tool_result(json_pack("[o]", text_content(text)), 0);
-    }
-    json_decref(o);
-    return *ret ? 0 : (snprintf(msg, 256, "out of memory"), GW_RPC_INTERNAL_ERROR);
-}
-
 int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **ret, char msg[256])
 {
     *ret = NULL;
@@ -601,10 +464,8 @@ int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **re
         r = code_tool(c, "run_code", args, 1, ret, msg);
     else if (strcmp(name, "check_code") == 0)
         r = code_tool(c, "check_code", args, 0, ret, msg);
-    else if (c->code_sessions &&
-             (strcmp(name, "create_session") == 0 || strcmp(name, "run_in_session") == 0 ||
-              strcmp(name, "close_session") == 0))
-        r = session_tool(c, name, args, ret, msg);
+    else if (c->code_sessions && gw_mcp_stools_has(name))
+        r = gw_mcp_stools_call(c, name, args, ret, msg);
     else if (strcmp(name, "list_runtimes") == 0)
         r = json_object_size(args) > (json_object_get(args, "policy") ? 1u : 0u) ||
                     (json_object_get(args, "policy") &&
@@ -613,11 +474,44 @@ int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **re
                    GW_RPC_INVALID_PARAMS)
                 : list_runtimes(c, args, ret, msg);
     else
-        r = (snprintf(msg, 256,
-                      "unknown tool '%.64s' (run_code, check_code, list_runtimes, "
-                      "create_session, run_in_session, close_session)",
-                      name),
+        r = (snprintf(
+                 msg, 256,
+                 "unknown tool '%.64s' (run_code, check_code, list_runtimes, " GW_MCP_STOOLS_NAMES
+                 ")",
+                 name),
              GW_RPC_INVALID_PARAMS);
     json_decref(empty);
     return r;
+}
+
+/* ------------------------------------------ shared with gw_mcp_stools.c */
+
+json_t *gw_mcp_policy_enum(const struct gw_mcp_caller *c, const struct sg_policy *def)
+{
+    return policy_enum(c, def);
+}
+
+json_t *gw_mcp_text_result(const char *text, int is_error)
+{
+    return tool_result(json_pack("[o]", text_content(text)), is_error);
+}
+
+json_t *gw_mcp_run_result(json_t *o)
+{
+    return run_result(o);
+}
+
+json_t *gw_mcp_error_result(int status, json_t *o, const char *rid)
+{
+    return error_result(status, o, rid);
+}
+
+const char *gw_mcp_request_id(const struct sg_http_response *resp)
+{
+    return request_id(resp);
+}
+
+bool gw_mcp_is_image(const char *mime)
+{
+    return is_image(mime);
 }

@@ -10,10 +10,9 @@
  * for other artifacts. Policy rejections and failed runs are results with
  * isError true whose text names rule, line and column.
  *
- * The session tools (create_session, run_in_session, close_session) are
- * POST /v1/sessions, POST /v1/sessions/{id}/exec and DELETE /v1/sessions/{id}
- * for the same caller (gw_sessions.h): variables persist between
- * run_in_session calls, and each cell passes the session's policy.
+ * The session tools (session_create, session_exec, session_upload,
+ * session_download, session_close) live in gw_mcp_stools.h; this module lists
+ * and dispatches them when the caller has code_sessions.
  *
  * The list_runtimes tool reports what the policy allows per language and,
  * from GET /v1/runtimes, what the images have installed and which of it the
@@ -23,6 +22,7 @@
 #define SG_GW_MCP_TOOLS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "gw_jobs.h"
 #include "gw_sessions.h"
@@ -57,5 +57,18 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c);
  * owns it). Negative: a JSON-RPC error (-32602 unknown tool or arguments
  * against the schema, -32603 out of memory) with msg filled. */
 int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **ret, char msg[256]);
+
+/* For gw_mcp_stools.c, so the session tools answer as these do. */
+json_t *gw_mcp_policy_enum(const struct gw_mcp_caller *c, const struct sg_policy *def);
+/* A CallToolResult with one text block; NULL on out of memory. */
+json_t *gw_mcp_text_result(const char *text, int is_error);
+/* A /v1/run-shaped answer (o borrowed) as run_code's content. */
+json_t *gw_mcp_run_result(json_t *o);
+/* An HTTP error answer (o borrowed, may be NULL) as a tool error. */
+json_t *gw_mcp_error_result(int status, json_t *o, const char *rid);
+/* The X-Request-Id a handler set on resp, "-" if none (borrowed from resp). */
+const char *gw_mcp_request_id(const struct sg_http_response *resp);
+/* true for the MIME types answered as image content (PNG, JPEG, SVG). */
+bool gw_mcp_is_image(const char *mime);
 
 #endif

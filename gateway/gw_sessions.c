@@ -43,6 +43,7 @@ struct sreq {
     bool stream;                        /* a streamed cell: answered as events */
     struct gw_sse_out out;              /* its stream, once begun */
     const struct gw_exec_hooks *hooks;  /* for the next call(): the relay's */
+    const char *tool; /* the MCP tool making the call; NULL: /v1/sessions itself */
 };
 
 static bool hex_only(const char *s, size_t n)
@@ -639,6 +640,10 @@ static void audit(struct sreq *q, const struct sg_http_request *req, int status)
                   q->public_id[0] ? q->public_id : NULL, "code_bytes", (json_int_t)q->code_len,
                   "code_sha256", q->code_sha[0] ? q->code_sha : NULL, "policy", q->policy,
                   "verdict", q->verdict, "status", status, "outcome", q->outcome);
+    if (o && q->tool) { /* an MCP tool's call: audited as the MCP endpoint's */
+        json_object_set_new(o, "endpoint", json_string("mcp"));
+        json_object_set_new(o, "tool", json_string(q->tool));
+    }
     char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(q->g->jobs->audit, line, strlen(line));
@@ -679,9 +684,9 @@ static void dispatch(struct sreq *q, const struct sg_http_request *req,
 }
 
 static void handle(struct gw_sessions *g, const struct sg_http_request *req, bool may_stream,
-                   struct sg_http_response *resp)
+                   const char *tool, struct sg_http_response *resp)
 {
-    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream};
+    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream, .tool = tool};
     gw_request_id(q.id);
     q.rs = gw_ruleset_slot_get(g->jobs->rules);
     uint64_t t0 = gw_now_ns();
@@ -702,11 +707,11 @@ static void handle(struct gw_sessions *g, const struct sg_http_request *req, boo
 void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
-    handle(g, req, true, resp);
+    handle(g, req, true, NULL, resp);
 }
 
-void gw_sessions_handle_plain(struct gw_sessions *g, const struct sg_http_request *req,
-                              struct sg_http_response *resp)
+void gw_sessions_handle_tool(struct gw_sessions *g, const struct sg_http_request *req,
+                             struct sg_http_response *resp, const char *tool)
 {
-    handle(g, req, false, resp);
+    handle(g, req, false, tool, resp);
 }

@@ -42,9 +42,11 @@ bool gw_sessions_path(const char *url);
 void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,
                         struct sg_http_response *resp);
 
-/* The same for a caller that answers in its own form (the MCP tools): a
- * cell is never streamed, whatever the request's Accept says. */
-void gw_sessions_handle_plain(struct gw_sessions *g, const struct sg_http_request *req,
-                              struct sg_http_response *resp);
+/* The same for an MCP tool (tool: its name, borrowed; NULL for a call the
+ * MCP layer makes itself, such as a cancel): a cell is never streamed,
+ * whatever the request's Accept says, and the audit line says endpoint "mcp"
+ * and the tool. */
+void gw_sessions_handle_tool(struct gw_sessions *g, const struct sg_http_request *req,
+                             struct sg_http_response *resp, const char *tool);
 
 #endif

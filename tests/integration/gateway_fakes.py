@@ -189,6 +189,14 @@ class _Handler(BaseHTTPRequestHandler):
                 ans = fake.answer({"job_id": "cell", "arguments": {"code": code}})
                 ans.update(session_id=parts[0], session_lost=False)
                 return ans if cell.get("stream") is True else self._send(200, ans)
+            if rest.startswith("files/") and self.command == "PUT":
+                sess.setdefault("files", {})[rest[6:]] = raw
+                return self._send(204, b"")
+            if rest.startswith("files/") and self.command == "GET":
+                if rest[6:] not in sess.get("files", {}):
+                    return self._send(404, {"error": {"code": "file_not_found",
+                                                      "message": "no such file"}})
+                return self._send(200, sess["files"][rest[6:]], "application/octet-stream")
             return self._send(404, {"error": {"code": "not_found", "message": path}})
 
 

@@ -261,9 +261,13 @@ class McpCase(unittest.TestCase):
     # --- tools ------------------------------------------------------------------
     def test_tools_list_is_generated_from_the_live_policy(self):
         tools = {t["name"]: t for t in self.call(self.session(), "tools/list")["result"]["tools"]}
-        self.assertEqual(set(tools), {"run_code", "check_code", "list_runtimes", "create_session",
-                                      "run_in_session", "close_session"})
-        self.assertEqual(tools["run_in_session"]["inputSchema"]["required"],
+        self.assertEqual(set(tools), {"run_code", "check_code", "list_runtimes", "session_create",
+                                      "session_exec", "session_upload", "session_download",
+                                      "session_close"})
+        self.assertEqual(tools["session_upload"]["inputSchema"]["required"],
+                         ["session_id", "name", "content_b64"])
+        self.assertEqual(tools["session_download"]["annotations"], {"readOnlyHint": True})
+        self.assertEqual(tools["session_exec"]["inputSchema"]["required"],
                          ["session_id", "code"])
         run = tools["run_code"]
         self.assertEqual(run["inputSchema"]["required"], ["language", "code"])
@@ -362,16 +366,16 @@ class McpCase(unittest.TestCase):
 
     def test_session_tools_keep_a_session_for_the_caller(self):
         sid = self.session()
-        res = self.tool(sid, "create_session", {})
+        res = self.tool(sid, "session_create", {})
         self.assertFalse(res["isError"], res)
         session = re.search(r"session_id: (py-[0-9a-f-]+)", text_of(res)).group(1)
         self.assertIn(session[3:], self.py.sessions)
         for code in ("import functools", "f = functools"):
-            res = self.tool(sid, "run_in_session", {"session_id": session, "code": code})
+            res = self.tool(sid, "session_exec", {"session_id": session, "code": code})
             self.assertFalse(res["isError"], res)
             self.assertIn("status: success", text_of(res))
         # the earlier cells bind f: the call resolves through them and is refused
-        res = self.tool(sid, "run_in_session", {"session_id": session,
+        res = self.tool(sid, "session_exec", {"session_id": session,
                                                 "code": "f.singledispatch(len)"})
         self.assertTrue(res["isError"], res)
         self.assertIn("call.forbidden", text_of(res))
@@ -380,16 +384,16 @@ class McpCase(unittest.TestCase):
         # another tenant cannot use it
         other = {"Authorization": "Bearer " + OTHER}
         res_b = self.call(self.session(auth=other), "tools/call",
-                          {"name": "run_in_session",
+                          {"name": "session_exec",
                            "arguments": {"session_id": session, "code": "1"}}, auth=other)
         self.assertTrue(res_b["result"]["isError"])
         self.assertIn("session_not_found", text_of(res_b["result"]))
-        res = self.tool(sid, "close_session", {"session_id": session})
+        res = self.tool(sid, "session_close", {"session_id": session})
         self.assertFalse(res["isError"], res)
         self.assertNotIn(session[3:], self.py.sessions)
         for args in ({"session_id": "../x", "code": "1"}, {"code": "1"},
                      {"session_id": session, "code": 1}):
-            body = self.call(sid, "tools/call", {"name": "run_in_session", "arguments": args})
+            body = self.call(sid, "tools/call", {"name": "session_exec", "arguments": args})
             self.assertEqual(body["error"]["code"], -32602, (args, body))
 
     def cancelled(self, sid, rid):
@@ -427,12 +431,12 @@ class McpCase(unittest.TestCase):
     def test_notifications_cancelled_cancels_the_running_cell(self):
         sid = self.session()
         session = re.search(r"session_id: (py-[0-9a-f-]+)",
-                            text_of(self.tool(sid, "create_session", {}))).group(1)
+                            text_of(self.tool(sid, "session_create", {}))).group(1)
         self.py.session_delay = 0.7  # each call to the fake takes this long
         self.addCleanup(setattr, self.py, "session_delay", 0)
         got = {}
         t = threading.Thread(target=lambda: got.update(b=self.call(
-            sid, "tools/call", {"name": "run_in_session",
+            sid, "tools/call", {"name": "session_exec",
                                 "arguments": {"session_id": session, "code": "x = 1"}}, rid=41)))
         t.start()
         time.sleep(0.4)
@@ -443,6 +447,92 @@ class McpCase(unittest.TestCase):
         self.assertFalse(got["b"]["result"]["isError"], got)
         calls = [c for c in self.py.session_calls if c[1].endswith("/cancel")]
         self.assertEqual(calls, [("POST", f"/v1/sessions/{session[3:]}/cancel", "t.a")])
+
+    def test_session_files_upload_and_download(self):
+        sid = self.session()
+        res = self.tool(sid, "session_create", {})
+        session = re.search(r"session_id: (py-[0-9a-f-]+)", text_of(res)).group(1)
+        self.addCleanup(self.tool, sid, "session_close", {"session_id": session})
+        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+        for name, data in (("chart.png", png), ("data.csv", b"a,b\n1,2\n"), ("empty.bin", b"")):
+            res = self.tool(sid, "session_upload", {"session_id": session, "name": name,
+                                                    "content_b64": base64.b64encode(data).decode()})
+            self.assertFalse(res["isError"], res)
+            self.assertIn(f"uploaded {name} ({len(data)} bytes)", text_of(res))
+            self.assertEqual(self.py.sessions[session[3:]]["files"][name], data)
+        # audited as the MCP endpoint's calls, with the tool's name
+        self.gw.wait_for(lambda: any(
+            (a.get("endpoint"), a.get("tool"), a.get("method"), a.get("session_id")) ==
+            ("mcp", "session_upload", "PUT", session) for a in self.gw.audit_lines()),
+            what="session_upload's audit line")
+        res = self.tool(sid, "session_download", {"session_id": session, "name": "chart.png"})
+        self.assertFalse(res["isError"], res)
+        self.assertEqual(res["content"][1], {"type": "image", "mimeType": "image/png",
+                                             "data": base64.b64encode(png).decode()})
+        res = self.tool(sid, "session_download", {"session_id": session, "name": "data.csv"})
+        self.assertEqual(res["content"][1]["resource"],
+                         {"uri": f"sandgate://sessions/{session}/files/data.csv",
+                          "mimeType": "application/octet-stream",
+                          "blob": base64.b64encode(b"a,b\n1,2\n").decode()})
+        res = self.tool(sid, "session_download", {"session_id": session, "name": "empty.bin"})
+        self.assertEqual(res["content"][1]["resource"]["blob"], "")
+        # the session API's errors are tool errors: a missing file, an unknown session
+        res = self.tool(sid, "session_download", {"session_id": session, "name": "nope.txt"})
+        self.assertTrue(res["isError"])
+        self.assertIn("file_not_found (HTTP 404)", text_of(res))
+        for tool, extra in (("session_download", {}), ("session_upload", {"content_b64": ""})):
+            res = self.tool(sid, tool, dict(extra, session_id=session[:-32] + "0" * 32,
+                                            name="x.txt"))
+            self.assertTrue(res["isError"], res)
+            self.assertIn("session_not_found", text_of(res))
+        # names outside the job files' rule, bad base64, over the cap: refused before any call
+        calls = len(self.py.session_calls)
+        for name in ("../etc", "a/b", ".hidden", "main.py", "artifacts", "x" * 129, "a?b", ""):
+            for tool, extra in (("session_download", {}), ("session_upload", {"content_b64": ""})):
+                res = self.tool(sid, tool, dict(extra, session_id=session, name=name))
+                self.assertTrue(res["isError"], (name, res))
+                self.assertIn("bad_file_name", text_of(res))
+        res = self.tool(sid, "session_upload", {"session_id": session, "name": "x.txt",
+                                                "content_b64": "not base64!"})
+        self.assertTrue(res["isError"])
+        self.assertIn("bad_base64", text_of(res))
+        self.assertEqual(len(self.py.session_calls), calls)
+        # arguments against the schema are invalid params
+        for tool, args in (("session_upload", {"session_id": session, "name": "x"}),
+                           ("session_upload", {"session_id": session, "name": 1,
+                                               "content_b64": ""}),
+                           ("session_download", {"session_id": session}),
+                           ("session_download", {"session_id": session, "name": "x",
+                                                 "code": "1"}),
+                           ("session_download", {"session_id": "../x", "name": "x"})):
+            body = self.call(sid, "tools/call", {"name": tool, "arguments": args})
+            self.assertEqual(body["error"]["code"], -32602, (tool, args, body))
+
+    def test_session_upload_is_capped(self):
+        gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]},
+                      "max_files_bytes": 1000}, tokens={"tenants": {"a": TOKENS["tenants"]["a"]}})
+        self.addCleanup(lambda: self.assertEqual(gw.stop(), 0))
+        st, hdrs, _ = gw.call("POST", "/mcp", init_body(), dict(ACCEPT, **AUTH))
+        h = dict(ACCEPT, **AUTH, **{"Mcp-Session-Id": hdrs["mcp-session-id"]})
+
+        def rpc(method, params):
+            st, _, body = gw.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": method,
+                                                   "params": params}, h)
+            self.assertEqual(st, 200, body)
+            return body["result"]
+
+        def tool(name, args):
+            return rpc("tools/call", {"name": name, "arguments": args})
+        tools = {t["name"]: t for t in rpc("tools/list", {})["tools"]}
+        self.assertIn("at most 1000 bytes decoded", tools["session_upload"]["description"])
+        res = tool("session_create", {})
+        session = re.search(r"session_id: (py-[0-9a-f-]+)", text_of(res)).group(1)
+        self.addCleanup(tool, "session_close", {"session_id": session})
+        for n, ok in ((1000, True), (1001, False)):
+            res = tool("session_upload", {"session_id": session, "name": "f.bin",
+                                          "content_b64": base64.b64encode(b"x" * n).decode()})
+            self.assertEqual(res["isError"], not ok, (n, res))
+        self.assertIn("file_too_large", text_of(res))
 
     def test_check_code_reports_violations_without_running(self):
         sid = self.session()
@@ -554,10 +644,13 @@ class McpInteropCase(unittest.TestCase):
             self.assertEqual(out["protocolVersion"], "2025-06-18")
             self.assertEqual(out["server"]["name"], "sandgate")
             self.assertEqual({t["name"] for t in out["tools"]},
-                             {"run_code", "check_code", "list_runtimes", "create_session",
-                              "run_in_session", "close_session"})
-            for step in ("created", "cell", "closed"):
+                             {"run_code", "check_code", "list_runtimes", "session_create",
+                              "session_exec", "session_upload", "session_download",
+                              "session_close"})
+            for step in ("created", "cell", "uploaded", "downloaded", "closed"):
                 self.assertFalse(out[step]["isError"], (step, out[step]))
+            self.assertEqual(out["downloaded"]["content"][1]["resource"]["blob"],
+                             base64.b64encode(b"a,b\n1,2\n").decode())
             self.assertEqual([v["history"] for v in py.sessions.values()], [])  # closed
             self.assertIn(("POST", "/v1/sessions", "t.a"), py.session_calls)
             self.assertFalse(out["run"]["isError"])

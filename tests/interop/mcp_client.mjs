@@ -41,13 +41,20 @@ out.check = await client.callTool({
   name: 'check_code', arguments: { language: 'nodejs', code: 'eval("1")' },
 });
 out.runtimes = await client.callTool({ name: 'list_runtimes', arguments: {} });
-// a session: open, a cell, close (issue #14: agents keep state between calls)
-out.created = await client.callTool({ name: 'create_session', arguments: {} });
+// a session: open, a cell, a file up and back, close (issue #14: agents keep state between calls)
+out.created = await client.callTool({ name: 'session_create', arguments: {} });
 const sessionId = /session_id: (py-[0-9a-f-]+)/.exec(out.created.content[0].text)?.[1] ?? '';
 out.cell = await client.callTool({
-  name: 'run_in_session', arguments: { session_id: sessionId, code: 'x = 21' },
+  name: 'session_exec', arguments: { session_id: sessionId, code: 'x = 21' },
 });
-out.closed = await client.callTool({ name: 'close_session', arguments: { session_id: sessionId } });
+out.uploaded = await client.callTool({
+  name: 'session_upload',
+  arguments: { session_id: sessionId, name: 'data.csv', content_b64: btoa('a,b\n1,2\n') },
+});
+out.downloaded = await client.callTool({
+  name: 'session_download', arguments: { session_id: sessionId, name: 'data.csv' },
+});
+out.closed = await client.callTool({ name: 'session_close', arguments: { session_id: sessionId } });
 try {
   await client.callTool({ name: 'no_such_tool', arguments: {} });
   out.unknownTool = 'no error';
