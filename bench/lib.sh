@@ -28,3 +28,28 @@ bare_rate() {
     t1=$(date +%s.%N)
     python3 -c "print(round($runs / ($t1 - $t0), 2))"
 }
+
+# bench_preflight NAME TAG: the release gateway and executor are built, the
+# Python sandbox image under TAG exists, and the host is set up for runsc.
+bench_preflight() {
+    local name=$1 tag=$2 b
+    for b in sandgate sandgate-executor; do
+        [ -x "$BUILD/$b" ] || { echo "$name: $BUILD/$b is not built (make bench-bins)"; exit 1; }
+    done
+    docker image inspect "sandgate/sandbox-python:$tag" >/dev/null 2>&1 ||
+        { echo "$name: sandgate/sandbox-python:$tag missing (make images)"; exit 1; }
+    images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
+}
+
+# bench_workdir: sets $work (a temp dir) and $pids (daemons the script
+# starts, appended by the caller); both are cleaned up when the script exits.
+bench_cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+bench_workdir() {
+    work=$(mktemp -d)
+    pids=()
+    trap bench_cleanup EXIT
+}

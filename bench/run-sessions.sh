@@ -14,19 +14,8 @@ BUILD=${BUILD:-build/rel}
 N=${SESSION_BENCH_N:-300}     # cells
 OPENS=${SESSION_BENCH_OPENS:-12}
 TAG=${SANDGATE_TAG:-latest}
-for b in sandgate sandgate-executor; do
-    [ -x "$BUILD/$b" ] || { echo "run-sessions: $BUILD/$b is not built (make bench-bins)"; exit 1; }
-done
-docker image inspect "sandgate/sandbox-python:$TAG" >/dev/null 2>&1 ||
-    { echo "run-sessions: sandgate/sandbox-python:$TAG missing (make images)"; exit 1; }
-images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_preflight run-sessions "$TAG"
+bench_workdir
 ep=$(free_port)
 gp=$(free_port)
 "$BUILD/sandgate-executor" --language python --listen "127.0.0.1:$ep" \

@@ -16,19 +16,8 @@ BUILD=${BUILD:-build/rel}
 N=${STREAM_BENCH_N:-20}
 WORK_MS=${STREAM_BENCH_WORK_MS:-500}
 TAG=${SANDGATE_TAG:-latest}
-for b in sandgate sandgate-executor; do
-    [ -x "$BUILD/$b" ] || { echo "run-stream: $BUILD/$b is not built (make bench-bins)"; exit 1; }
-done
-docker image inspect "sandgate/sandbox-python:$TAG" >/dev/null 2>&1 ||
-    { echo "run-stream: sandgate/sandbox-python:$TAG missing (make images)"; exit 1; }
-images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_preflight run-stream "$TAG"
+bench_workdir
 ex_port=$(free_port)
 gw_port=$(free_port)
 ex=http://127.0.0.1:$ex_port
