@@ -70,6 +70,29 @@ def http(method, url, body=None, headers=None, timeout=30):
     return resp.status, {k.lower(): v for k, v in resp.getheaders()}, payload
 
 
+def check_print_sleep_print(test, s):
+    """The checks of a streamed answer to a program that prints "first",
+    sleeps 1 s, prints "second" and returns 7: 200 as an event stream, one
+    final result event at least 0.8 s after the first stdout event, the
+    stdout events adding up to the output, the result naming the request id.
+    Closes s; returns (first stdout time, result time, the result body)."""
+    test.assertEqual(s.status, 200)
+    test.assertTrue(s.headers["content-type"].startswith("text/event-stream"), s.headers)
+    events = [(t, name, data) for t, name, data in s.events() if name]
+    s.close()
+    first = next(t for t, name, _ in events if name == "stdout")
+    t_result, name, result = events[-1]
+    test.assertEqual(name, "result")
+    test.assertEqual([n for _, n, _ in events].count("result"), 1)
+    test.assertGreaterEqual(t_result - first, 0.8, events)
+    test.assertEqual("".join(d["text"] for _, n, d in events if n == "stdout"),
+                     "first\nsecond\n")
+    test.assertEqual((result["status"], result["stdout"], result["result"]["value"]),
+                     ("success", "first\nsecond\n", 7), result)
+    test.assertEqual(result["job_id"], s.headers["x-request-id"])
+    return first, t_result, result
+
+
 class SSE:
     """A streamed request (Server-Sent Events) to a loopback URL: status and
     headers at once, then events one by one as (seconds since the request,
