@@ -81,6 +81,17 @@ class Executor:
         return sgtest.containers_with_label(f"org.sandgate.executor={self.instance}")
 
 
+def stop_gateway_and_executors(gw, executors):
+    """Stops a gateway, then its executors (each must exit 0); returns the
+    gateway's exit status and the containers the executors left behind."""
+    rc = gw.stop()
+    left = []
+    for ex in executors:
+        assert ex.stop() == 0, ex.daemon.tail()
+        left += ex.containers()
+    return rc, left
+
+
 class ExecutorCase(unittest.TestCase):
     """A class-wide executor; asserts a clean stop and no container left."""
     language = "python"

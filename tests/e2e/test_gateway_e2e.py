@@ -36,11 +36,7 @@ class GatewayE2E(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc = cls.gw.stop()
-        left = []
-        for ex in (cls.py, cls.js):
-            assert ex.stop() == 0, ex.daemon.tail()
-            left += ex.containers()
+        rc, left = tex.stop_gateway_and_executors(cls.gw, (cls.py, cls.js))
         assert rc == 0
         assert left == [], f"containers left behind: {left}"
 
