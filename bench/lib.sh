@@ -45,7 +45,8 @@ bench_preflight() {
 # starts, appended by the caller); both are cleaned up when the script exits.
 bench_cleanup() {
     local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     rm -rf "$work"
 }
 bench_workdir() {
@@ -53,3 +54,8 @@ bench_workdir() {
     pids=()
     trap bench_cleanup EXIT
 }
+
+# jq_ PATH: the value at a dotted PATH of the JSON on stdin ("None" if absent).
+jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
+print(d)' "$1"; }

@@ -37,17 +37,7 @@ for lang in python nodejs; do
     docker image inspect "sandgate/sandbox-$lang:$TAG" >/dev/null 2>&1 ||
         { echo "run-overload: sandgate/sandbox-$lang:$TAG missing (make images)"; exit 1; }
 done
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
-print(d)' "$1"; }
+bench_workdir
 # warm URL...: wait (at most 120 s) until every flavour of every executor is full.
 warm() {
     local url

@@ -29,17 +29,7 @@ for b in "$EXECUTOR" "$SANDGATE"; do
 done
 images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
 docker image inspect "$IMAGE" >/dev/null 2>&1 || { echo "run-pools: $IMAGE missing (make images)"; exit 1; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
-print(d)' "$1"; }
+bench_workdir
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
