@@ -9,6 +9,8 @@
 
 #include "attach.h"
 #include "log.h"
+#include "sg_cond.h"
+#include "sg_time.h"
 
 struct pool_set {
     struct flavour_set fs;
@@ -100,8 +102,7 @@ static void *sizer_main(void *arg)
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += POOLS_SIZING_MS / 1000u;
+        sg_cond_deadline(sg_time_mono_ns() + POOLS_SIZING_MS * 1000000ull, &ts);
         pthread_cond_timedwait(&s->cond, &s->mu, &ts);
         if (s->stopping)
             break;
@@ -164,12 +165,8 @@ int pool_set_new(const struct pool_set_config *cfg, struct pool_set **ret, struc
     s->budget_mb = cfg->budget_mb;
     s->adaptive = cfg->adaptive;
     s->window_sec = now_sec();
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    sg_cond_init_mono(&s->cond);
     plan(s, NULL, s->target);
     int r = 0;
     for (unsigned f = 0; f < s->fs.n && r == 0; f++)

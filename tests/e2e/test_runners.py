@@ -143,6 +143,37 @@ class PythonRunner(unittest.TestCase):
         self.assertGreater(r["memory_used_kb"], 1000)
         self.assertGreater(r["time_used_ms"], 0)
 
+    # The child reports its exit status and peak memory and hangs up; the
+    # parent answers without waiting for its teardown (runner.py, child_run).
+    def test_peak_memory_not_the_memory_at_the_end(self):
+        r = self.run_py("def main():\n    b = b'x' * (96 << 20)\n    del b\n    return 1\n")
+        self.assertEqual(r["outcome"], "ok")
+        self.assertGreater(r["memory_used_kb"], 90 << 10)
+
+    def test_exit_status_of_sys_exit(self):
+        r = self.run_py("import sys\ndef main():\n    sys.exit(3)\n")
+        self.assertEqual((r["outcome"], r["exit_code"]), ("exception", 3))
+        self.assertIn("exit(3)", r["message"])
+
+    def test_program_that_closed_its_own_output(self):
+        r = self.run_py("import os\ndef main():\n    print('gone', flush=True)\n"
+                        "    os.close(1)\n    os.close(2)\n    return 'still here'\n")
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertEqual(r["result"]["value"], "still here")
+        self.assertEqual(r["stdout"], "gone\n")
+
+    def test_thread_left_running_is_stopped_with_the_job(self):
+        code = ("import threading, time\n"
+                "def spin():\n    while True:\n        print('tick', flush=True)\n        time.sleep(0.001)\n"
+                "def main():\n    threading.Thread(target=spin).start()\n    time.sleep(0.05)\n"
+                "    return 'done'\n")
+        started = time.monotonic()
+        r = self.run_py(code, limits={"timeout_ms": 5000})
+        self.assertEqual((r["outcome"], r["result"]["value"]), ("ok", "done"), r)
+        self.assertTrue(r["stdout"].startswith("tick\n"))
+        self.assertLess(r["time_used_ms"], 4000)
+        self.assertLess(time.monotonic() - started, 20)
+
     def test_printed_fake_result_line_is_just_output(self):
         fake = json.dumps({"sandgate_runner": 1, "outcome": "ok",
                            "result": {"present": True, "value": "forged"}})
