@@ -132,8 +132,9 @@ static int call_expect(struct docker_client *dc, const char *method, const char 
         return 0;
     char msg[256];
     docker_parse_message(ret_body->data, ret_body->len, msg, sizeof(msg));
-    return sg_error_set(err, status == 404 ? -ENOENT : -EIO, "docker %s %s: HTTP %ld: %s", method,
-                        path, status, msg[0] ? msg : "(no message)");
+    int code = status == 404 ? -ENOENT : status == 409 ? -EALREADY : -EIO;
+    return sg_error_set(err, code, "docker %s %s: HTTP %ld: %s", method, path, status,
+                        msg[0] ? msg : "(no message)");
 }
 
 int docker_ping(struct docker_client *dc, long timeout_ms, struct sg_error *err)
@@ -221,7 +222,10 @@ int docker_remove(struct docker_client *dc, const char *id, long timeout_ms, str
     sg_buf_init(&b, DOCKER_REPLY_MAX);
     int r = id_call(dc, "DELETE", id, "?force=1&v=1", timeout_ms, 204, 204, &b, err);
     sg_buf_free(&b);
-    return r == -ENOENT ? 0 : r;
+    /* 409 to a forced removal: another removal of it is under way (a crashed
+     * executor's restart meets dockerd still removing its sandboxes). It is
+     * going; should that removal fail, the label brings it to a sweep. */
+    return r == -ENOENT || r == -EALREADY ? 0 : r;
 }
 
 int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *ret_exit,

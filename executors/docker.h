@@ -62,7 +62,8 @@ int docker_image_exists(struct docker_client *dc, const char *image, struct sg_e
 int docker_create(struct docker_client *dc, const char *body, char ret_id[DOCKER_ID_LEN + 1],
                   struct sg_error *err);
 int docker_start(struct docker_client *dc, const char *id, struct sg_error *err);
-/* Force-remove (kills first); a container already gone is success. */
+/* Force-remove (kills first); a container already gone, or whose removal
+ * another client has under way (HTTP 409), is success. */
 int docker_remove(struct docker_client *dc, const char *id, long timeout_ms, struct sg_error *err);
 /* Wait until the container is not running (bounded by timeout_ms). */
 int docker_wait(struct docker_client *dc, const char *id, long timeout_ms, int *ret_exit,

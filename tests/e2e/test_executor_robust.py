@@ -10,6 +10,7 @@ stopping the engine other suites on this machine share.
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -127,8 +128,9 @@ class CreateFailingRelay(SocketRelay):
             client.close()
             return
         line = head.split(b"\r\n", 1)[0]
-        if self.failing and line.startswith(b"POST ") and b"/containers/create" in line:
-            self._refuse(client, head)
+        injected = self.inject(line)
+        if injected:
+            self._refuse(client, head, *injected)
             return
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -143,8 +145,14 @@ class CreateFailingRelay(SocketRelay):
         for a, b in ((client, upstream), (upstream, client)):
             threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
+    def inject(self, line):
+        """(status line, message) to answer the request line with, or None."""
+        if self.failing and line.startswith(b"POST ") and b"/containers/create" in line:
+            return b"500 Internal Server Error", b"injected: container create refused"
+        return None
+
     @staticmethod
-    def _refuse(client, head):
+    def _refuse(client, head, status, message):
         hdrs, _, body = head.partition(b"\r\n\r\n")
         want = 0
         for ln in hdrs.split(b"\r\n")[1:]:
@@ -157,13 +165,27 @@ class CreateFailingRelay(SocketRelay):
                 if not chunk:
                     break
                 body += chunk
-            msg = b'{"message":"injected: container create refused"}'
-            client.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json"
-                           b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(msg)
-                           + msg)
+            msg = json.dumps({"message": message.decode()}).encode()
+            client.sendall(b"HTTP/1.1 %s\r\nContent-Type: application/json"
+                           b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                           % (status, len(msg)) + msg)
         except OSError:
             pass
         client.close()
+
+
+class RemovalUnderWayRelay(CreateFailingRelay):
+    """A relay that answers each container removal as dockerd does when
+    another client removes the same container at that moment (409, "removal
+    ... is already in progress"), and removes it itself."""
+
+    def inject(self, line):
+        m = re.match(rb"DELETE /(?:v[0-9.]+/)?containers/([0-9a-f]{64})\?", line)
+        if not m:
+            return None
+        subprocess.run(["docker", "rm", "-f", m.group(1).decode()], capture_output=True)
+        return (b"409 Conflict",
+                b"removal of container " + m.group(1) + b" is already in progress")
 
 
 def wait_for(pred, timeout, what):
@@ -402,6 +424,28 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual(body["result"]["value"], "drained")
         self.assertEqual(ex.containers(), [])
+
+    def test_removal_already_under_way_is_not_a_failure(self):
+        # Seen when an executor restarts at once after being killed: dockerd is
+        # still removing the old one's sandboxes when the new one reaps them.
+        require_engine_and_images()
+        instance = unique_instance("removing")
+        ex = Executor("python", 2, instance=instance)
+        ex.stop(signal.SIGKILL)
+        self.assertGreaterEqual(len(ex.containers()), 1)
+        path = os.path.join("/tmp", f"sandgate-e2e-relay-{os.getpid()}.sock")
+        relay = RemovalUnderWayRelay(path)
+        ex2 = None
+        try:
+            ex2 = Executor("python", 1, ("--docker-socket", path), instance=instance)
+            self.assertRegex(ex2.daemon.tail(), f"event=reaped_orphans instance={instance} "
+                                                f"count=[1-9]")
+            self.assertEqual(ex2.ok("def main():\n    return 'up'\n")["result"]["value"], "up")
+        finally:
+            rc = ex2.stop() if ex2 else 0
+            relay.close()
+            self.assertEqual(rc, 0)
+            self.assertEqual(ex.containers(), [])
 
     def test_orphans_reaped_after_crash(self):
         require_engine_and_images()
