@@ -379,6 +379,41 @@ class PythonRunner(unittest.TestCase):
                         "    return {'sum': int(df.a.sum()), 'mean': float(df.b.mean())}\n")
         self.assertEqual(r["result"]["value"], {"sum": 6, "mean": 5.5}, r.get("stderr"))
 
+    def test_zone_list_from_the_image_build_is_the_stdlibs(self):
+        # runner.py answers zoneinfo.available_timezones() from the list the
+        # image build wrote (child_zoneinfo_keys): the same zones as the
+        # stdlib's walk of the zone files, and the walk again once a program
+        # moves the search path.
+        code = (
+            "import os, shutil, zoneinfo, pytz\n"
+            "def walk(root):\n"
+            "    found = set()\n"
+            "    for d, dirs, files in os.walk(root):\n"
+            "        if d == root:\n"
+            "            dirs[:] = [x for x in dirs if x not in ('right', 'posix')]\n"
+            "        for f in files:\n"
+            "            with open(os.path.join(d, f), 'rb') as fh:\n"
+            "                if fh.read(4) == b'TZif':\n"
+            "                    found.add(os.path.relpath(os.path.join(d, f), root))\n"
+            "    return found - {'posixrules'}\n"
+            "def main():\n"
+            "    listed = zoneinfo.available_timezones()\n"
+            "    same = listed == walk('/usr/share/zoneinfo')\n"
+            "    os.makedirs('/tmp/zi/Test')\n"
+            "    shutil.copy('/usr/share/zoneinfo/UTC', '/tmp/zi/Test/Zone')\n"
+            "    zoneinfo.reset_tzpath(to=['/tmp/zi'])\n"
+            "    moved = zoneinfo.available_timezones()\n"
+            "    return {'same': same, 'n': len(listed), 'pytz': len(pytz.all_timezones),\n"
+            "            'cached': zoneinfo.available_timezones.__module__ != 'zoneinfo._tzpath',\n"
+            "            'moved': sorted(moved)}\n")
+        r = self.run_py(code)
+        v = r["result"]["value"]
+        self.assertTrue(v["same"], r)
+        self.assertGreater(v["n"], 500)
+        self.assertEqual(v["pytz"], v["n"] - 2)  # pytz leaves out Factory and localtime
+        self.assertTrue(v["cached"])
+        self.assertEqual(v["moved"], ["Test/Zone"])
+
     def test_matplotlib_savefig(self):
         r = self.run_py("import matplotlib.pyplot as plt\ndef main():\n"
                         "    plt.plot([1, 2, 3], [1, 4, 9])\n    plt.title('squares')\n"
