@@ -29,6 +29,16 @@ bare_rate() {
     python3 -c "print(round($runs / ($t1 - $t0), 2))"
 }
 
+# cpu_busy_s: CPU seconds the whole machine has spent busy since boot (every
+# core, every process: dockerd, runsc, the sandboxes), from /proc/stat. The
+# difference over a phase divided by its containers or jobs is what each one
+# costs; the number of CPUs divided by that is the rate the machine can reach.
+cpu_busy_s() {
+    awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy / 100 }' /proc/stat
+}
+# per_unit A B N: (B - A) / N, two decimals.
+per_unit() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }'; }
+
 # bench_preflight NAME TAG: the release gateway and executor are built, the
 # Python sandbox image under TAG exists, and the host is set up for runsc.
 bench_preflight() {

@@ -6,7 +6,9 @@
 #   (each job sent when every pool is full and quiet), and sustained jobs/s at
 #   concurrency 4 for a 70 % hello / 30 % pandas mix, beside the bare
 #   `docker run --rm --runtime=runsc` rate measured in the same run, with the
-#   planned warm-pool memory against --pool-memory-mb.
+#   planned warm-pool memory against --pool-memory-mb, and the CPU seconds the
+#   machine spends per bare container and per job of the mix (its CPUs over
+#   that is the most jobs/s the mix can reach here, whatever the pools do).
 # Targets: pandas p50 <= 2x hello p50; hello p50 <= 15 ms; the mix >= 80 % of
 # the bare rate; planned memory within the budget. Prints the figures and the
 # load average before and after; fails only when it cannot measure.
@@ -33,8 +35,11 @@ bench_workdir
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
+c0=$(cpu_busy_s)
 bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
-echo "  bare rate: $bare containers/s"
+c1=$(cpu_busy_s)
+bare_cpu=$(per_unit "$c0" "$c1" "$BARE")
+echo "  bare rate: $bare containers/s, $bare_cpu CPU-s per container ($(nproc) CPUs)"
 
 ep=$(free_port)
 ex=http://127.0.0.1:$ep
@@ -59,7 +64,9 @@ curl -fsS "$gw/healthz" >/dev/null || { echo "run-pools: gateway not up"; cat "$
 
 hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
 pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")
+c0=$(cpu_busy_s)
 mix=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 30)
+c1=$(cpu_busy_s)
 health=$(curl -fsS "$ex/healthz")
 h50=$(jq_ hello.p50_ms <<<"$hello")
 p50=$(jq_ pandas.p50_ms <<<"$pandas")
@@ -72,6 +79,11 @@ echo "mix 70/30 hello/pandas, c=4 for ${SECS}s: $jps jobs/s = $(python3 -c "prin
      "of the bare rate ($bare/s); hello p50 $(jq_ hello.p50_ms <<<"$mix") ms, pandas p50" \
      "$(jq_ pandas.p50_ms <<<"$mix") ms; flavours $(jq_ by_flavour <<<"$mix");" \
      "statuses $(jq_ by_status <<<"$mix"); creates $(jq_ creates_per_s <<<"$mix")/s"
+mix_cpu=$(per_unit "$c0" "$c1" "$(python3 -c "print($jps * $SECS)")")
+echo "CPU per unit of work: a bare container $bare_cpu CPU-s, a job of the mix $mix_cpu CPU-s" \
+     "(sandbox launch and teardown, the runner, the job, pandas imports, the daemons):" \
+     "$(nproc) CPUs allow at most $(awk -v n="$(nproc)" -v c="$mix_cpu" 'BEGIN { printf "%.2f", (c > 0 ? n / c : 0) }')" \
+     "mix jobs/s = $(awk -v a="$bare_cpu" -v b="$mix_cpu" 'BEGIN { printf "%.0f", (b > 0 ? 100 * a / b : 0) }')% of the bare rate"
 echo "warm-pool memory: planned max $(jq_ planned_mb_max <<<"$mix") MB of a $BUDGET MB budget;" \
      "per sandbox $(python3 -c 'import json,sys
 for f in json.load(sys.stdin)["flavours"]:
