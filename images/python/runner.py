@@ -435,6 +435,9 @@ def child_main(cfg, fds):
             # A streamed job's print() reaches the client line by line, as
             # on a terminal, not when an 8 KiB pipe buffer fills.
             sys.stdout.reconfigure(line_buffering=True)
+        # Session mode (the parent has loaded the module already, so it is
+        # there), before the run-time policy, which would stop its imports.
+        session = load_session_module() if payload.get("session") else None
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
             # The program starts now: from here on a runner_error report is
@@ -445,8 +448,8 @@ def child_main(cfg, fds):
         # the guard here (its module's globals are what its checks read).
         guard = None
         child_sys_path()
-        if payload.get("session"):
-            code = fds["session"].child_loop(sys.modules[__name__], fds["res_w"], job_file)
+        if session:
+            code = session.child_loop(sys.modules[__name__], fds["res_w"], job_file)
         else:
             job_file.close()
             code = child_run(fds, arguments)
@@ -1028,8 +1031,10 @@ def make_undumpable():
 
 
 def load_session_module():
-    """session.py (session mode), loaded before the fork so both sides have
-    it; None when the image lacks it (a session is then refused)."""
+    """session.py (session mode), loaded by each side once a job asks for a
+    session: its imports (ast, hmac, traceback) cost a one-shot sandbox
+    ~20 ms of start-up under gVisor otherwise. None when the image lacks it
+    (a session is then refused)."""
     import importlib.util
     try:
         spec = importlib.util.spec_from_file_location("sandgate_session", SESSION_MODULE)
@@ -1042,7 +1047,6 @@ def load_session_module():
 
 def main():
     cfg = Config()
-    session = load_session_module()
     job_r, job_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -1051,8 +1055,7 @@ def main():
     ready_r, ready_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
            "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
-           "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w,
-           "session": session}
+           "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w}
     pid = os.fork()
     if pid == 0:
         child_main(cfg, fds)
@@ -1073,6 +1076,7 @@ def main():
             raise BadJob(f"job is not valid JSON: {e}") from None
         nonce = job_nonce(raw)
         if isinstance(raw, dict) and raw.get("session") is True:
+            session = load_session_module()
             if session is None:
                 raise RunnerError("this image has no session support")
             return session.serve(sys.modules[__name__], cfg, pid, fds, raw)
