@@ -13,6 +13,13 @@
  * require() to V8. The differential fuzzer found this family
  * (tests/fuzz/diff/). Fail closed: an await (yield) expression whose
  * nearest enclosing function is not async (a generator) is rejected.
+ *
+ * `let` where tree-sitter reads a name. In sloppy code `let` is also an
+ * identifier; tree-sitter reads `let` + line break + `x` as the name `let`
+ * and then `x`, V8 (as the standard says) the declaration `let x`, and
+ * `let[a] = b` as a destructuring declaration rather than an element
+ * assignment. Fail closed: any identifier `let` is rejected (js_rules.c,
+ * check_identifier); nobody names a variable `let`.
  */
 #ifndef SG_JS_CONTEXT_H
 #define SG_JS_CONTEXT_H

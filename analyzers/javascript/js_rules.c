@@ -123,6 +123,13 @@ static void check_identifier(struct js_ctx *c)
     struct js_str name;
     TSNode n = js_cur(c), parent = js_up(c, 1);
     js_node_name(c, n, &name);
+    if (js_name_is(&name, "let")) { /* js_context.h: a name to tree-sitter, a keyword to V8 */
+        js_report(c, n, SG_RULE_CONTEXT_KEYWORD,
+                  "'let' read as a name: Node reads 'let', a line break and a name as a "
+                  "declaration, the analyzer as the name 'let' and another statement (keep the "
+                  "declared name on the line of 'let')");
+        return;
+    }
     if (js_name_is(&name, "require")) {
         if (!(js_is(parent, c->sy->call_expression) && is_head_of(n, parent)))
             js_report(c, n, SG_RULE_NAME_FORBIDDEN,
