@@ -18,7 +18,8 @@ import sgtest
 
 PY_IMAGE = sgtest.image("python")
 JS_IMAGE = sgtest.image("nodejs")
-LABEL = "sandgate.test=runners"
+# per process: two checkouts running this suite at once keep apart
+LABEL = f"sandgate.test=runners-{os.getpid()}"
 SECCOMP = os.path.join(sgtest.ROOT, "images", "seccomp", "sandbox.json")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
