@@ -128,6 +128,10 @@ format-check:
 	if [ -n "$$bad" ]; then echo "format-check: not as .clang-format says (make format):"; \
 	    echo "$$bad"; exit 1; fi
 lint:
+	@bad=$$(grep -rn 'ts_node_symbol(\|ts_node_type(' analyzers gateway executors common \
+	    --include=*.c --include=*.h | grep -v '^analyzers/ts/ts_node.h:\|^analyzers/grammar'); \
+	if [ -n "$$bad" ]; then echo "lint: the raw tree-sitter calls crash on a null node;" \
+	    "use sg_ts_symbol/sg_ts_type (analyzers/ts/ts_node.h):"; echo "$$bad"; exit 1; fi
 	@printf '%s\n' $(LINT_SRCS) | xargs -P$(LINT_JOBS) -n4 sh -c \
 	    'clang-tidy --quiet "$$@" -- $(LINT_FLAGS) 2>/dev/null' lint
 .PHONY: format format-check lint

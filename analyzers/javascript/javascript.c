@@ -20,6 +20,7 @@
 #include "rules.h"
 #include "sg_time.h"
 #include "ts_util.h"
+#include "ts_node.h"
 
 #define JS_PATH_MAX (SG_LIMIT_DEPTH_MAX + 1) /* deepest walk any policy allows */
 
@@ -141,7 +142,7 @@ static void walk(struct js_ctx *c, TSTreeCursor *cur, TSNode root, struct sg_ana
     ts_tree_cursor_reset(cur, root);
     while (!stopped) {
         TSNode n = ts_tree_cursor_current_node(cur);
-        TSSymbol sym = ts_node_symbol(n);
+        TSSymbol sym = sg_ts_symbol(n);
         nodes++;
         max_depth = depth > max_depth ? depth : max_depth;
         if ((!c->second_pass && check_node_limits(c, n, sym, depth, nodes)) ||

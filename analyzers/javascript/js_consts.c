@@ -25,6 +25,7 @@
 #include "js_fold.h"
 #include "js_names.h"
 #include "rules.h"
+#include "ts_node.h"
 
 #define CONSTS_MAX 65536   /* recorded bindings; past it the check fails closed */
 #define DEFER_MAX 65536    /* deferred keys; past it the check fails closed */
@@ -93,7 +94,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size, size_t max)
 /* Expressions that may fold to a string; anything else never does. */
 static int may_fold(const struct js_syms *sy, TSNode v)
 {
-    TSSymbol s = ts_node_symbol(v);
+    TSSymbol s = sg_ts_symbol(v);
     return s == sy->string || s == sy->template_string || s == sy->binary_expression ||
            s == sy->call_expression || s == sy->identifier || s == sy->array ||
            s == sy->parenthesized_expression || s == sy->sequence_expression;

@@ -3,13 +3,14 @@
 #include "js_context.h"
 
 #include "rules.h"
+#include "ts_node.h"
 
 /* Functions and function-like bodies: the nearest one decides what `await`
  * and `yield` mean. A class field's initializer and a static block are
  * evaluated as methods of their own, neither async nor generators. */
 static int is_boundary(const struct js_syms *sy, TSNode n)
 {
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = sg_ts_symbol(n);
     return s == sy->function_declaration || s == sy->function_expression ||
            s == sy->arrow_function || s == sy->method_definition || s == sy->generator_function ||
            s == sy->generator_function_declaration || s == sy->class_static_block ||
@@ -45,7 +46,7 @@ static int has_modifier(const struct js_ctx *c, TSNode f, TSSymbol tok)
                 continue;
             break; /* the name, the parameters or the body: no modifier after them */
         }
-        if (ts_node_symbol(k) != tok)
+        if (sg_ts_symbol(k) != tok)
             continue;
         found = 1;
         if (tok == c->sy->async_) { /* the next token; the comments between count */

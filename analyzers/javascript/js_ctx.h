@@ -21,6 +21,7 @@
 #include "js_syms.h"
 #include "policy.h"
 #include "violation.h"
+#include "ts_node.h"
 
 #define JS_ALIAS_MAX 32       /* recorded aliases of objects with forbidden members */
 #define JS_ALIAS_NAME_MAX 128 /* bytes of an alias name or target (SG_POLICY_ITEM_MAX) */
@@ -71,7 +72,7 @@ struct js_ctx {
     TSNode *path;
     size_t path_len; /* entries of path */
     size_t depth;
-    TSSymbol sym;                                     /* ts_node_symbol(path[depth]) */
+    TSSymbol sym;                                     /* sg_ts_symbol(path[depth]) */
     struct js_name_filter names_filter, attrs_filter; /* forbidden_names, _attributes */
     struct js_alias aliases[JS_ALIAS_MAX];
     size_t n_aliases;
@@ -118,7 +119,7 @@ static inline TSNode js_up(const struct js_ctx *ctx, size_t levels)
 
 static inline int js_is(TSNode n, TSSymbol s)
 {
-    return !ts_node_is_null(n) && ts_node_symbol(n) == s;
+    return !ts_node_is_null(n) && sg_ts_symbol(n) == s;
 }
 
 static inline int js_name_is(const struct js_str *s, const char *name)

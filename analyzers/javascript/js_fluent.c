@@ -13,6 +13,7 @@
  * call. Anything else, or anything past the bounds, keeps the rejection.
  */
 #include "js_fluent.h"
+#include "ts_node.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 
 static int type_is(TSNode n, const char *t)
 {
-    return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
+    return !ts_node_is_null(n) && strcmp(sg_ts_type(n), t) == 0;
 }
 
 static int name_eq(const struct js_ctx *c, TSNode n, const struct js_str *want)

@@ -6,6 +6,7 @@
  * buffer's contents meaningless; callers only read it for text kinds.
  */
 #include "js_fold.h"
+#include "ts_node.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -36,7 +37,7 @@ static enum js_fold_kind not_text(enum js_fold_kind k)
 
 static int is_extra(const struct fold *f, TSNode n)
 {
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = sg_ts_symbol(n);
     return s == f->sy->comment || s == f->sy->html_comment;
 }
 
@@ -162,7 +163,7 @@ static enum js_fold_kind fold_template(struct fold *f, TSNode n, int raw, struct
     uint32_t nc = ts_node_child_count(n);
     for (uint32_t i = 0; i < nc; i++) {
         TSNode c = ts_node_child(n, i);
-        if (ts_node_symbol(c) != f->sy->template_substitution)
+        if (sg_ts_symbol(c) != f->sy->template_substitution)
             continue;
         template_text(f, pos, ts_node_start_byte(c), raw, out);
         TSNode e = only_child(f, c);
@@ -211,7 +212,7 @@ struct callee {
 
 static int callee_parts(struct fold *f, TSNode fn, struct callee *ret)
 {
-    TSSymbol s = ts_node_symbol(fn);
+    TSSymbol s = sg_ts_symbol(fn);
     ret->object = (TSNode){0};
     if (s == f->sy->identifier) {
         js_decode_identifier(f->src + ts_node_start_byte(fn),
@@ -220,7 +221,7 @@ static int callee_parts(struct fold *f, TSNode fn, struct callee *ret)
     }
     if (s == f->sy->member_expression) {
         TSNode p = js_tail(fn);
-        if (ts_node_symbol(p) != f->sy->property_identifier)
+        if (sg_ts_symbol(p) != f->sy->property_identifier)
             return -1;
         js_decode_identifier(f->src + ts_node_start_byte(p),
                              ts_node_end_byte(p) - ts_node_start_byte(p), &ret->name);
@@ -246,7 +247,7 @@ static int is_name(const struct js_str *s, const char *name)
 static int object_is(struct fold *f, TSNode obj, const char *name)
 {
     struct js_str t;
-    if (ts_node_is_null(obj) || ts_node_symbol(obj) != f->sy->identifier)
+    if (ts_node_is_null(obj) || sg_ts_symbol(obj) != f->sy->identifier)
         return 0;
     js_decode_identifier(f->src + ts_node_start_byte(obj),
                          ts_node_end_byte(obj) - ts_node_start_byte(obj), &t);
@@ -309,7 +310,7 @@ static unsigned count_args(const struct fold *f, TSNode args, TSNode *ret_first)
 /* One element of a joined array: null and undefined join as "". */
 static enum js_fold_kind join_element(struct fold *f, TSNode c, struct js_str *out)
 {
-    TSSymbol s = ts_node_symbol(c);
+    TSSymbol s = sg_ts_symbol(c);
     if (s == f->sy->null_ || s == f->sy->undefined)
         return JS_FOLD_STRING;
     enum js_fold_kind k = fold_into(f, c, out);
@@ -323,7 +324,7 @@ static enum js_fold_kind fold_join(struct fold *f, TSNode array, TSNode args, st
     TSNode first = {0}, c;
     js_str_clear(&sep);
     unsigned nargs = count_args(f, args, &first);
-    if (nargs == 0 || ts_node_symbol(first) == f->sy->undefined) {
+    if (nargs == 0 || sg_ts_symbol(first) == f->sy->undefined) {
         js_str_append(&sep, ",", 1);
     } else {
         enum js_fold_kind ks = fold_into(f, first, &sep);
@@ -338,7 +339,7 @@ static enum js_fold_kind fold_join(struct fold *f, TSNode array, TSNode args, st
     int filled = 0;
     kids_open(&k, array);
     while (r == JS_FOLD_STRING && kids_next_any(f, &k, &c)) {
-        int is_comma = ts_node_symbol(c) == f->sy->comma;
+        int is_comma = sg_ts_symbol(c) == f->sy->comma;
         if (!ts_node_is_named(c) && !is_comma)
             continue; /* [ and ] */
         if (!filled && slot > 0)
@@ -485,9 +486,9 @@ static enum js_fold_kind fold_method(struct fold *f, const struct callee *c, TSN
     if (object_is(f, c->object, "String") && is_name(&c->name, "fromCodePoint"))
         return fold_char_codes(f, args, 1, out);
     TSNode arr = c->object;
-    if (f->env && ts_node_symbol(arr) == f->sy->identifier)
+    if (f->env && sg_ts_symbol(arr) == f->sy->identifier)
         arr = f->env->lookup(f->env->arg, arr); /* const parts = [...]; parts.join("") */
-    if (is_name(&c->name, "join") && !ts_node_is_null(arr) && ts_node_symbol(arr) == f->sy->array)
+    if (is_name(&c->name, "join") && !ts_node_is_null(arr) && sg_ts_symbol(arr) == f->sy->array)
         return fold_join(f, arr, args, out);
     if (is_name(&c->name, "concat")) {
         enum js_fold_kind k = fold_into(f, c->object, out);
@@ -517,7 +518,7 @@ static enum js_fold_kind fold_call(struct fold *f, TSNode n, struct js_str *out)
     TSNode fn = js_head(n), args = js_tail(n);
     if (ts_node_is_null(fn) || ts_node_is_null(args) || callee_parts(f, fn, &c) < 0)
         return JS_FOLD_DYNAMIC;
-    if (ts_node_symbol(args) == f->sy->template_string) {
+    if (sg_ts_symbol(args) == f->sy->template_string) {
         /* a tagged template: only String.raw`...` has a known value */
         if (object_is(f, c.object, "String") && is_name(&c.name, "raw"))
             return fold_template(f, args, 1, out);
@@ -567,7 +568,7 @@ static enum js_fold_kind fold_logical(struct fold *f, TSNode n, struct js_str *o
 static enum js_fold_kind fold_dispatch(struct fold *f, TSNode n, struct js_str *out)
 {
     const struct js_syms *sy = f->sy;
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = sg_ts_symbol(n);
     uint32_t start = ts_node_start_byte(n), end = ts_node_end_byte(n);
     if (s == sy->string) {
         js_str_append_cooked(out, f->src + start + 1, end - start - 2, 0);
@@ -586,13 +587,13 @@ static enum js_fold_kind fold_dispatch(struct fold *f, TSNode n, struct js_str *
         return ts_node_is_null(last) ? JS_FOLD_DYNAMIC : fold_into(f, last, out);
     }
     if (s == sy->binary_expression &&
-        ts_node_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->plus)
+        sg_ts_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->plus)
         return fold_plus(f, n, out);
     if (s == sy->binary_expression)
         return fold_logical(f, n, out);
     if (s == sy->unary_expression &&
-        ts_node_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->minus &&
-        ts_node_symbol(ts_node_child_by_field_id(n, sy->f_argument)) == sy->number)
+        sg_ts_symbol(ts_node_child_by_field_id(n, sy->f_operator)) == sy->minus &&
+        sg_ts_symbol(ts_node_child_by_field_id(n, sy->f_argument)) == sy->number)
         return JS_FOLD_NUMBER_INEXACT;
     if (s == sy->call_expression)
         return fold_call(f, n, out);

@@ -24,6 +24,7 @@
 #include "js_names.h"
 #include "js_scope.h"
 #include "rules.h"
+#include "ts_node.h"
 
 #define SHOWN "%.80s" /* names in messages are cut, the snippet has the rest */
 
@@ -457,10 +458,10 @@ static int is_comparison_operand(const struct js_ctx *c, TSNode n, TSNode parent
     if (!js_is(n, c->sy->string))
         return 0;
     if (js_is(parent, c->sy->binary_expression)) {
-        const char *op = ts_node_type(field(c, parent, c->sy->f_operator));
+        const char *op = sg_ts_type(field(c, parent, c->sy->f_operator));
         return !strcmp(op, "===") || !strcmp(op, "!==") || !strcmp(op, "==") || !strcmp(op, "!=");
     }
-    return !strcmp(ts_node_type(parent), "switch_case");
+    return !strcmp(sg_ts_type(parent), "switch_case");
 }
 
 /* A string-valued expression (a literal, a template, a concatenation, a

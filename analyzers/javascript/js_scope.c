@@ -9,6 +9,7 @@
  * bodies and "use strict" code are strict, where it is undefined.
  */
 #include "js_scope.h"
+#include "ts_node.h"
 
 #include <string.h>
 
@@ -21,7 +22,7 @@
 /* Functions with their own `this` and `arguments` (not arrows). */
 static int is_function_like(const struct js_syms *sy, TSNode n)
 {
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = sg_ts_symbol(n);
     return s == sy->function_declaration || s == sy->function_expression ||
            s == sy->generator_function || s == sy->generator_function_declaration ||
            s == sy->method_definition;

@@ -24,6 +24,7 @@
 #include "arena.h"
 #include "policy.h"
 #include "violation.h"
+#include "ts_node.h"
 
 /* Bytes of one resolved dotted name ("os.path.join") or folded string. */
 #define PY_NAME_MAX 512
@@ -264,7 +265,7 @@ struct py_ctx {
 /* Kind of a node (PK_NONE for kinds the analyzer ignores). */
 static inline enum py_kind py_kind(const struct py_ctx *c, TSNode n)
 {
-    TSSymbol s = ts_node_symbol(n);
+    TSSymbol s = sg_ts_symbol(n);
     return s < sizeof(c->L->kind_of) ? (enum py_kind)c->L->kind_of[s] : PK_NONE;
 }
 

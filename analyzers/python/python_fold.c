@@ -6,6 +6,7 @@
 
 #include "python_resolve.h"
 #include "python_scope.h"
+#include "ts_node.h"
 
 /* Largest integer folded; larger constants are not names. */
 #define FOLD_INT_MAX 2147483647LL
@@ -215,7 +216,7 @@ static int fold_int_literal(const char *t, size_t n, long long *ret)
 static int op_is(const struct py_ctx *c, TSNode n, const char *op)
 {
     TSNode o = ts_node_child_by_field_id(n, c->L->f.operator);
-    return !ts_node_is_null(o) && strcmp(ts_node_type(o), op) == 0;
+    return !ts_node_is_null(o) && strcmp(sg_ts_type(o), op) == 0;
 }
 
 int py_fold_int(struct py_ctx *c, TSNode n, int32_t scope, int depth, long long *ret)

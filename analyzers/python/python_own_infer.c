@@ -15,6 +15,7 @@
 
 #include "python_resolve.h"
 #include "python_scope.h"
+#include "ts_node.h"
 
 /* Bases of the job's classes that bring no private name worth having:
  * builtins (an unbound name), and these standard-library classes. */
@@ -32,7 +33,7 @@ static const char *const FIELD_BLOCKERS[] = {"setattr", "vars",    "__dict__",  
 
 static int node_is(TSNode n, const char *type)
 {
-    return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
+    return !ts_node_is_null(n) && strcmp(sg_ts_type(n), type) == 0;
 }
 
 /* Charges n visits to the analysis' ownership budget; 0 once it is spent. */

@@ -5,6 +5,7 @@
 #include "sg_time.h"
 #include "ts_alloc.h"
 #include "ts_bound.h"
+#include "ts_node.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -250,7 +251,7 @@ TSNode sg_ts_first_error(TSNode root)
     TSTreeCursor c = ts_tree_cursor_new(root);
     TSNode n = root;
     for (;;) {
-        if (ts_node_symbol(n) == TS_SYM_ERROR || ts_node_is_missing(n))
+        if (sg_ts_symbol(n) == TS_SYM_ERROR || ts_node_is_missing(n))
             break;
         if (!ts_tree_cursor_goto_first_child(&c))
             break; /* has_error without an erroneous child: n itself */
@@ -358,7 +359,7 @@ int sg_ts_parse_checked(const TSLanguage *lang, const char *src, size_t len,
     TSNode e = sg_ts_first_error(root);
     if (ts_node_is_missing(e))
         r = sg_ts_report(vs, src, len, e, SG_RULE_SYNTAX_ERROR, "invalid syntax: missing '%s'",
-                         ts_node_type(e));
+                         sg_ts_type(e));
     else
         r = sg_ts_report(vs, src, len, e, SG_RULE_SYNTAX_ERROR, "invalid syntax");
     ts_tree_delete(*ret_tree);

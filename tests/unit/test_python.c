@@ -11,6 +11,7 @@
 #include "analyze.h"
 #include "rules.h"
 #include "test_helpers.h"
+#include "ts_node.h"
 
 #define MINI_LANG "{\"imports\": {\"mode\": \"allow\", \"modules\": [\"json\"]}}"
 
@@ -957,5 +958,31 @@ Test(python, annotations_are_not_bindings)
     /* an annotated assignment with a value still binds */
     expect_accept(p, "total: int = 0\ncount: int\ncount = 1\nprint(total + count)");
     expect_accept(p, "def f():\n    input: str = 'x'\n    return input");
+    sg_policy_free(p);
+}
+
+/* A broken tree: the ownership inference walked up from a use to past the
+ * root and asked the null node for its kind, a segfault in the gateway for
+ * any client (found by diff_python in a one-hour run). The analyzers reach
+ * node symbols only through ts_node.h, which takes the null node. */
+Test(python, null_nodes_of_broken_trees_do_not_crash)
+{
+    static const char *const cases[] = {
+        "def main(rows):\n    x = 1\n   s = (r._p for r in rows)\n",
+        "def main(rows):\n    x = 1\n   s = C(r.g._i_m for r in rows)\n",
+        "def main(data, rows):\n    rops = 1\n"
+        "    counts = C(r.getbuiltins._i_mport__(\"k\") for r in rows)\n"
+        "   s = C(r.getbuiltins._i_mport__(\"k\") for r in rows)\n",
+    };
+    struct sg_policy *p = test_load_policy("default");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct sg_analysis a;
+        run(p, cases[i], &a);
+        cr_expect(!a.accepted, "a broken tree must be rejected: %s", cases[i]);
+        sg_analysis_free(&a);
+    }
+    TSNode null = {0};
+    cr_expect_eq(sg_ts_symbol(null), 0);
+    cr_expect_str_eq(sg_ts_type(null), "");
     sg_policy_free(p);
 }

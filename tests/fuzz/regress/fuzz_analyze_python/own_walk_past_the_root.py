@@ -1,0 +1,3 @@
+def main(rows):
+    x = 1
+   s = (r._p for r in rows)
