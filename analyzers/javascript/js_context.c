@@ -112,6 +112,30 @@ void js_check_async_line_break(struct js_ctx *c)
                   "and the function after it as a plain one, the analyzer as an async function");
 }
 
+void js_check_field_keyword(struct js_ctx *c)
+{
+    /* not `async`: a line break after it ends a field for V8 too */
+    static const char *const words[] = {"static", "get", "set"};
+    TSNode f = js_cur(c);
+    if (!js_is(f, c->sy->field_definition) ||
+        !ts_node_is_null(ts_node_child_by_field_id(f, c->sy->f_value)))
+        return;
+    TSNode name = ts_node_child_by_field_id(f, c->sy->f_property);
+    if (ts_node_is_null(name))
+        return;
+    struct js_str s;
+    js_node_name(c, name, &s);
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (js_name_is(&s, words[i])) {
+            js_report(c, f, SG_RULE_CONTEXT_KEYWORD,
+                      "a class field named '%s' without a value: Node reads '%s' and a line break "
+                      "before a method as the method's modifier, the analyzer as a field of its "
+                      "own (keep '%s' on the method's line)",
+                      words[i], words[i], words[i]);
+            return;
+        }
+}
+
 void js_check_number(struct js_ctx *c)
 {
     TSNode n = js_cur(c);

@@ -36,6 +36,13 @@ void js_check_context_keyword(struct js_ctx *ctx);
  * no-op for other nodes. */
 void js_check_async_line_break(struct js_ctx *ctx);
 
+/* A class field named `static` (`get`, `set`) with no
+ * value: tree-sitter reads `static` + line break + `m() {}` as a field named
+ * `static` and an instance method, V8 as the static method m (found by
+ * diff_javascript). Rejected as SG_RULE_CONTEXT_KEYWORD; checks the node at
+ * ctx->path[ctx->depth], a no-op for other nodes. */
+void js_check_field_keyword(struct js_ctx *ctx);
+
 /* A legacy octal literal followed by '.' (`041.`): tree-sitter reads the
  * decimal 41. (then `x` on the next line as a name), V8 the octal 33 and
  * `.x` as a property access on it. Rejected as SG_RULE_SYNTAX_ERROR, like

@@ -578,6 +578,8 @@ void js_rules_visit(struct js_ctx *c)
         js_check_context_keyword(c);
     else if (s == sy->number)
         js_check_number(c);
+    else if (s == sy->field_definition)
+        js_check_field_keyword(c);
     else if (s == sy->with_statement)
         js_report(c, n, SG_RULE_NAME_FORBIDDEN,
                   "the 'with' statement is forbidden (it turns an object's properties, such as "

@@ -175,6 +175,33 @@ Test(differential, js_let_declarations_and_let_properties_pass)
         expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
 }
 
+/* `static` + line break + a method: V8 reads a static method, tree-sitter a
+ * field named `static` and an instance method (found by diff_javascript in
+ * the findings of a one-hour run replayed after the `let` rule). */
+Test(differential, js_class_field_named_like_a_modifier_is_rejected)
+{
+    static const char *const cases[] = {
+        "class Acc extends Object {\n  #t = 0;\n  static\n  add(x) { return this; }\n}\n",
+        "class A {\n  static\n  m() { return 1; }\n}\n",
+        "class A { get\n  x() { return 1; } }\n",
+        "class A { static; m() {} }\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_rule(SG_LANG_JAVASCRIPT, cases[i], SG_RULE_CONTEXT_KEYWORD);
+}
+
+Test(differential, js_class_modifiers_on_their_line_pass)
+{
+    static const char *const cases[] = {
+        "class A { static m() { return 1; } get x() { return 2; } set x(v) {} }\n",
+        "class A { static count = 0; static { A.count = 1; } async run() {} }\n",
+        "class A { static = 1; get = 2; }\n",
+        "class A { #total = 0; total() { return this.#total; } }\n",
+    };
+    for (size_t i = 0; i < N(cases); i++)
+        expect_accept(SG_LANG_JAVASCRIPT, cases[i]);
+}
+
 /* ---- JavaScript: a legacy octal literal followed by '.' ----------------- */
 
 /* `041.` is the decimal 41. to tree-sitter and the octal 33 followed by a
