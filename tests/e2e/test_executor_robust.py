@@ -57,16 +57,26 @@ class SocketRelay:
                 client, _ = listener.accept()
             except OSError:
                 return
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                upstream.connect("/var/run/docker.sock")
-            except OSError:
-                client.close()
-                continue
-            with self.lock:
-                self.conns += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        self._relay(client, b"")
+
+    def _relay(self, client, head):
+        """Connects client to dockerd, sending head (what was read of the
+        request already) first."""
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect("/var/run/docker.sock")
+            upstream.sendall(head)
+        except OSError:
+            client.close()
+            return
+        client.settimeout(None)
+        with self.lock:
+            self.conns += [client, upstream]
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
     @staticmethod
     def _pump(src, dst):
@@ -107,14 +117,6 @@ class CreateFailingRelay(SocketRelay):
 
     failing = False
 
-    def _accept(self, listener):
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
     def _serve(self, client):
         head = b""
         client.settimeout(10)
@@ -132,18 +134,7 @@ class CreateFailingRelay(SocketRelay):
         if injected:
             self._refuse(client, head, *injected)
             return
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            upstream.connect("/var/run/docker.sock")
-            upstream.sendall(head)
-        except OSError:
-            client.close()
-            return
-        client.settimeout(None)
-        with self.lock:
-            self.conns += [client, upstream]
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+        self._relay(client, head)
 
     def inject(self, line):
         """(status line, message) to answer the request line with, or None."""
