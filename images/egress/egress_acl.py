@@ -135,10 +135,11 @@ def decide(src, host, port):
     return True, job_id, "allowed"
 
 
-def record(src, job_id, host, port, ok, reason):
+def append_line(src, line, failure):
+    """Appends line to decisions/<src> while the file stays within
+    MAX_DECISIONS_BYTES; egress_log.py appends there too, through this.
+    A failure is reported on stderr (prefixed with `failure`), never fatal."""
     path = os.path.join(STATE, "decisions", str(src))
-    line = json.dumps({"job_id": job_id, "host": host, "port": port,
-                       "verdict": "allowed" if ok else "denied", "reason": reason}) + "\n"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -147,7 +148,13 @@ def record(src, job_id, host, port, ok, reason):
         finally:
             os.close(fd)
     except OSError as e:
-        print(f"egress_acl: cannot record a decision: {e}", file=sys.stderr)
+        print(f"{failure}: {e}", file=sys.stderr)
+
+
+def record(src, job_id, host, port, ok, reason):
+    line = json.dumps({"job_id": job_id, "host": host, "port": port,
+                       "verdict": "allowed" if ok else "denied", "reason": reason}) + "\n"
+    append_line(src, line, "egress_acl: cannot record a decision")
 
 
 def answer(line):

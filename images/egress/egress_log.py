@@ -22,8 +22,6 @@ import os
 import sys
 import urllib.parse
 
-STATE = os.environ.get("SANDGATE_EGRESS_DIR", "/run/sandgate-egress")
-MAX_DECISIONS_BYTES = 65536  # egress_acl.py's bound of the same file
 MAX_LINE = 4096
 
 
@@ -56,17 +54,22 @@ def parse(text):
     return src, line + "\n"
 
 
+def load_acl():
+    """egress_acl.py, beside this file, for its bounded append (`python3 -I`
+    puts no script directory on the import path)."""
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("egress_acl", os.path.join(here, "egress_acl.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ACL = load_acl()
+
+
 def append(src, line):
-    path = os.path.join(STATE, "decisions", str(src))
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if os.fstat(fd).st_size + len(line) <= MAX_DECISIONS_BYTES:
-                os.write(fd, line.encode())
-        finally:
-            os.close(fd)
-    except OSError as e:
-        print(f"egress_log: cannot record a connection: {e}", file=sys.stderr)
+    ACL.append_line(src, line, "egress_log: cannot record a connection")
 
 
 def main():
