@@ -39,7 +39,10 @@ def build_typescript():
     with open(os.path.join(TS_DIR, "package-lock.json"), "rb") as f:
         lock = f.read()
     stamp = os.path.join(TS_BUILD, "installed.lock")
-    installed = open(stamp, "rb").read() if os.path.exists(stamp) else None
+    installed = None
+    if os.path.exists(stamp):
+        with open(stamp, "rb") as f:
+            installed = f.read()
     if installed != lock:
         rc, out = run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], TS_BUILD, 300)
         assert rc == 0, "npm ci failed:\n" + out[-3000:]

@@ -48,8 +48,8 @@ class Stack(unittest.TestCase):
         self.assertIn("total_ms", r.timings)
 
     def test_artifacts_come_back_as_bytes(self):
-        r = self.c.run("def main():\n    open('artifacts/out.bin', 'wb').write(bytes([0, 1, 255]))\n")
-        self.assertEqual([(a.name, a.data) for a in r.artifacts], [("out.bin", b"\x00\x01\xff")])
+        r = self.c.run("def main():\n    open('artifacts/out.csv', 'wb').write(b'a,b\\n0,\\xff\\n')\n")
+        self.assertEqual([(a.name, a.data) for a in r.artifacts], [("out.csv", b"a,b\n0,\xff\n")], r)
 
     def test_a_rejection_raises_policy_violation_with_rule_and_line(self):
         with self.assertRaises(sandgate.PolicyViolation) as cm:

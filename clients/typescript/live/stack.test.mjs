@@ -40,6 +40,12 @@ test("a job", async () => {
   assert.equal(r.jobId.length, 16);
 });
 
+test("artifacts come back as bytes", async () => {
+  const r = await c.run("def main():\n    open('artifacts/out.csv', 'wb').write(b'a,b\\n0,\\xff\\n')\n");
+  assert.deepEqual(r.artifacts.map((a) => [a.name, [...a.data]]),
+    [["out.csv", [97, 44, 98, 10, 48, 44, 255, 10]]], JSON.stringify(r.raw));
+});
+
 test("a JavaScript job", async () => {
   const r = await c.run("function main(a) { return a.n * 2; }\nmodule.exports = { main };",
     { language: "nodejs", arguments: { n: 21 } });
