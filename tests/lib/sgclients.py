@@ -2,6 +2,7 @@
 that test them: the TypeScript package built into build/clients-ts (npm ci
 from its lock file: the npm registry the first time, then only when the lock
 changes), and runs of each client's own tests with their counts."""
+import hashlib
 import os
 import re
 import shutil
@@ -23,12 +24,30 @@ def run(args, cwd, timeout, env=None):
     return r.returncode, r.stdout + r.stderr
 
 
+def _sources_digest():
+    h = hashlib.sha256()
+    for name in TS_COPY:
+        top = os.path.join(TS_DIR, name)
+        paths = [top] if os.path.isfile(top) else sorted(
+            os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs)
+        for path in paths:
+            with open(path, "rb") as f:
+                h.update(os.path.relpath(path, TS_DIR).encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
 def build_typescript():
     """Copies the package's sources into build/clients-ts, installs its pinned
-    dev dependencies once per lock file and builds it (tsc: dist/esm, dist/cjs).
-    Returns the directory."""
+    dev dependencies once per lock file and builds it (tsc: dist/esm, dist/cjs)
+    unless these sources were built there already. Returns the directory."""
     npm = shutil.which("npm")
     assert npm and shutil.which("node"), "node and npm are needed for the TypeScript client"
+    digest = _sources_digest()
+    built = os.path.join(TS_BUILD, "built.sha256")
+    if os.path.exists(built) and os.path.isdir(os.path.join(TS_BUILD, "dist")):
+        with open(built) as f:
+            if f.read() == digest:
+                return TS_BUILD
     os.makedirs(TS_BUILD, exist_ok=True)
     for name in TS_COPY:
         src, dst = os.path.join(TS_DIR, name), os.path.join(TS_BUILD, name)
@@ -50,6 +69,8 @@ def build_typescript():
             f.write(lock)
     rc, out = run([npm, "run", "build"], TS_BUILD, 300)
     assert rc == 0, "the TypeScript build failed:\n" + out[-3000:]
+    with open(built, "w") as f:
+        f.write(digest)
     return TS_BUILD
 
 

@@ -184,7 +184,7 @@ class ClientTest(unittest.TestCase):
             lsock.close()  # refused again
         t = threading.Thread(target=listen_later)
         t.start()
-        c = sandgate.Client(f"http://127.0.0.1:{port}", retries=3, max_retry_delay=1)
+        c = sandgate.Client(f"http://127.0.0.1:{port}", retries=20, max_retry_delay=1)  # 4 s
         self.assertTrue(c.run("x").ok)
         t.join()
         self.assertEqual(len(got), 1)

@@ -158,7 +158,7 @@ test("a refused connection is retried", async () => {
   });
   setTimeout(() => late.listen(port, "127.0.0.1"), 100);
   try {
-    const c = new sg.Client({ url: `http://127.0.0.1:${port}`, retries: 5, maxRetryDelayMs: 200 });
+    const c = new sg.Client({ url: `http://127.0.0.1:${port}`, retries: 20, maxRetryDelayMs: 200 }); // 4 s
     assert.ok((await c.run("x")).ok);
   } finally {
     late.close();
