@@ -618,20 +618,7 @@ class McpInteropCase(unittest.TestCase):
         os.makedirs(where, exist_ok=True)
         for f in ("package.json", "package-lock.json", "mcp_client.mjs"):
             shutil.copy(os.path.join(INTEROP, f), where)
-        # installed once per lock file: a changed lock installs again
-        with open(os.path.join(INTEROP, "package-lock.json"), "rb") as f:
-            lock = f.read()
-        stamp = os.path.join(where, "installed.lock")
-        installed = None
-        if os.path.exists(stamp):
-            with open(stamp, "rb") as f:
-                installed = f.read()
-        if installed != lock:
-            r = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-                               cwd=where, capture_output=True, text=True, timeout=300)
-            self.assertEqual(r.returncode, 0, "npm ci failed: " + r.stderr[-2000:])
-            with open(stamp, "wb") as f:
-                f.write(lock)
+        sgtest.npm_ci_once(where)  # once per lock file
         py, js = FakeExecutor("python"), FakeExecutor("nodejs")
         py.script = [(0, "stdout", {"text": "line one\n"}), (0.2, "stderr", {"text": "warn"})]
         gw = Gateway({"executors": {"python": [py.url], "nodejs": [js.url]}},

@@ -55,18 +55,7 @@ def build_typescript():
             shutil.rmtree(dst)
         (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, dst)
     shutil.rmtree(os.path.join(TS_BUILD, "dist"), ignore_errors=True)
-    with open(os.path.join(TS_DIR, "package-lock.json"), "rb") as f:
-        lock = f.read()
-    stamp = os.path.join(TS_BUILD, "installed.lock")
-    installed = None
-    if os.path.exists(stamp):
-        with open(stamp, "rb") as f:
-            installed = f.read()
-    if installed != lock:
-        rc, out = run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], TS_BUILD, 300)
-        assert rc == 0, "npm ci failed:\n" + out[-3000:]
-        with open(stamp, "wb") as f:
-            f.write(lock)
+    sgtest.npm_ci_once(TS_BUILD)
     rc, out = run([npm, "run", "build"], TS_BUILD, 300)
     assert rc == 0, "the TypeScript build failed:\n" + out[-3000:]
     with open(built, "w") as f:

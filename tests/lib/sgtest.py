@@ -236,6 +236,27 @@ def containers_with_label(label):
     return [c["Id"] for c in body]
 
 
+def npm_ci_once(where):
+    """`npm ci` in where (its package.json and package-lock.json copied there)
+    once per lock file: a changed lock installs again. Needs the npm registry
+    the first time."""
+    with open(os.path.join(where, "package-lock.json"), "rb") as f:
+        lock = f.read()
+    stamp = os.path.join(where, "installed.lock")
+    installed = None
+    if os.path.exists(stamp):
+        with open(stamp, "rb") as f:
+            installed = f.read()
+    if installed == lock:
+        return
+    r = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=where,
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("npm ci failed: " + (r.stdout + r.stderr)[-3000:])
+    with open(stamp, "wb") as f:
+        f.write(lock)
+
+
 class Result(unittest.TextTestResult):
     pass
 

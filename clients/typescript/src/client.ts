@@ -3,7 +3,7 @@ import { TransportError } from "./errors.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, NO_RETRY, Transport, seg } from "./http.js";
 import { Session, type SessionOptions } from "./session.js";
 import { DEFAULT_MAX_EVENT_BYTES } from "./sse.js";
-import { EventStream, resultOrThrow } from "./stream.js";
+import { EventStream, readResult } from "./stream.js";
 import { toAnalysis, toBase64, type Analysis, type Json, type RunResult } from "./types.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:9385";
@@ -90,14 +90,7 @@ export class Client {
     const resp = await this.t.open("POST", "/v1/run", {
       body: JSON.stringify(this.job(code, opts)), headers: { "Content-Type": "application/json" },
     });
-    const text = new TextDecoder().decode(await this.t.bytes(resp));
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new TransportError(`the answer is not JSON: ${text.slice(0, 200)}`);
-    }
-    return resultOrThrow(body, resp.headers.get("x-request-id"));
+    return readResult(this.t, resp);
   }
 
   /** Runs a job and streams its output: `for await (const ev of stream)`

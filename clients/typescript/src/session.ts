@@ -1,7 +1,7 @@
 /** A session: one sandbox kept for many cells. */
-import { NoCellRunning, NotFound, SessionLost, TransportError } from "./errors.js";
+import { NoCellRunning, NotFound, SessionLost } from "./errors.js";
 import { NO_RETRY, Transport, seg } from "./http.js";
-import { disposable, EventStream, resultOrThrow } from "./stream.js";
+import { disposable, EventStream, readResult } from "./stream.js";
 import { toBase64, toFiles, type FileInfo, type Json, type RunResult } from "./types.js";
 
 const CANCEL_TIMEOUT_MS = 5000;
@@ -62,14 +62,7 @@ export class Session {
       body: JSON.stringify(this.cell(code, opts, false)),
       headers: { "Content-Type": "application/json" },
     });
-    const text = new TextDecoder().decode(await this.t.bytes(resp));
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new TransportError(`the answer is not JSON: ${text.slice(0, 200)}`);
-    }
-    return resultOrThrow(body, resp.headers.get("x-request-id"));
+    return readResult(this.t, resp);
   }
 
   /** Runs one cell, streaming its output (as Client.stream). Ending the

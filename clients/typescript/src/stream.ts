@@ -1,5 +1,6 @@
 /** A streamed answer: an async iterator of stdout / stderr / result events. */
 import { PolicyViolation, TransportError, apiError } from "./errors.js";
+import type { Transport } from "./http.js";
 import { SSEParser, type SSEEvent } from "./sse.js";
 import { toRunResult, type Event, type RunResult } from "./types.js";
 
@@ -18,6 +19,18 @@ export function resultOrThrow(body: unknown, requestId: string | null): RunResul
     throw new PolicyViolation(result.violations.filter((v) => v.phase !== "runtime"), result);
   }
   return result;
+}
+
+/** The result in a JSON answer (as resultOrThrow). */
+export async function readResult(t: Transport, resp: Response): Promise<RunResult> {
+  const text = new TextDecoder().decode(await t.bytes(resp));
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new TransportError(`the answer is not JSON: ${text.slice(0, 200)}`);
+  }
+  return resultOrThrow(body, resp.headers.get("x-request-id"));
 }
 
 const asyncDispose = (Symbol as { asyncDispose?: symbol }).asyncDispose;

@@ -10,7 +10,7 @@ from ._errors import TransportError
 from ._http import DEFAULT_MAX_RESPONSE_BYTES, Transport, path_segment
 from ._session import Session
 from ._sse import DEFAULT_MAX_EVENT_BYTES
-from ._stream import EventStream, result_or_raise
+from ._stream import EventStream, read_result
 from ._types import Analysis, RunResult
 
 DEFAULT_URL = "http://127.0.0.1:9385"
@@ -75,12 +75,7 @@ class Client:
         body = self._job(code, language, arguments, files, policy, limits, network)
         resp = self._t.open("POST", "/v1/run", json.dumps(body).encode(),
                             {"Content-Type": "application/json"})
-        data = self._t.read_all(resp)
-        try:
-            answer = json.loads(data)
-        except ValueError:
-            raise TransportError(f"the answer is not JSON: {data[:200]!r}") from None
-        return result_or_raise(answer, resp.headers.get("x-request-id"))
+        return read_result(self._t, resp)
 
     def stream(self, code: Union[str, bytes], language: str = "python",
                arguments: Optional[Mapping[str, Any]] = None,

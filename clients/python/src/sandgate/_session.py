@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ._errors import NoCellRunning, NotFound, SessionLost, TransportError
 from ._http import Transport, path_segment
-from ._stream import EventStream, result_or_raise
+from ._stream import EventStream, read_result
 from ._types import FileInfo, RunResult
 
 CANCEL_TIMEOUT = 5.0
@@ -32,12 +32,7 @@ class Session:
         """Runs one cell; its final expression's value is .value."""
         resp = self._t.open("POST", self._path + "/exec", self._cell(code, timeout_ms, False),
                             {"Content-Type": "application/json"})
-        data = self._t.read_all(resp)
-        try:
-            body = json.loads(data)
-        except ValueError:
-            raise TransportError(f"the answer is not JSON: {data[:200]!r}") from None
-        return result_or_raise(body, resp.headers.get("x-request-id"))
+        return read_result(self._t, resp)
 
     def exec_stream(self, code: Union[str, bytes],
                     timeout_ms: Optional[int] = None) -> EventStream:

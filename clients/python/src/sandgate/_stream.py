@@ -27,6 +27,16 @@ def result_or_raise(body: object, request_id: Optional[str]) -> RunResult:
     return result
 
 
+def read_result(transport: Transport, resp: Response) -> RunResult:
+    """The result in a JSON answer (as result_or_raise)."""
+    data = transport.read_all(resp)
+    try:
+        body = json.loads(data)
+    except ValueError:
+        raise TransportError(f"the answer is not JSON: {data[:200]!r}") from None
+    return result_or_raise(body, resp.headers.get("x-request-id"))
+
+
 class EventStream(Iterator[Event]):
     """Events as they arrive: Stdout and Stderr pieces, then one Result.
     Closing it before the Result (close(), leaving a `with` block, or
