@@ -111,14 +111,14 @@ class Client:
     def runtimes(self) -> Dict[str, Any]:
         """Per language: interpreter, installed packages, and what each of
         the caller's policies lets a job import (GET /v1/runtimes)."""
-        return self._t.call("GET", "/v1/runtimes")
+        return self._t.call_object("GET", "/v1/runtimes")
 
     def whoami(self) -> Dict[str, Any]:
         """The caller's tenant, policies, rate limit and maxima."""
-        return self._t.call("GET", "/v1/whoami")
+        return self._t.call_object("GET", "/v1/whoami")
 
     def policies(self) -> Dict[str, Any]:
-        return self._t.call("GET", "/v1/policies")
+        return self._t.call_object("GET", "/v1/policies")
 
     def session(self, language: str = "python", policy: Optional[str] = None,
                 timeout_ms: Optional[int] = None, idle_timeout_s: Optional[int] = None,
@@ -130,7 +130,7 @@ class Client:
                     "max_lifetime_s": max_lifetime_s, "network": network,
                     "limits": {"timeout_ms": timeout_ms} if timeout_ms is not None else None}
         body.update({k: v for k, v in optional.items() if v is not None})
-        info = self._t.call("POST", "/v1/sessions", body)
-        if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
+        info = self._t.call_object("POST", "/v1/sessions", body)
+        if not isinstance(info.get("session_id"), str):
             raise TransportError(f"not a session: {info!r:.300}")
         return Session(self._t, info, self.max_event_bytes)

@@ -7,7 +7,7 @@ import json
 import socket
 import ssl
 import time
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
 from ._errors import APIError, TransportError, error_class
@@ -85,7 +85,7 @@ class Transport:
 
     def open(self, method: str, path: str, body: Optional[bytes] = None,
              headers: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
-             retry_codes: frozenset = RETRY_CODES) -> Response:
+             retry_codes: FrozenSet[str] = RETRY_CODES) -> Response:
         """Sends the request and returns the answer with its body unread when
         it is a success; raises the API's error otherwise. Retries, within the
         budget, when the connection could not be made or the answer says the
@@ -102,7 +102,7 @@ class Transport:
 
     def _attempt(self, method: str, path: str, body: Optional[bytes],
                  headers: Optional[Mapping[str, str]], timeout: Optional[float],
-                 retry_codes: frozenset) -> Tuple[Any, Optional[Response]]:
+                 retry_codes: FrozenSet[str]) -> Tuple[Any, Optional[Response]]:
         conn = self._connection(self.timeout if timeout is None else timeout)
         try:
             conn.connect()
@@ -167,3 +167,10 @@ class Transport:
         except ValueError:
             raise TransportError(f"{method} {path}: the answer is not JSON: {data[:200]!r}") \
                 from None
+
+    def call_object(self, method: str, path: str, payload: Any = None, **kw: Any) -> Dict[str, Any]:
+        """call() for an answer that must be a JSON object."""
+        answer = self.call(method, path, payload, **kw)
+        if not isinstance(answer, dict):
+            raise TransportError(f"{method} {path}: the answer is not an object: {answer!r:.200}")
+        return answer

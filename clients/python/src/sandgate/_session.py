@@ -87,7 +87,7 @@ class Session:
 
     def info(self) -> Dict[str, Any]:
         """The session's record: state (idle, busy, lost), cells_run, memory, expiry."""
-        return self._t.call("GET", self._path)
+        return self._t.call_object("GET", self._path)
 
     def close(self) -> None:
         """Destroys the session's sandbox. Closing a session that is gone

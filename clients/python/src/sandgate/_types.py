@@ -102,7 +102,8 @@ class RunResult:
     def from_json(cls, b: JSON) -> "RunResult":
         if not isinstance(b, dict) or not isinstance(b.get("status"), str):
             raise TransportError(f"not a job result: {b!r:.300}")
-        res = b.get("result") if isinstance(b.get("result"), dict) else {}
+        raw_res = b.get("result")
+        res: Dict[str, Any] = raw_res if isinstance(raw_res, dict) else {}
         t = b.get("time_used_ms")
         return cls(
             status=b["status"], stdout=_str(b.get("stdout")) or "",
