@@ -30,21 +30,24 @@ class Client:
     """sandgate's API: one-shot jobs, streams, cancel, analysis, sessions.
 
     url and token default to $SANDGATE_URL (else http://127.0.0.1:9385) and
-    $SANDGATE_TOKEN (else none: a trusted network needs no token). timeout is
-    each socket operation's, in seconds. A request is sent again (at most
-    `retries` times, waiting the answer's Retry-After up to max_retry_delay
-    seconds) only when it provably did not start: the connection could not
-    be made, 502 executor_unreachable, 409 session_busy, a 503 with
-    Retry-After. Never when the job may have run.
+    $SANDGATE_TOKEN (else none: a trusted network needs no token). timeout
+    is each socket read's or write's, in seconds; connect_timeout the
+    connection's. A request is sent again (at most `retries` times, waiting
+    the answer's Retry-After up to max_retry_delay seconds) only when it
+    provably did not start: the connection could not be made, 502
+    executor_unreachable, 409 session_busy, a 503 with Retry-After. Never
+    when the job may have run.
     """
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None, *,
                  timeout: float = 300.0, retries: int = 3, max_retry_delay: float = 10.0,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+                 max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+                 connect_timeout: float = 10.0) -> None:
         url = url or os.environ.get("SANDGATE_URL") or DEFAULT_URL
         token = token if token is not None else os.environ.get("SANDGATE_TOKEN") or None
-        self._t = Transport(url, token, timeout, retries, max_retry_delay, max_response_bytes)
+        self._t = Transport(url, token, timeout, retries, max_retry_delay, max_response_bytes,
+                            connect_timeout)
         self.max_event_bytes = max_event_bytes
 
     @property

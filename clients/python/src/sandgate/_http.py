@@ -55,7 +55,8 @@ class Response:
 
 class Transport:
     def __init__(self, url: str, token: Optional[str], timeout: float, retries: int,
-                 max_retry_delay: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
+                 max_retry_delay: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 connect_timeout: float = 10.0):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -65,6 +66,7 @@ class Transport:
         self.prefix = parts.path.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.connect_timeout = min(connect_timeout, timeout)
         self.retries = max(0, retries)
         self.max_retry_delay = max_retry_delay
         self.max_response_bytes = max_response_bytes
@@ -103,9 +105,11 @@ class Transport:
     def _attempt(self, method: str, path: str, body: Optional[bytes],
                  headers: Optional[Mapping[str, str]], timeout: Optional[float],
                  retry_codes: FrozenSet[str]) -> Tuple[Any, Optional[Response]]:
-        conn = self._connection(self.timeout if timeout is None else timeout)
+        conn = self._connection(self.connect_timeout)
         try:
             conn.connect()
+            assert conn.sock is not None
+            conn.sock.settimeout(self.timeout if timeout is None else timeout)
         except OSError as e:  # nothing was sent
             conn.close()
             return (0.2, TransportError(f"cannot connect to {self.host}:{self.port}: {e}")), None
