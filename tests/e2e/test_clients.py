@@ -91,9 +91,10 @@ class ClientsE2E(unittest.TestCase):
             f.write(readme_example("python"))
         rc, out = sgclients.run([os.path.join(venv, "bin", "python"), example], work, 120, self.env)
         self.assertEqual((rc, out), (0, "success 5\n"))
-        # TypeScript: npm pack, then an empty project installs the tarball offline
-        rc, out = sgclients.run(["npm", "pack", "--ignore-scripts", "--pack-destination", work],
-                                sgclients.TS_BUILD, 120)
+        # TypeScript: npm pack (its prepack builds with tsc, as in the README), then an
+        # empty project installs the tarball offline
+        rc, out = sgclients.run(["npm", "pack", "--pack-destination", work], sgclients.TS_BUILD,
+                                300)
         self.assertEqual(rc, 0, out)
         tarball = os.path.join(work, "sandgate-client-0.1.0.tgz")
         self.assertTrue(os.path.exists(tarball), out)
