@@ -116,6 +116,15 @@ class Stack(unittest.TestCase):
         with self.assertRaises(sandgate.SessionNotFound):
             s.exec("x")
 
+    def test_a_session_stream_closed_early_interrupts_the_cell(self):
+        with self.c.session() as s:
+            s.exec("kept = 'yes'")
+            t0 = time.monotonic()
+            with s.exec_stream("import time\nprint('started')\ntime.sleep(30)") as st:
+                self.assertEqual(next(st), sandgate.Stdout("started\n"))
+            self.assertEqual(s.exec("kept").value, "yes")
+            self.assertLess(time.monotonic() - t0, 20, "the cell did not run its 30 s")
+
     def test_429_surfaces_retry_after(self):
         limited = sandgate.Client(token=ENV["SANDGATE_TEST_LIMITED_TOKEN"], retries=0)
         with self.assertRaises(sandgate.RateLimited) as cm:

@@ -250,6 +250,21 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(sandgate.TransportError):
             next(s)
 
+    def test_a_session_stream_closed_early_interrupts_and_waits_until_idle(self):
+        hold = threading.Event()
+        self.fake.script = [(201, {"session_id": "py-1", "language": "python"}, {}),
+                            self.sse([("stdout", {"text": "started\n"})], hold),
+                            (202, {"cancel_sent": True}, {}), (200, {"state": "busy"}, {}),
+                            (200, {"state": "idle"}, {}), (204, b"", {})]
+        with self.c.session() as s:
+            with s.exec_stream("long") as st:
+                self.assertEqual(next(st), sandgate.Stdout("started\n"))
+            hold.set()
+        p = "/v1/sessions/py-1"
+        self.assertEqual(self.paths(), [("POST", "/v1/sessions"), ("POST", p + "/exec"),
+                                        ("POST", p + "/cancel"), ("GET", p), ("GET", p),
+                                        ("DELETE", p)])
+
     def test_session_lifecycle(self):
         created = {"session_id": "py-ab/c", "language": "python", "state": "idle"}
         cell = dict(OK, session_id="py-ab/c", session_lost=False)

@@ -130,6 +130,22 @@ test("a session keeps state and files", async () => {
   await assert.rejects(s.exec("x"), sg.SessionNotFound);
 });
 
+test("a session stream ended early interrupts the cell", async () => {
+  const s = await c.session();
+  try {
+    await s.exec("kept = 'yes'");
+    const t0 = Date.now();
+    for await (const ev of await s.execStream("import time\nprint('started')\ntime.sleep(30)")) {
+      assert.deepEqual(ev, { type: "stdout", text: "started\n" });
+      break;
+    }
+    assert.equal((await s.exec("kept")).value, "yes");
+    assert.ok(Date.now() - t0 < 20000, "the cell did not run its 30 s");
+  } finally {
+    await s.close();
+  }
+});
+
 test("a 429 surfaces retryAfter", async () => {
   const limited = new sg.Client({ token: process.env.SANDGATE_TEST_LIMITED_TOKEN, retries: 0 });
   await assert.rejects(async () => {

@@ -5,6 +5,7 @@ import { disposable, EventStream, readResult } from "./stream.js";
 import { toBase64, toFiles, type FileInfo, type Json, type RunResult } from "./types.js";
 
 const CANCEL_TIMEOUT_MS = 5000;
+const STOP_WAIT_MS = 10000;
 
 export interface SessionOptions {
   language?: "python" | "nodejs" | string;
@@ -66,13 +67,30 @@ export class Session {
   }
 
   /** Runs one cell, streaming its output (as Client.stream). Ending the
-   * stream before its result interrupts the cell. */
+   * stream before its result interrupts the cell, and resolves once the
+   * session is idle again. */
   async execStream(code: string | Uint8Array, opts: CellOptions = {}): Promise<EventStream> {
-    return this.openStream(`${this.path}/exec`, this.cell(code, opts, true), async () => {
+    return this.openStream(`${this.path}/exec`, this.cell(code, opts, true),
+      () => this.stopCell(), opts.signal);
+  }
+
+  /** Interrupts a streamed cell ended early, then waits (at most STOP_WAIT_MS)
+   * until the session is idle again, so the next call does not find it busy. */
+  private async stopCell(): Promise<void> {
+    try {
       await this.t.json("POST", `${this.path}/cancel`, undefined, {
         retryCodes: NO_RETRY, signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
       });
-    }, opts.signal);
+    } catch (err) {
+      if (!(err instanceof NoCellRunning)) throw err; // else it had ended
+    }
+    const deadline = Date.now() + STOP_WAIT_MS;
+    while (Date.now() < deadline) {
+      const info = await this.t.json("GET", this.path, undefined,
+        { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+      if (info?.state !== "busy") return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /** Interrupts the running cell; false when none was running. */

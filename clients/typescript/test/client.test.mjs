@@ -232,6 +232,24 @@ test("a stream that ends without a result is an error", async () => {
   await assert.rejects((await client().stream("x")).wait(), sg.TransportError);
 });
 
+test("a session stream ended early interrupts the cell and waits until idle", async () => {
+  let release;
+  const hold = new Promise((r) => { release = r; });
+  fake.script = [[201, { session_id: "py-1", language: "python" }, {}],
+    sse([["stdout", { text: "started\n" }]], hold), [202, { cancel_sent: true }, {}],
+    [200, { state: "busy" }, {}], [200, { state: "idle" }, {}], [204, Buffer.alloc(0), {}]];
+  const s = await client().session();
+  for await (const ev of await s.execStream("long")) {
+    assert.deepEqual(ev, { type: "stdout", text: "started\n" });
+    break;
+  }
+  release();
+  await s.close();
+  const p = "/v1/sessions/py-1";
+  assert.deepEqual(paths(), ["POST /v1/sessions", `POST ${p}/exec`, `POST ${p}/cancel`,
+    `GET ${p}`, `GET ${p}`, `DELETE ${p}`]);
+});
+
 test("session lifecycle", async () => {
   const cell = { ...OK, session_id: "py-ab/c", session_lost: false };
   fake.script = [[201, { session_id: "py-ab/c", language: "python" }, {}], error(409, "session_busy"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any, Dict, List, Optional, Union
 
 from ._errors import NoCellRunning, NotFound, SessionLost, TransportError
@@ -11,6 +12,7 @@ from ._stream import EventStream, read_result
 from ._types import FileInfo, RunResult
 
 CANCEL_TIMEOUT = 5.0
+STOP_WAIT = 10.0
 
 
 class Session:
@@ -37,10 +39,11 @@ class Session:
     def exec_stream(self, code: Union[str, bytes],
                     timeout_ms: Optional[int] = None) -> EventStream:
         """Runs one cell, streaming its output (as Client.stream). Closing the
-        stream before its Result interrupts the cell (as interrupt())."""
+        stream before its Result interrupts the cell (as interrupt()) and
+        returns once the session is idle again."""
         resp = self._t.open("POST", self._path + "/exec", self._cell(code, timeout_ms, True),
                             {"Content-Type": "application/json", "Accept": "text/event-stream"})
-        return EventStream(self._t, resp, self._quiet_interrupt, self._max_event_bytes)
+        return EventStream(self._t, resp, self._stop_cell, self._max_event_bytes)
 
     @staticmethod
     def _cell(code: Union[str, bytes], timeout_ms: Optional[int], stream: bool) -> bytes:
@@ -61,9 +64,20 @@ class Session:
             return False
         return True
 
-    def _quiet_interrupt(self) -> None:
-        self._t.call("POST", self._path + "/cancel", timeout=CANCEL_TIMEOUT,
-                     retry_codes=frozenset())
+    def _stop_cell(self) -> None:
+        """Interrupts a streamed cell closed early, then waits (at most
+        STOP_WAIT seconds) until the session is idle again, so the next call
+        does not find it busy."""
+        try:
+            self._t.call("POST", self._path + "/cancel", timeout=CANCEL_TIMEOUT,
+                         retry_codes=frozenset())
+        except NoCellRunning:
+            pass  # it had ended
+        deadline = time.monotonic() + STOP_WAIT
+        while time.monotonic() < deadline:
+            if self._t.call_object("GET", self._path, timeout=CANCEL_TIMEOUT).get("state") != "busy":
+                return
+            time.sleep(0.05)
 
     def upload(self, name: str, data: Union[bytes, str]) -> None:
         """Writes a file into the session's working directory."""
