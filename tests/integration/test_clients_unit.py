@@ -17,11 +17,11 @@ class ClientUnitTests(unittest.TestCase):
         self.assertGreaterEqual(passed, at_least, out[-6000:])
 
     def test_python_client(self):
-        self.check(*sgclients.python_tests("tests", timeout=120), at_least=30)
+        self.check(*sgclients.python_tests("tests", timeout=120), at_least=31)
 
     def test_typescript_client(self):
         sgclients.build_typescript()
-        self.check(*sgclients.node_tests("test", timeout=120), at_least=31)
+        self.check(*sgclients.node_tests("test", timeout=120), at_least=32)
 
 
 if __name__ == "__main__":

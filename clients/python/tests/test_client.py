@@ -243,6 +243,15 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(StopIteration):
             next(s)
 
+    def test_a_json_answer_to_a_stream_is_its_result(self):
+        self.fake.script = [(200, OK, {"Content-Type": "application/json"}),
+                            (200, b"not json", {"Content-Type": "application/json"})]
+        events = list(self.c.stream("x"))
+        self.assertEqual([type(e) for e in events], [sandgate.Result])
+        self.assertEqual(events[0].result.value, {"n": 42})
+        with self.assertRaises(sandgate.TransportError):
+            list(self.c.stream("x"))
+
     def test_a_stream_that_ends_without_a_result_is_an_error(self):
         self.fake.script = [self.sse([("stdout", {"text": "a"})])]
         s = self.c.stream("x")

@@ -227,6 +227,16 @@ test("an AbortSignal stops a run: cancel, hang-up, rejects with its reason", asy
   release();
 });
 
+test("a JSON answer to a stream is its result", async () => {
+  fake.script = [[200, OK, { "Content-Type": "application/json" }],
+    [200, Buffer.from("not json"), { "Content-Type": "application/json" }]];
+  const events = [];
+  for await (const ev of await client().stream("x")) events.push(ev);
+  assert.deepEqual(events.map((e) => e.type), ["result"]);
+  assert.deepEqual(events[0].result.value, { n: 42 });
+  await assert.rejects((await client().stream("x")).wait(), sg.TransportError);
+});
+
 test("a stream that ends without a result is an error", async () => {
   fake.script = [sse([["stdout", { text: "a" }]])];
   await assert.rejects((await client().stream("x")).wait(), sg.TransportError);

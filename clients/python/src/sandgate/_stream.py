@@ -62,8 +62,9 @@ class EventStream(Iterator[Event]):
     def __next__(self) -> Event:
         while not self._done:
             if not self._sse:  # a JSON answer: the result alone
-                body = json.loads(self._transport.read_all(self._resp) or b"null")
-                return self._final(body)
+                self._done = True  # read_result reads the answer and closes it
+                self.result = read_result(self._transport, self._resp)
+                return Result(self.result)
             if not self._pending:
                 self._read()
                 continue
