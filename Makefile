@@ -94,7 +94,7 @@ clean:
 # idempotent: it installs only what is missing, then fetches the grammars.
 DEB_DEPS := build-essential clang pkg-config libtree-sitter-dev libmicrohttpd-dev \
             libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev \
-            python3 openssl ca-certificates debootstrap docker.io runsc docker-compose \
+            python3 python3-venv openssl ca-certificates debootstrap docker.io runsc docker-compose \
             clang-format clang-tidy
 deps:
 	@missing=$$(for p in $(DEB_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
