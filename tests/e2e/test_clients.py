@@ -18,7 +18,7 @@ import unittest
 import sgclients
 import sgtest
 
-sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
+sys.path.append(os.path.join(sgtest.ROOT, "tests", "integration"))  # after e2e: no shadowing
 import gateway_fakes  # noqa: E402
 import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
 
