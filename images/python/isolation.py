@@ -69,7 +69,7 @@ VIEW_LINKS = {"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/sbi
 VIEW_ETC = (
     "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
     "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "gai.conf", "resolv.conf",
-    "hostname", "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf",
+    "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf",
     "fonts", "matplotlibrc", "mime.types", "python3", "python3.11", "os-release",
     "debian_version")
 # Writable binds: the container's own tmpfs mounts.

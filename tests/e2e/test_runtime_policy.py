@@ -145,9 +145,10 @@ class PythonRuntime(RuntimeCase):
 
     def test_seccomp_stands_behind_the_hook(self):
         """_posixsubprocess.fork_exec raises no audit event: the hook never
-        sees it, the seccomp filter refuses the fork (EPERM) and threads
-        still start. The hook is told imports are off so the program may
-        import it; processes stay denied."""
+        sees it; the kernel filter kills the process at the fork (SIGSYS,
+        so catching the error is no way out) and the parent reports it;
+        threads started before it ran. The hook is told imports are off so
+        the program may import it; processes stay denied."""
         rt = runtime_of("permissive", "python")
         rt.update(imports=None, files="any")
         code = ("import _posixsubprocess, os, threading\n"
@@ -166,8 +167,10 @@ class PythonRuntime(RuntimeCase):
                 "    return out\n")
         status, _, body = self.ex.run(code, timeout=120, runtime=rt)
         self.assertEqual(status, 200)
-        self.assertEqual(body["status"], "success", body)
-        self.assertEqual(body["result"]["value"], ["thread", 1])  # EPERM
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), body)
+        self.assertIn("killed by the kernel filter (SIGSYS)", body["detail"])
+        self.assertFalse(body["result"]["present"], body)
 
     def test_benign_corpus(self):
         self.success("data_classes.py")
