@@ -63,13 +63,14 @@ VIEW_DIRS = ("/usr",)
 VIEW_LINKS = {"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/sbin": "usr/sbin"}
 # /etc entries the runtime needs: the dynamic loader (ld.so.cache, the
 # alternatives links numpy's BLAS goes through), names (passwd, group,
-# nsswitch, hosts), time zone, TLS roots and OpenSSL's configuration,
-# matplotlib's and fontconfig's configuration, Debian's Python configuration.
+# nsswitch, hosts; hostname says what uname says), time zone, TLS roots and
+# OpenSSL's configuration, matplotlib's and fontconfig's configuration,
+# Debian's Python configuration.
 # Not: shadow, gshadow, sub[ug]id, ssl/private, pam, the package database.
 VIEW_ETC = (
     "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
     "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "gai.conf", "resolv.conf",
-    "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf",
+    "hostname", "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf",
     "fonts", "matplotlibrc", "mime.types", "python3", "python3.11", "os-release",
     "debian_version")
 # Writable binds: the container's own tmpfs mounts.
