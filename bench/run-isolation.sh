@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 BUILD=${BUILD:-build/rel}
 EXECUTOR=$BUILD/sandgate-executor
-N=${ISO_BENCH_N:-30}   # hello-world jobs per side; pandas: N / 3
+N=${ISO_BENCH_N:-20}   # hello-world jobs per side; pandas: N / 3
 TAG=${SANDGATE_TAG:-latest}
 IMAGE=sandgate/sandbox-python:$TAG
 SAME=sandgate/sandbox-python:$TAG-bench-same-identity

@@ -14,8 +14,15 @@ Runner side of executors/PROTOCOL.md. Started by the executor's warm pool as
 
 Only the parent writes to the real stdout, so nothing the program prints can
 forge a result. The child's own report is trusted only for what the program
-could produce anyway (its return value or exception); time, memory, output and
-artifacts are measured by the parent.
+could produce anyway (its return value or exception); exit status, signal,
+time, memory, output and artifacts are the parent's (wait4, its clock, its
+reads).
+
+Started as uid 0 (the image's org.sandgate.identity=split), the runner forks
+the child into its own PID namespace, and the child makes its own mount
+namespace and root and drops to uid 65534 before the job exists
+(isolation.py, next to this file): the runner's files, its /proc and its
+pipes are then out of the job's reach by the kernel's rules.
 
 Tunables (environment, read once at start; defaults in brackets):
   SANDGATE_PREIMPORT           comma-separated modules the child imports before
