@@ -86,6 +86,8 @@ _PURE_PATH = pathlib.PurePath
 # type.__name__ read through the C getter: a metaclass cannot override it.
 TYPE_NAME = type.__dict__["__name__"].__get__
 MAX_LINKS = 40
+# The file name of frozen modules' code: library code (importlib itself).
+FROZEN = "<frozen "
 
 RT_ALLOW_PROCESSES = 0x1
 RT_ALLOW_NETWORK = 0x2
@@ -158,7 +160,7 @@ def library_prefixes(runner_dir, writable):
         if not entry.startswith("/") or under(entry, writable):
             continue
         out.append(entry.rstrip("/") + "/")
-    return tuple(out) + ("<frozen ",)
+    return tuple(out) + (FROZEN,)
 
 
 def safe_text(value, depth=0):
@@ -513,8 +515,10 @@ class Guard:
             return self.record("reflection", event)
         name = args[1] if len(args) > 1 else None
         if type(name) is str and name.startswith(self.lib_prefixes) and \
-                not name.startswith("<") and not self.import_time(frame):
-            return self.record("reflection", f"code object named {name} made by a library")
+                (not name.startswith("<") or name.startswith(FROZEN)) and \
+                not self.import_time(frame):
+            return self.record("reflection", f"code object named {safe_text(name)[1:-1]} "
+                               "made by a library")
         return None
 
     def on_reflection(self, event, args, frame):
@@ -538,6 +542,10 @@ class Guard:
         name = args[1] if len(args) > 1 else None
         if type(name) is bytes:
             name = _fsdecode(name)
+        if type(name) is str and name.startswith(FROZEN):
+            # frozen modules are compiled when the interpreter is built,
+            # never at run time: such a name would pass for library code
+            return self.record("reflection", f"compile under the name {safe_text(name)[1:-1]}")
         if type(name) is not str or not name.startswith(self.lib_prefixes) or \
                 name.startswith("<"):
             return None
