@@ -17,6 +17,9 @@ N=${ISO_BENCH_N:-20}   # hello-world jobs per side; pandas: N / 3
 TAG=${SANDGATE_TAG:-latest}
 IMAGE=sandgate/sandbox-python:$TAG
 SAME=sandgate/sandbox-python:$TAG-bench-same-identity
+# ISO_BENCH_PREVIOUS=IMAGE compares with that image as it is instead (e.g.
+# the previous release's runner).
+PREVIOUS=${ISO_BENCH_PREVIOUS:-}
 [ -x "$EXECUTOR" ] || { echo "run-isolation: $EXECUTOR is not built (make bench-bins)"; exit 1; }
 images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
 docker image inspect "$IMAGE" >/dev/null 2>&1 || { echo "run-isolation: $IMAGE missing (make images)"; exit 1; }
@@ -24,13 +27,17 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    docker rmi "$SAME" >/dev/null 2>&1 || true
+    [ -n "$PREVIOUS" ] || docker rmi "$SAME" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 # The previous identity: runner and job as 65534, the runner's files readable.
-printf 'FROM %s\nRUN chmod -R a+rX /opt/sandgate\nLABEL org.sandgate.identity=same\nUSER 65534:65534\n' \
-    "$IMAGE" | docker build -q -t "$SAME" - >/dev/null
+if [ -n "$PREVIOUS" ]; then
+    SAME=$PREVIOUS
+else
+    printf 'FROM %s\nRUN chmod -R a+rX /opt/sandgate\nLABEL org.sandgate.identity=same\nUSER 65534:65534\n' \
+        "$IMAGE" | docker build -q -t "$SAME" - >/dev/null
+fi
 python3 - "$work/rt.json" <<'PY'
 import json, sys
 doc = json.load(open("policies/default.json"))["python"]
@@ -38,18 +45,19 @@ rt = dict(doc["runtime"])
 rt["imports"] = {"mode": doc["imports"]["mode"], "modules": doc["imports"]["modules"]}
 json.dump(rt, open(sys.argv[1], "w"))
 PY
-start() { # IMAGE NAME -> url on stdout
-    local p url
+start() { # IMAGE NAME -> sets $url
+    local p
     p=$(free_port)
     url=http://127.0.0.1:$p
     "$EXECUTOR" --language python --listen "127.0.0.1:$p" --instance "bench-iso-$2-$$" \
         --image "$1" --flavour plain:2 --flavour pandas=numpy,pandas:1 --create-parallel 2 \
-        --pool-wait-ms 30000 --max-timeout-ms 60000 --log-level warn 2>"$work/$2.log" &
+        --pool-wait-ms 30000 --max-timeout-ms 60000 --log-level warn >"$work/$2.log" 2>&1 &
     pids+=($!)
-    echo "$url"
 }
-new=$(start "$IMAGE" split)
-old=$(start "$SAME" same)
+start "$IMAGE" split
+new=$url
+start "$SAME" same
+old=$url
 for url in "$new" "$old"; do
     for _ in $(seq 600); do
         curl -fsS "$url/healthz" 2>/dev/null | grep -q '"idle":3' && break
