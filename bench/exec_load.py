@@ -9,6 +9,10 @@
                                         the run-time policy in RUNTIME_JSON (a
                                         file); JOB is hello (default) or pandas;
                                         prints {"off": {...}, "on": {...}}
+  exec_load.py latency-ab2 URL_A URL_B LANG N RUNTIME_JSON [JOB]
+                                        N warm jobs on each of two executors,
+                                        alternating, both with the run-time
+                                        policy; prints {"a": {...}, "b": {...}}
   exec_load.py overload GW C S PANDAS_PCT
                                         C concurrent clients for S seconds through
                                         the gateway's POST /v1/run (GW), a fixed
@@ -117,6 +121,35 @@ def latency_ab(host, port, lang, n, runtime_file, job="hello"):
     return {"off": summarize(off, None), "on": summarize(on, None)}
 
 
+def wait_full(host, port, deadline):
+    """Every flavour has its sandboxes ready (the one the job takes is warm);
+    teardown of the last job's may still run, on both sides alike."""
+    while time.time() < deadline:
+        p = pool(host, port)
+        if p["idle"] >= p["target"]:
+            return
+        time.sleep(0.02)
+
+
+def latency_ab2(url_a, url_b, lang, n, runtime_file, job="hello"):
+    """Two executors (e.g. two images) alternating, so drift hits both alike."""
+    with open(runtime_file) as f:
+        runtime = json.load(f)
+    code = PANDAS if job == "pandas" else HELLO[lang]
+    sides = [(hostport(url_a), []), (hostport(url_b), [])]
+    deadline = time.time() + MAX_SECONDS
+    for i in range(2 * n):
+        (host, port), out = sides[i % 2]
+        wait_full(host, port, deadline)
+        one_job(host, port, lang, out, {"runtime": runtime}, code)
+    return {"a": summarize(sides[0][1], None), "b": summarize(sides[1][1], None)}
+
+
+def hostport(url):
+    host, port = url.split("://", 1)[1].rstrip("/").rsplit(":", 1)
+    return host, int(port)
+
+
 def throughput(host, port, lang, clients, seconds):
     seconds = min(seconds, MAX_SECONDS)
     results, lock = [], threading.Lock()
@@ -219,6 +252,10 @@ def summarize(results, elapsed, made=None):
 
 
 def main(argv):
+    if argv[1:2] == ["latency-ab2"]:
+        print(json.dumps(latency_ab2(argv[2], argv[3], argv[4], int(argv[5]), argv[6],
+                                     argv[7] if len(argv) > 7 else "hello")))
+        return
     mode, url, lang = argv[1], argv[2], argv[3]
     hostport = url.split("://", 1)[1].rstrip("/")
     host, port = hostport.rsplit(":", 1)

@@ -86,6 +86,8 @@ _PURE_PATH = pathlib.PurePath
 # type.__name__ read through the C getter: a metaclass cannot override it.
 TYPE_NAME = type.__dict__["__name__"].__get__
 MAX_LINKS = 40
+# The file name of frozen modules' code: library code (importlib itself).
+FROZEN = "<frozen "
 
 RT_ALLOW_PROCESSES = 0x1
 RT_ALLOW_NETWORK = 0x2
@@ -158,7 +160,7 @@ def library_prefixes(runner_dir, writable):
         if not entry.startswith("/") or under(entry, writable):
             continue
         out.append(entry.rstrip("/") + "/")
-    return tuple(out) + ("<frozen ",)
+    return tuple(out) + (FROZEN,)
 
 
 def safe_text(value, depth=0):
@@ -208,9 +210,10 @@ def load_seccomp(library):
     return lib.sg_rt_install
 
 
-def install_seccomp(rt, installer):
-    """The kernel layer, from the one C builder (rt_filter.c)."""
-    r = installer(runtime_flags(rt))
+def install_seccomp(rt, installer, extra=0):
+    """The kernel layer, from the one C builder (rt_filter.c); extra: more
+    of its flags (RT_KILL_REFUSALS when the runner reports the kill)."""
+    r = installer(runtime_flags(rt) | extra)
     if r != 0:
         raise OSError(-r, f"cannot install the run-time seccomp filter: {os.strerror(-r)}")
 
@@ -512,8 +515,10 @@ class Guard:
             return self.record("reflection", event)
         name = args[1] if len(args) > 1 else None
         if type(name) is str and name.startswith(self.lib_prefixes) and \
-                not name.startswith("<") and not self.import_time(frame):
-            return self.record("reflection", f"code object named {name} made by a library")
+                (not name.startswith("<") or name.startswith(FROZEN)) and \
+                not self.import_time(frame):
+            return self.record("reflection", f"code object named {safe_text(name)[1:-1]} "
+                               "made by a library")
         return None
 
     def on_reflection(self, event, args, frame):
@@ -537,6 +542,10 @@ class Guard:
         name = args[1] if len(args) > 1 else None
         if type(name) is bytes:
             name = _fsdecode(name)
+        if type(name) is str and name.startswith(FROZEN):
+            # frozen modules are compiled when the interpreter is built,
+            # never at run time: such a name would pass for library code
+            return self.record("reflection", f"compile under the name {safe_text(name)[1:-1]}")
         if type(name) is not str or not name.startswith(self.lib_prefixes) or \
                 name.startswith("<"):
             return None
@@ -733,14 +742,14 @@ def load_private_copy():
     return private
 
 
-def install(rt, den_fd, workspace, seccomp, private=None):
+def install(rt, den_fd, workspace, seccomp, private=None, extra=0):
     """Everything, in order: seccomp, the import wrapper, the audit hook (the
     last: from here on the hook sees all). Returns the Guard. seccomp is
     load_seccomp()'s installer, or None to skip that layer (the host tests of
     the hook's decisions only); private is load_private_copy()'s module (made
     here when not given)."""
     if seccomp is not None:
-        install_seccomp(rt, seccomp)
+        install_seccomp(rt, seccomp, extra)
     guard = Guard(rt, den_fd, workspace)
     if guard.imports is not None:
         import importlib

@@ -145,9 +145,10 @@ class PythonRuntime(RuntimeCase):
 
     def test_seccomp_stands_behind_the_hook(self):
         """_posixsubprocess.fork_exec raises no audit event: the hook never
-        sees it, the seccomp filter refuses the fork (EPERM) and threads
-        still start. The hook is told imports are off so the program may
-        import it; processes stay denied."""
+        sees it; the kernel filter kills the process at the fork (SIGSYS,
+        so catching the error is no way out) and the parent reports it;
+        threads started before it ran. The hook is told imports are off so
+        the program may import it; processes stay denied."""
         rt = runtime_of("permissive", "python")
         rt.update(imports=None, files="any")
         code = ("import _posixsubprocess, os, threading\n"
@@ -166,8 +167,51 @@ class PythonRuntime(RuntimeCase):
                 "    return out\n")
         status, _, body = self.ex.run(code, timeout=120, runtime=rt)
         self.assertEqual(status, 200)
-        self.assertEqual(body["status"], "success", body)
-        self.assertEqual(body["result"]["value"], ["thread", 1])  # EPERM
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), body)
+        self.assertIn("killed by the kernel filter (SIGSYS)", body["detail"])
+        self.assertFalse(body["result"]["present"], body)
+
+    def test_path_object_never_runs_inside_the_guard(self):
+        body = self.unauthorized("path_object_code_in_guard.py", "file")
+        self.assertIn("path given as Path", body["detail"])
+        self.assertNotIn("called", body["stdout"])
+
+    def test_builtin_handed_to_a_library_callback(self):
+        body = self.job(source(REDTEAM, "builtin_via_library_callback.py"))
+        self.assertEqual(body["status"], "unauthorized_access", body)
+        self.assertIn(body["unauthorized_access_type"], ("import", "process"), body)
+        self.assertNotIn("uid=", body["stdout"])
+
+    def test_input_files_named_like_modules_are_data(self):
+        files = {n: base64.b64encode(b"def dumps(*a, **k):\n    return 'shadowed'\n"
+                                     b"DataFrame = None\n").decode()
+                 for n in ("json.py", "pandas.py")}
+        body = self.job("import json\nimport pandas as pd\ndef main():\n"
+                        "    return [json.dumps([1]), pd.DataFrame({'a': [1]}).shape[0]]\n",
+                        files=files)
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", ["[1]", 1]), body)
+
+    def test_route_split_over_session_cells(self):
+        ns = {}
+        exec(source(REDTEAM, "session_split_route.py"), ns)  # noqa: S102 - our corpus file
+        tenant = {"X-Sandgate-Tenant": "t.redteam"}
+        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions",
+                                   {"language": "python", "runtime": runtime_of("default", "python"),
+                                    "limits": {"timeout_ms": 30000}}, headers=tenant, timeout=90)
+        self.assertEqual(status, 201, s)
+        sid = s["session_id"]
+        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
+                        headers=tenant, timeout=30)
+        bodies = []
+        for cell in ns["CELLS"]:
+            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
+                                   {"code": cell}, headers=tenant, timeout=90)
+            self.assertEqual(st, 200, b)
+            bodies.append(b)
+        self.assertEqual(bodies[-1]["status"], "unauthorized_access", bodies)
+        self.assertEqual(bodies[-1]["unauthorized_access_type"], "process", bodies)
+        self.assertNotIn("EFFECT", bodies[-1]["stdout"])
 
     def test_benign_corpus(self):
         self.success("data_classes.py")

@@ -63,6 +63,9 @@ LIB = textwrap.dedent("""
     def compile_text(text):  # a library that compiles a string it was handed
         return compile(text, "<string>", "exec")
 
+    def compile_as(text, name):  # ... under a name it was handed too (codeop-like)
+        return compile(text, name, "exec")
+
     def rename(code, filename):  # a library that rebuilds a code object
         return code.replace(co_filename=filename)
 """)
@@ -91,14 +94,25 @@ def runtime(**over):
     return rt
 
 
+def scratch_base():
+    """A writable directory outside /tmp for the fake installed library and
+    the workspaces: /var/tmp, else the home directory (a checkout cloned
+    under /tmp must not decide where the library lives)."""
+    for d in ("/var/tmp", os.path.expanduser("~")):
+        real = os.path.realpath(d)
+        if os.path.isdir(real) and os.access(real, os.W_OK) and \
+                not (real + "/").startswith("/tmp/"):
+            return real
+    raise AssertionError("no writable directory outside /tmp (/var/tmp or $HOME)")
+
+
 class PythonGuard(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # Not under /tmp: the guard counts code there as the job's (the job
-        # can write it), and fakelib must be an installed library.
-        base = os.path.join(ROOT, "build")
-        os.makedirs(base, exist_ok=True)
-        cls.tmp = tempfile.TemporaryDirectory(dir=base)
+        # Not under /tmp, wherever the checkout is: the guard counts code
+        # there as the job's (the job can write it), and fakelib must be an
+        # installed library.
+        cls.tmp = tempfile.TemporaryDirectory(dir=scratch_base(), prefix="sandgate-guard-")
         cls.lib = os.path.join(cls.tmp.name, "lib")
         os.mkdir(cls.lib)
         LIB_DIRS.append(cls.lib)
@@ -314,6 +328,18 @@ class PythonGuard(unittest.TestCase):
                           "    return str(fakelib.rename(code, fakelib.__file__))\n",
                           "reflection")
         self.assertIn("made by a library", out["denials"][0]["target"])
+
+    def test_code_compiled_under_a_frozen_name_is_denied(self):
+        """"<frozen ...>" counts as library code (frozen modules): a library
+        compiling the job's source under such a name would make it pass for
+        one, and nothing compiles frozen modules at run time."""
+        cases = (("fakelib.compile_as('x = 1', '<frozen os>')", "<frozen os>"),
+                 ("fakelib.rename(fakelib.compile_text('x = 1'), '<frozen importlib._x>')",
+                  "made by a library"))
+        for call, want in cases:
+            out = self.denied(f"import fakelib\ndef main():\n    return str({call})\n",
+                              "reflection")
+            self.assertIn(want, out["denials"][0]["target"], call)
 
     def test_patching_os_does_not_blind_the_hook(self):
         out = self.denied("import typing\ndef main():\n"

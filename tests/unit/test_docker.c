@@ -251,6 +251,83 @@ Test(sandbox, create_body_carries_every_security_setting)
     free(body);
 }
 
+static bool env_has(json_t *spec, const char *kv)
+{
+    json_t *env = json_object_get(spec, "Env"), *v;
+    size_t i;
+    json_array_foreach(env, i, v) if (strcmp(json_string_value(v), kv) == 0) return true;
+    return false;
+}
+
+Test(sandbox, guard_off_only_from_the_executors_own_flag)
+{
+    struct exec_config c = test_config();
+    cr_assert(!c.test_guard_off);
+    char *body = NULL;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    json_t *j = json_loads(body, 0, NULL);
+    cr_assert(!env_has(j, EXEC_TEST_GUARD_OFF_ENV));
+    json_decref(j);
+    free(body);
+    /* no environment variable sets it */
+    setenv("SANDGATE_TEST_GUARD_OFF", "1", 1);
+    c = test_config();
+    unsetenv("SANDGATE_TEST_GUARD_OFF");
+    cr_assert(!c.test_guard_off);
+    char *argv[] = {strdup("x"), strdup("--language"), strdup("python"), strdup("--test-guard-off"),
+                    NULL};
+    cr_assert_eq(exec_config_parse(4, argv, &c, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        free(argv[i]);
+    cr_assert(c.test_guard_off);
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    j = json_loads(body, 0, NULL);
+    cr_assert(env_has(j, EXEC_TEST_GUARD_OFF_ENV));
+    json_decref(j);
+    free(body);
+}
+
+Test(sandbox, split_identity_image_runs_the_runner_as_root_with_five_caps)
+{
+    struct exec_config c = test_config();
+    char *body = NULL;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    json_t *j = json_loads(body, 0, NULL);
+    cr_assert_null(json_object_get(json_object_get(j, "HostConfig"), "CapAdd"));
+    json_decref(j);
+    free(body);
+    c.identity_split = true;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    j = json_loads(body, 0, NULL);
+    json_t *hc = json_object_get(j, "HostConfig"), *add = json_object_get(hc, "CapAdd");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "User")), "0:0");
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "ALL");
+    cr_assert_eq(json_array_size(add), 5);
+    const char *want[] = {"SETUID", "SETGID", "SETPCAP", "SYS_ADMIN", "KILL"};
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_str_eq(json_string_value(json_array_get(add, i)), want[i]);
+    cr_assert(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "SecurityOpt"), 0)),
+                     "no-new-privileges:true");
+    json_decref(j);
+    free(body);
+}
+
+Test(docker, image_identity_label)
+{
+    bool split = true;
+    const char *yes = "{\"Config\":{\"Labels\":{\"org.sandgate.identity\":\"split\"}}}";
+    const char *other = "{\"Config\":{\"Labels\":{\"org.sandgate.identity\":\"same\"}}}";
+    cr_assert_eq(docker_parse_image_split(yes, strlen(yes), &split), 0);
+    cr_assert(split);
+    cr_assert_eq(docker_parse_image_split(other, strlen(other), &split), 0);
+    cr_assert(!split);
+    const char *none = "{\"Config\":{\"Labels\":null}}";
+    cr_assert_eq(docker_parse_image_split(none, strlen(none), &split), 0);
+    cr_assert(!split);
+    cr_assert_eq(docker_parse_image_split("[", 1, &split), -EPROTO);
+}
+
 Test(sandbox, no_profile_means_unconfined_not_dockers_default)
 {
     struct exec_config c = test_config();

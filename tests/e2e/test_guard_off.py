@@ -1,0 +1,234 @@
+"""The run-time promises with the in-process layer switched OFF, end to end
+on dockerd + runsc with the real Python image: the executor runs with its
+test-only --test-guard-off, so the runner installs the kernel filter but no
+audit hook and no import gate. What still holds here rests on what the job
+cannot reach (README, "Security model"): the kernel filter (no process, no
+socket offline: the job is killed and the parent reports it), the job's
+identity and file system view (no runner files, no /proc of the runner, no
+/etc beyond the runtime's, nothing writable but /tmp and the workspace), and
+the parent (status, exit and memory are what wait4 saw, whatever the job
+wrote on its report pipe). Jobs and a multi-cell session.
+
+A promise the table marks "in-process only" (no new native code: runsc does
+not enforce noexec for mmap(PROT_EXEC)) is not claimed here."""
+import base64
+import json
+import os
+import sys
+import unittest
+
+import sgtest
+
+sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
+import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
+from test_runtime_policy import runtime_of  # noqa: E402
+
+def b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+TENANT = {"X-Sandgate-Tenant": "t.guardoff"}
+KILLED = "the job's process was killed by the kernel filter (SIGSYS)"
+
+
+class PythonGuardOff(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        tex.require_engine_and_images()
+        cls.ex = tex.Executor("python", pool_size=2,
+                              extra=("--test-guard-off", "--max-sessions", "2"))
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.ex.stop() == 0, cls.ex.daemon.tail()
+        assert cls.ex.containers() == [], "containers left behind"
+
+    def job(self, code, policy="default", runtime=None, **fields):
+        fields.setdefault("limits", {"timeout_ms": 30000})
+        fields["runtime"] = dict(runtime_of(policy, "python"), **(runtime or {}))
+        status, _, body = self.ex.run(code, timeout=90, **fields)
+        self.assertEqual(status, 200, body)
+        return body
+
+    def killed(self, code, kind="process", runtime=None):
+        body = self.job(code, runtime=runtime)
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", kind), body)
+        self.assertEqual(body["exit_code"], -13, body)
+        self.assertIn(KILLED, body["detail"])
+        self.assertFalse(body["result"]["present"], body)
+        self.assertNotIn("EFFECT", body["stdout"])
+        return body
+
+    # -- the switch
+
+    def test_the_switch_is_on_and_logged(self):
+        self.assertIn("event=test_guard_off", self.ex.daemon.tail(100000))
+        # /etc/passwd is in the view (names) but not in the policy's
+        # read_paths: the audit hook would refuse it; here nothing does.
+        body = self.job("def main():\n    return 'nobody:x:65534' in open('/etc/passwd').read()\n")
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", True), body)
+
+    # -- kernel filter, reported by the parent
+
+    def test_fork_is_killed_even_when_caught(self):
+        self.killed("import os\ndef main():\n    try:\n        pid = os.fork()\n"
+                    "    except OSError:\n        return 'caught'\n"
+                    "    if pid == 0:\n        os._exit(0)\n    print('EFFECT')\n")
+
+    def test_subprocess_is_killed(self):
+        self.killed("import subprocess\ndef main():\n    try:\n"
+                    "        print('EFFECT', subprocess.run(['id'], capture_output=True))\n"
+                    "    except Exception:\n        return 'caught'\n")
+
+    def test_offline_socket_is_killed(self):
+        self.killed("import socket\ndef main():\n    try:\n"
+                    "        socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+                    "        print('EFFECT')\n    except OSError:\n        return 'caught'\n")
+
+    def test_socket_with_processes_allowed_is_reported_as_network(self):
+        self.killed("import socket\ndef main():\n    socket.socket()\n    print('EFFECT')\n",
+                    kind="network", runtime={"processes": True})
+
+    def test_threads_and_unix_sockets_still_work(self):
+        body = self.job("import threading, socket, asyncio\ndef main():\n"
+                        "    t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+                        "    a, b = socket.socketpair(); a.close(); b.close()\n"
+                        "    async def f():\n        return 2\n"
+                        "    return asyncio.run(f())\n")
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", 2), body)
+
+    # -- identity and view
+
+    def test_identity_without_capabilities(self):
+        body = self.job("import os, ctypes\ndef main():\n"
+                        "    st = {l.split(':')[0]: l.split()[1] for l in open('/proc/self/status')"
+                        " if l.startswith('Cap')}\n"
+                        "    nnp = ctypes.CDLL(None).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS\n"
+                        "    return [os.getresuid(), os.getresgid(), os.getgroups(), st, nnp]\n")
+        uid, gid, groups, st, nnp = body["result"]["value"]
+        self.assertEqual((uid, gid, groups, nnp), ([65534] * 3, [65534] * 3, [], 1), body)
+        # gVisor's status has no CapAmb line; every set it shows is empty
+        self.assertLessEqual({"CapInh", "CapPrm", "CapEff", "CapBnd"}, set(st), st)
+        self.assertEqual(set(st.values()), {"0" * 16}, st)
+
+    def test_nothing_outside_the_view_is_readable(self):
+        code = ("import os\ndef main():\n    out = {}\n"
+                "    for p in ('/opt/sandgate/runner.py', '/opt/sandgate/runtime_guard.py',\n"
+                "              '/opt/sandgate', '/etc/shadow', '/etc/gshadow', '/etc/ssl/private',\n"
+                "              '/root', '/var/lib/dpkg/status', '/home', '/sys/kernel',\n"
+                "              '/.old', '/opt'):\n"
+                "        try:\n            open(p, 'rb').read(1)\n            out[p] = 'READ'\n"
+                "        except OSError as e:\n            out[p] = e.__class__.__name__\n"
+                "    return out\n")
+        body = self.job(code)
+        self.assertEqual(body["status"], "success", body)
+        for path, what in body["result"]["value"].items():
+            self.assertIn(what, ("FileNotFoundError", "PermissionError"), (path, body))
+
+    def test_the_runners_proc_is_out_of_reach(self):
+        # gVisor shows any uid the environ and cmdline of another process;
+        # in its own PID namespace the job has no name for the runner.
+        body = self.job("import os\ndef main():\n"
+                        "    pids = sorted(d for d in os.listdir('/proc') if d.isdigit())\n"
+                        "    return [os.getpid(), os.getppid(), pids]\n")
+        self.assertEqual(body["result"]["value"], [1, 0, ["1"]], body)
+
+    def test_writes_only_under_tmp_and_workspace(self):
+        code = ("import os\ndef main():\n    out = {}\n"
+                "    for p in ('/usr/x', '/etc/x', '/x', '/dev/shm/../x', '/proc/x',\n"
+                "              '/tmp/ok', '/workspace/ok'):\n"
+                "        try:\n            open(p, 'w').write('EFFECT')\n            out[p] = 'WROTE'\n"
+                "        except OSError as e:\n            out[p] = e.__class__.__name__\n"
+                "    return out\n")
+        got = self.job(code)["result"]["value"]
+        self.assertEqual((got.pop("/tmp/ok"), got.pop("/workspace/ok")), ("WROTE", "WROTE"))
+        self.assertNotIn("WROTE", got.values(), got)
+
+    def test_input_files_are_not_modules(self):
+        files = {"json.py": b64(b"def dumps(*a, **k):\n    return 'shadowed'\n"),
+                 "helper.py": b64(b"print('EFFECT')\n")}
+        body = self.job("import json, importlib\ndef main():\n    try:\n"
+                        "        importlib.import_module('helper')\n    except ImportError:\n"
+                        "        pass\n    return json.dumps([1])\n", files=files)
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", "[1]"), body)
+        self.assertNotIn("EFFECT", body["stdout"])
+
+    # -- the parent's observations
+
+    def test_forged_report_does_not_set_status_or_memory(self):
+        # The lowest pipe above stderr is the report pipe (the denial pipe
+        # comes after it): a report of success with a made-up memory figure,
+        # then exit(3).
+        code = ("import os, stat\ndef main():\n"
+                "    fd = min(f for f in range(3, 256) if _pipe(f))\n"
+                "    os.write(fd, b'{\"outcome\":\"ok\",\"present\":true,\"value\":\"forged\",'\n"
+                "                 b'\"exit\":0,\"maxrss_kb\":999999}')\n"
+                "    os._exit(3)\n"
+                "def _pipe(f):\n    try:\n        return stat.S_ISFIFO(os.fstat(f).st_mode)\n"
+                "    except OSError:\n        return False\n")
+        body = self.job(code)
+        self.assertEqual((body["status"], body["exit_code"]), ("program_error", 3), body)
+        self.assertFalse(body["result"]["present"], body)
+        self.assertNotEqual(body["memory_used_kb"], 999999, body)
+        self.assertLess(body["memory_used_kb"], 256 * 1024, body)
+
+    def test_forged_success_then_killed_is_unauthorized(self):
+        code = ("import os, stat, socket\ndef main():\n"
+                "    fd = min(f for f in range(3, 256) if stat.S_ISFIFO(_mode(f)))\n"
+                "    os.write(fd, b'{\"outcome\":\"ok\",\"present\":true,\"value\":\"forged\"}')\n"
+                "    os.close(fd)\n    socket.socket()\n"
+                "def _mode(f):\n    try:\n        return os.fstat(f).st_mode\n"
+                "    except OSError:\n        return 0\n")
+        body = self.killed(code)
+        self.assertNotIn("forged", json.dumps(body["result"]))
+
+    def test_the_runners_pipes_cannot_be_reopened(self):
+        # The report and denial pipes are the parent's (root's, 0600): the job
+        # writes them by number only, never through /proc.
+        code = ("import os\ndef main():\n    out = []\n"
+                "    for f in range(3, 64):\n"
+                "        try:\n            link = os.readlink(f'/proc/self/fd/{f}')\n"
+                "        except OSError:\n            continue\n"
+                "        if link.startswith('pipe:'):\n"
+                "            try:\n                open(f'/proc/self/fd/{f}', 'wb')\n"
+                "                out.append('REOPENED')\n"
+                "            except OSError as e:\n                out.append(e.__class__.__name__)\n"
+                "    return out\n")
+        body = self.job(code)
+        self.assertEqual(body["status"], "success", body)
+        self.assertTrue(body["result"]["value"], body)
+        self.assertEqual(set(body["result"]["value"]), {"PermissionError"}, body)
+
+    # -- a session: one view and filter for all its cells
+
+    def test_session_cells_share_the_view_and_the_filter(self):
+        body = {"language": "python", "runtime": runtime_of("default", "python"),
+                "limits": {"timeout_ms": 30000}}
+        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", body, headers=TENANT,
+                                   timeout=90)
+        self.assertEqual(status, 201, s)
+        sid = s["session_id"]
+        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
+                        headers=TENANT, timeout=30)
+
+        def cell(code):
+            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
+                                   {"code": code}, headers=TENANT, timeout=90)
+            self.assertEqual(st, 200, b)
+            return b
+
+        first = cell("import os\nuid = os.getuid()\n"
+                     "try:\n    open('/opt/sandgate/runner.py')\n    seen = True\n"
+                     "except OSError:\n    seen = False\nprint(uid, seen)\n")
+        self.assertEqual((first["status"], first["stdout"]), ("success", "65534 False\n"), first)
+        second = cell("import socket\ntry:\n    socket.socket()\nexcept OSError:\n    pass\n"
+                      "print('EFFECT')\n")
+        self.assertEqual((second["status"], second["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), second)
+        self.assertIn(KILLED, second["detail"])
+        self.assertNotIn("EFFECT", second["stdout"])
+
+
+if __name__ == "__main__":
+    unittest.main()
