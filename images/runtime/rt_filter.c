@@ -40,6 +40,7 @@
 struct prog {
     struct sock_filter *ins;
     size_t len, cap;
+    unsigned hard; /* what a hard refusal returns: EPERM or KILL_PROCESS */
 };
 
 static void emit(struct prog *p, struct sock_filter f)
@@ -61,9 +62,10 @@ static void deny_nr(struct prog *p, unsigned sysno, unsigned ret)
     stmt(p, BPF_RET | BPF_K, ret);
 }
 
-/* if (nr == sysno) return (low 32 bits of arg0 in vals) ? ALLOW : EPERM;
- * -- pids are ints, so the low half is what the kernel reads. */
-static void arg0_in(struct prog *p, unsigned sysno, const unsigned *vals, unsigned n)
+/* if (nr == sysno) return (low 32 bits of arg0 in vals) ? ALLOW : refusal;
+ * -- pids and families are ints, so the low half is what the kernel reads. */
+static void arg0_in(struct prog *p, unsigned sysno, const unsigned *vals, unsigned n,
+                    unsigned refusal)
 {
     emit(p,
          (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0, (unsigned char)(n + 3)));
@@ -71,7 +73,7 @@ static void arg0_in(struct prog *p, unsigned sysno, const unsigned *vals, unsign
     for (unsigned i = 0; i < n; i++)
         emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, vals[i],
                                              (unsigned char)(n - i), 0));
-    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, refusal);
     stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 }
 
@@ -81,11 +83,11 @@ static void other_processes(struct prog *p, int self)
 {
     unsigned me = (unsigned)self;
     const unsigned kill_ok[MAX_SELF_VALUES] = {me, 0, (unsigned)-self};
-    arg0_in(p, SYS_kill, kill_ok, 3);
-    arg0_in(p, SYS_tgkill, &me, 1);
-    arg0_in(p, SYS_rt_sigqueueinfo, &me, 1);
-    arg0_in(p, SYS_rt_tgsigqueueinfo, &me, 1);
-    arg0_in(p, SYS_pidfd_open, &me, 1);
+    arg0_in(p, SYS_kill, kill_ok, 3, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_tgkill, &me, 1, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_rt_sigqueueinfo, &me, 1, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_rt_tgsigqueueinfo, &me, 1, RET_ERRNO(EPERM));
+    arg0_in(p, SYS_pidfd_open, &me, 1, RET_ERRNO(EPERM));
     deny_nr(p, SYS_tkill, RET_ERRNO(EPERM));
     deny_nr(p, SYS_pidfd_send_signal, RET_ERRNO(EPERM));
     deny_nr(p, SYS_pidfd_getfd, RET_ERRNO(EPERM));
@@ -96,10 +98,10 @@ static void other_processes(struct prog *p, int self)
 
 static void processes(struct prog *p)
 {
-    deny_nr(p, SYS_execve, RET_ERRNO(EPERM));
-    deny_nr(p, SYS_execveat, RET_ERRNO(EPERM));
-    deny_nr(p, SYS_fork, RET_ERRNO(EPERM));
-    deny_nr(p, SYS_vfork, RET_ERRNO(EPERM));
+    deny_nr(p, SYS_execve, p->hard);
+    deny_nr(p, SYS_execveat, p->hard);
+    deny_nr(p, SYS_fork, p->hard);
+    deny_nr(p, SYS_vfork, p->hard);
     /* clone3 passes its flags in memory the filter cannot read: ENOSYS makes
      * glibc (pthread_create, posix_spawn) fall back to clone. */
     deny_nr(p, SYS_clone3, RET_ERRNO(ENOSYS));
@@ -108,19 +110,19 @@ static void processes(struct prog *p)
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
     stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, p->hard);
 }
 
 static void network(struct prog *p)
 {
     const unsigned unix_only = AF_UNIX;
-    deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
-    arg0_in(p, SYS_socketpair, &unix_only, 1);
+    deny_nr(p, SYS_io_uring_setup, p->hard);
+    arg0_in(p, SYS_socketpair, &unix_only, 1, p->hard);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
     stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, p->hard);
 }
 
 /* A networked job: TCP only (any AF_UNIX socket). No UDP means no DNS and no
@@ -132,7 +134,7 @@ static void network_tcp_only(struct prog *p)
     const unsigned unix_only = AF_UNIX;
     deny_nr(p, SYS_io_uring_setup, RET_ERRNO(EPERM));
     deny_nr(p, SYS_listen, RET_ERRNO(EPERM));
-    arg0_in(p, SYS_socketpair, &unix_only, 1);
+    arg0_in(p, SYS_socketpair, &unix_only, 1, RET_ERRNO(EPERM));
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 9));
     stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
     emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 6, 0));
@@ -150,7 +152,10 @@ int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t
 {
     if ((flags & ~SG_RT_FLAGS_ALL) || self < 1)
         return -EINVAL;
-    struct prog p = {.ins = out, .cap = cap};
+    struct prog p = {.ins = out,
+                     .cap = cap,
+                     .hard = (flags & SG_RT_KILL_REFUSALS) ? SECCOMP_RET_KILL_PROCESS
+                                                           : RET_ERRNO(EPERM)};
     stmt(&p, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
     stmt(&p, BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);

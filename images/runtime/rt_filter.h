@@ -16,6 +16,14 @@
  * Any system call made with another architecture's calling convention (i386
  * int 0x80, x32) kills the process: the numbers above are x86_64's.
  *
+ * With SG_RT_KILL_REFUSALS the hard refusals kill the whole process
+ * (SECCOMP_RET_KILL_PROCESS: its parent sees SIGSYS from waitpid) instead of
+ * failing with EPERM, so a program cannot catch the error and carry on
+ * unreported: execve, execveat, fork, vfork, clone without CLONE_THREAD and,
+ * offline, socket()/socketpair() of a family other than AF_UNIX and
+ * io_uring_setup. clone3 still fails with ENOSYS (glibc's threads fall back
+ * to clone); signals, ptrace and the networked TCP-only rules stay EPERM.
+ *
  * No dependency beyond libc: the same code is linked into the runners'
  * shared library (rt_lib.c) and into the unit tests.
  */
@@ -27,7 +35,8 @@
 
 #define SG_RT_ALLOW_PROCESSES 0x1u /* the policy allows processes */
 #define SG_RT_ALLOW_NETWORK 0x2u   /* the job has network */
-#define SG_RT_FLAGS_ALL (SG_RT_ALLOW_PROCESSES | SG_RT_ALLOW_NETWORK)
+#define SG_RT_KILL_REFUSALS 0x4u   /* hard refusals kill the process (above) */
+#define SG_RT_FLAGS_ALL (SG_RT_ALLOW_PROCESSES | SG_RT_ALLOW_NETWORK | SG_RT_KILL_REFUSALS)
 
 /* Longest program the builder emits (checked by the builder itself). */
 #define SG_RT_FILTER_MAX 96

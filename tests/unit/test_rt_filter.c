@@ -175,14 +175,52 @@ Test(rt_filter, builder_checks_its_input)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
-    cr_expect_eq(sg_rt_filter_build(0x4, SELF, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0x8, SELF, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, 0, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, -5, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, SELF, ins, 5, &len), -ENOSPC);
     /* the longest program (everything denied) fits */
     cr_expect_eq(sg_rt_filter_build(0, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
     cr_expect_leq(len, SG_RT_FILTER_MAX);
+    cr_expect_eq(sg_rt_filter_build(SG_RT_KILL_REFUSALS, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
+    cr_expect_leq(len, SG_RT_FILTER_MAX);
     cr_expect_eq(sg_rt_filter_install(0x80), -EINVAL);
+}
+
+#define KILL SG_RT_KILL_REFUSALS
+
+Test(rt_filter, kill_mode_kills_hard_refusals)
+{
+    cr_expect_eq(decide(KILL, X86, SYS_execve, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_execveat, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_fork, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_vfork, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_clone, SIGCHLD), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_socket, AF_INET), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_socket, AF_NETLINK), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_socketpair, AF_INET), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide(KILL, X86, SYS_io_uring_setup, 0), SECCOMP_RET_KILL_PROCESS);
+}
+
+Test(rt_filter, kill_mode_keeps_threads_unix_sockets_and_soft_refusals)
+{
+    uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD;
+    cr_expect_eq(decide(KILL, X86, SYS_clone, thread), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(KILL, X86, SYS_clone3, 0), SECCOMP_RET_ERRNO | ENOSYS);
+    cr_expect_eq(decide(KILL, X86, SYS_socket, AF_UNIX), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(KILL, X86, SYS_socketpair, AF_UNIX), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(KILL, X86, SYS_kill, 1), EPERM_RET);
+    cr_expect_eq(decide(KILL, X86, SYS_ptrace, 0), EPERM_RET);
+    cr_expect_eq(decide(KILL, X86, SYS_read, 0), SECCOMP_RET_ALLOW);
+    /* what the policy allows stays allowed */
+    cr_expect_eq(decide(KILL | SG_RT_ALLOW_PROCESSES, X86, SYS_execve, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide(KILL | SG_RT_ALLOW_PROCESSES, X86, SYS_socket, AF_INET),
+                 SECCOMP_RET_KILL_PROCESS);
+    /* networked: TCP allowed, the rest stays an error */
+    const unsigned net = KILL | SG_RT_ALLOW_NETWORK;
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET, SOCK_STREAM), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide2(net, X86, SYS_socket, AF_INET, SOCK_DGRAM), EPERM_RET);
+    cr_expect_eq(decide2(net, X86, SYS_execve, 0, 0), SECCOMP_RET_KILL_PROCESS);
 }
 
 static void *thread_main(void *arg)
@@ -266,4 +304,45 @@ Test(rt_filter, installed_filter_with_processes_allowed)
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+}
+
+/* Forks a child that installs the filter in kill mode and runs step; returns
+ * its wait status. */
+static int killed_child(int step)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (sg_rt_filter_install(SG_RT_KILL_REFUSALS) != 0)
+            _exit(10);
+        int ran = 0;
+        pthread_t t;
+        if (pthread_create(&t, NULL, thread_main, &ran) != 0 || pthread_join(t, NULL) != 0 ||
+            ran != 42)
+            _exit(11);
+        static char prog[] = "/bin/true";
+        char *argv[] = {prog, NULL};
+        if (step == 0)
+            execve(prog, argv, NULL);
+        else if (step == 1)
+            fork();
+        else if (step == 2)
+            socket(AF_INET, SOCK_STREAM, 0);
+        else if (step == 3)
+            close(socket(AF_UNIX, SOCK_STREAM, 0));
+        _exit(0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+Test(rt_filter, installed_kill_mode_ends_the_process_with_sigsys)
+{
+    for (int step = 0; step < 3; step++) {
+        int st = killed_child(step);
+        cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "step %d: status %d", step, st);
+    }
+    int st = killed_child(3); /* an AF_UNIX socket and a thread are fine */
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 }
