@@ -28,6 +28,7 @@ enum opt_kind {
     OPT_SECCOMP,
     OPT_FLAVOUR,
     OPT_BOOL,
+    OPT_FLAG, /* no value: sets a bool */
     OPT_HELP,
 };
 
@@ -88,6 +89,7 @@ static const struct opt opts[] = {
     {"egress-dir", "SANDGATE_EGRESS_DIR", OPT_STR, F(egress_dir), 1, 0},
     {"egress-pool-size", "SANDGATE_EGRESS_POOL_SIZE", OPT_UINT, F(egress_pool_size), 1,
      EXEC_POOL_SIZE_MAX},
+    {"test-guard-off", NULL, OPT_FLAG, F(test_guard_off), 0, 0},
     {"help", NULL, OPT_HELP, 0, 0, 0, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
@@ -170,6 +172,10 @@ static const char usage_text[] =
     "  --docker-socket PATH  Docker Engine API socket (/var/run/docker.sock)\n"
     "                        env SANDGATE_DOCKER_SOCKET\n"
     "  --log-level L         debug | info | warn | error (info)     env SANDGATE_LOG_LEVEL\n"
+    "  --test-guard-off      FOR TESTS ONLY: runners leave their in-process run-time layer\n"
+    "                        (Python audit hook, Node guards) out, to prove that the kernel\n"
+    "                        filter, identity, file system view and parent hold alone.\n"
+    "                        No environment variable; logged at start.\n"
     "  --help                this text\n";
 
 const char *exec_config_usage(void)
@@ -281,6 +287,9 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
         return c->seccomp_off ? (c->seccomp_path[0] = '\0', 0) : apply_str(o, v, field);
     case OPT_BOOL:
         return sg_parse_bool(v, field, perr);
+    case OPT_FLAG:
+        *(bool *)field = true;
+        return 0;
     case OPT_FLAVOUR:
         if (from_env)
             return flavour_set_add_list(&c->flavours, v, perr);
@@ -350,7 +359,9 @@ static int apply_flags(int argc, char **argv, struct exec_config *c, struct sg_e
     struct option lo[N_OPTS + 1];
     for (size_t i = 0; i < N_OPTS; i++)
         lo[i] = (struct option){
-            opts[i].flag, opts[i].kind == OPT_HELP ? no_argument : required_argument, NULL, (int)i};
+            opts[i].flag,
+            opts[i].kind == OPT_HELP || opts[i].kind == OPT_FLAG ? no_argument : required_argument,
+            NULL, (int)i};
     lo[N_OPTS] = (struct option){0};
     optind = 0; /* glibc: 0 re-initialises getopt fully (the tests parse many times) */
     opterr = 0;

@@ -76,6 +76,11 @@ struct exec_config {
     char egress_runtime[EXEC_NAME_MAX]; /* runtime of networked sandboxes (runsc-net) */
     char egress_dir[1024];              /* state shared with the proxy (allow/, decisions/) */
     unsigned egress_pool_size;          /* warm networked sandboxes */
+    /* --test-guard-off (tests only, no environment variable): every sandbox
+     * gets SANDGATE_TEST_GUARD_OFF=1, and its runner leaves the in-process
+     * run-time layer out (the kernel filter, identity, view and parent stay).
+     * Nothing a tenant sends reaches it. */
+    bool test_guard_off;
 };
 
 /* Where the default profile is looked for, in order (installed, source tree). */
@@ -85,6 +90,7 @@ struct exec_config {
 #define EXEC_LABEL_LANG "org.sandgate.language"
 #define EXEC_LABEL_POOL "org.sandgate.pool" /* <instance>.<flavour>: one warm pool's */
 #define EXEC_EGRESS_POOL_NAME "egress"      /* the networked pool's flavour name */
+#define EXEC_TEST_GUARD_OFF_ENV "SANDGATE_TEST_GUARD_OFF=1" /* --test-guard-off */
 
 /* Parse argv (and the environment) into *ret. Returns 0, 1 when --help was
  * asked for (the caller prints exec_config_usage()), or -EINVAL with a message

@@ -166,6 +166,9 @@ static void log_listening(const struct exec_config *cfg, struct sg_httpsrv *http
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
                cfg->runtime);
+    if (cfg->test_guard_off)
+        sg_log(SG_LOG_WARN, "test_guard_off",
+               "msg=\"tests only: runners leave their in-process run-time layer out\"");
 }
 
 /* Until SIGTERM or SIGINT (main() blocks both in every thread). */

@@ -251,6 +251,42 @@ Test(sandbox, create_body_carries_every_security_setting)
     free(body);
 }
 
+static bool env_has(json_t *spec, const char *kv)
+{
+    json_t *env = json_object_get(spec, "Env"), *v;
+    size_t i;
+    json_array_foreach(env, i, v) if (strcmp(json_string_value(v), kv) == 0) return true;
+    return false;
+}
+
+Test(sandbox, guard_off_only_from_the_executors_own_flag)
+{
+    struct exec_config c = test_config();
+    cr_assert(!c.test_guard_off);
+    char *body = NULL;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    json_t *j = json_loads(body, 0, NULL);
+    cr_assert(!env_has(j, EXEC_TEST_GUARD_OFF_ENV));
+    json_decref(j);
+    free(body);
+    /* no environment variable sets it */
+    setenv("SANDGATE_TEST_GUARD_OFF", "1", 1);
+    c = test_config();
+    unsetenv("SANDGATE_TEST_GUARD_OFF");
+    cr_assert(!c.test_guard_off);
+    char *argv[] = {strdup("x"), strdup("--language"), strdup("python"), strdup("--test-guard-off"),
+                    NULL};
+    cr_assert_eq(exec_config_parse(4, argv, &c, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        free(argv[i]);
+    cr_assert(c.test_guard_off);
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    j = json_loads(body, 0, NULL);
+    cr_assert(env_has(j, EXEC_TEST_GUARD_OFF_ENV));
+    json_decref(j);
+    free(body);
+}
+
 Test(sandbox, no_profile_means_unconfined_not_dockers_default)
 {
     struct exec_config c = test_config();
