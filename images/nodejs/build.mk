@@ -3,7 +3,7 @@
 # here with the house flags, and again inside the image's build stage.
 # The runner sees only common/ (and its own folder).
 $(BUILD)/obj/images/nodejs/%.o: LAYER_INC = -Icommon -Iimages/nodejs
-NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c \
+NODE_RUNNER_SRCS := images/nodejs/runner_job.c images/nodejs/runner_watch.c images/nodejs/runner_view.c \
                     images/nodejs/runner_session.c \
                     images/nodejs/runner_result.c common/sg_error.c common/buf.c common/b64.c \
                     common/json_nesting.c common/json_raw.c common/sg_file_name.c common/sg_time.c \
