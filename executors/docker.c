@@ -170,7 +170,8 @@ static int path_safe(const char *s)
     return 1;
 }
 
-int docker_image_exists(struct docker_client *dc, const char *image, struct sg_error *err)
+int docker_image_exists(struct docker_client *dc, const char *image, bool *ret_split,
+                        struct sg_error *err)
 {
     if (!path_safe(image))
         return sg_error_set(err, -EINVAL, "image reference has unexpected characters");
@@ -179,6 +180,8 @@ int docker_image_exists(struct docker_client *dc, const char *image, struct sg_e
     struct sg_buf b;
     sg_buf_init(&b, DOCKER_REPLY_MAX);
     int r = call_expect(dc, "GET", path, NULL, DOCKER_CALL_TIMEOUT_MS, 200, 200, &b, err);
+    if (r == 0 && ret_split && docker_parse_image_split(b.data, b.len, ret_split) < 0)
+        r = sg_error_set(err, -EPROTO, "malformed image inspect reply from dockerd");
     sg_buf_free(&b);
     return r;
 }
@@ -378,6 +381,18 @@ static int int_field(json_t *o, const char *key, int *ret)
         return -EPROTO;
     *ret = (int)n;
     return 0;
+}
+
+int docker_parse_image_split(const char *body, size_t len, bool *ret_split)
+{
+    json_t *j = load(body, len);
+    json_t *cfg = json_object_get(j, "Config");
+    int r = json_is_object(j) ? 0 : -EPROTO;
+    const char *v =
+        json_string_value(json_object_get(json_object_get(cfg, "Labels"), DOCKER_LABEL_IDENTITY));
+    *ret_split = v && strcmp(v, "split") == 0;
+    json_decref(j);
+    return r;
 }
 
 int docker_parse_inspect(const char *body, size_t len, struct docker_state *ret)

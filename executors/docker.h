@@ -55,8 +55,12 @@ int docker_ping(struct docker_client *dc, long timeout_ms, struct sg_error *err)
 int docker_runtime_registered(struct docker_client *dc, const char *name, bool *ret_found,
                               struct sg_error *err);
 
-/* 0 when the image exists locally, -ENOENT when not. */
-int docker_image_exists(struct docker_client *dc, const char *image, struct sg_error *err);
+/* 0 when the image exists locally, -ENOENT when not. ret_split (optional)
+ * says whether its label DOCKER_LABEL_IDENTITY is "split" (the runner drops
+ * the job into its own identity and view: sandbox.h). */
+#define DOCKER_LABEL_IDENTITY "org.sandgate.identity"
+int docker_image_exists(struct docker_client *dc, const char *image, bool *ret_split,
+                        struct sg_error *err);
 
 /* POST /containers/create with a JSON body; the new id goes to ret_id. */
 int docker_create(struct docker_client *dc, const char *body, char ret_id[DOCKER_ID_LEN + 1],
@@ -98,6 +102,8 @@ int docker_parse_ip(const char *body, size_t len, const char *network,
 /* True when the events stream text holds an "oom" event of container id. */
 bool docker_parse_oom_events(const char *body, size_t len, const char *id);
 int docker_parse_wait(const char *body, size_t len, int *ret_exit);
+/* An image inspect reply: is Config.Labels[DOCKER_LABEL_IDENTITY] "split"? */
+int docker_parse_image_split(const char *body, size_t len, bool *ret_split);
 int docker_parse_runtimes(const char *body, size_t len, const char *name, bool *ret_found);
 int docker_parse_list(const char *body, size_t len, char (**ret_ids)[DOCKER_ID_LEN + 1],
                       size_t *ret_n);

@@ -81,6 +81,9 @@ struct exec_config {
      * run-time layer out (the kernel filter, identity, view and parent stay).
      * Nothing a tenant sends reaches it. */
     bool test_guard_off;
+    /* Not a flag: the image's label org.sandgate.identity=split, read at
+     * start (sandbox.h: the container's spec for such an image). */
+    bool identity_split;
 };
 
 /* Where the default profile is looked for, in order (installed, source tree). */

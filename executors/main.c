@@ -34,8 +34,7 @@ static int fail(const char *event, const struct sg_error *e)
 
 /* Everything that must hold before we serve: dockerd reachable, the runtime
  * registered, the image present. */
-static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
-                        struct sg_error *err)
+static int check_engine(struct docker_client *dc, struct exec_config *cfg, struct sg_error *err)
 {
     bool found = false;
     if (docker_ping(dc, 5000, err) < 0)
@@ -59,7 +58,7 @@ static int check_engine(struct docker_client *dc, const struct exec_config *cfg,
                             "runtime '%s' for networked sandboxes is not registered with dockerd "
                             "(runsc with --network=host; 'images/host-setup.sh --fix' adds it)",
                             cfg->egress_runtime);
-    if (docker_image_exists(dc, cfg->image, err) < 0)
+    if (docker_image_exists(dc, cfg->image, &cfg->identity_split, err) < 0)
         return sg_error_set(err, -ENOENT,
                             "sandbox image %s is not available (%s); build it "
                             "with 'make images'",
@@ -166,6 +165,11 @@ static void log_listening(const struct exec_config *cfg, struct sg_httpsrv *http
     if (cfg->insecure_runtime)
         sg_log(SG_LOG_WARN, "insecure_runtime", "runtime=%s msg=\"jobs run WITHOUT gVisor\"",
                cfg->runtime);
+    if (cfg->identity_split)
+        sg_log(SG_LOG_INFO, "identity_split",
+               "image=%s msg=\"runner as uid 0 with SETUID,SETGID,SETPCAP,SYS_ADMIN,KILL; "
+               "jobs as 65534 in their own view\"",
+               cfg->image);
     if (cfg->test_guard_off)
         sg_log(SG_LOG_WARN, "test_guard_off",
                "msg=\"tests only: runners leave their in-process run-time layer out\"");

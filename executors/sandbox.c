@@ -60,12 +60,15 @@ int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
     json_t *hc = host_config(cfg, seccomp_json);
     if (!hc)
         return sg_error_set(err, -ENOMEM, "cannot build container spec");
-    json_t *spec = json_pack(
-        "{s:s,s:s,s:s,s:[s,s],s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:{s:s,s:s},s:o}", "Image", cfg->image,
-        "User", SANDBOX_UID ":" SANDBOX_UID, "WorkingDir", SANDBOX_WORKSPACE, "Env", "HOME=/tmp",
-        "TMPDIR=/tmp", "AttachStdin", 1, "AttachStdout", 1, "AttachStderr", 1, "OpenStdin", 1,
-        "StdinOnce", 0, "Tty", 0, "NetworkDisabled", 1, "Labels", EXEC_LABEL_KEY, cfg->instance,
-        EXEC_LABEL_LANG, sg_lang_name(cfg->language), "HostConfig", hc);
+    if (cfg->identity_split)
+        json_object_set_new(hc, "CapAdd", json_pack("[s,s,s,s,s]", SANDBOX_SPLIT_CAPS));
+    json_t *spec =
+        json_pack("{s:s,s:s,s:s,s:[s,s],s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:{s:s,s:s},s:o}", "Image",
+                  cfg->image, "User", cfg->identity_split ? "0:0" : SANDBOX_UID ":" SANDBOX_UID,
+                  "WorkingDir", SANDBOX_WORKSPACE, "Env", "HOME=/tmp", "TMPDIR=/tmp", "AttachStdin",
+                  1, "AttachStdout", 1, "AttachStderr", 1, "OpenStdin", 1, "StdinOnce", 0, "Tty", 0,
+                  "NetworkDisabled", 1, "Labels", EXEC_LABEL_KEY, cfg->instance, EXEC_LABEL_LANG,
+                  sg_lang_name(cfg->language), "HostConfig", hc);
     if (!spec)
         return sg_error_set(err, -ENOMEM, "cannot build container spec");
     if (cfg->test_guard_off)

@@ -15,6 +15,9 @@
 #define SANDBOX_REMOVE_TIMEOUT_MS 20000L
 #define SANDBOX_WORKSPACE "/workspace"
 #define SANDBOX_UID "65534"
+/* SETUID/SETGID: the job's uid; SETPCAP: empty its bounding set; SYS_ADMIN:
+ * its namespaces and mounts; KILL: signal the job, another uid. */
+#define SANDBOX_SPLIT_CAPS "SETUID", "SETGID", "SETPCAP", "SYS_ADMIN", "KILL"
 
 struct sandbox {
     char id[DOCKER_ID_LEN + 1];
@@ -29,9 +32,14 @@ struct sandbox {
 /* The JSON body of POST /containers/create for cfg: runtime, no network,
  * read-only root, tmpfs /tmp and /workspace, uid 65534, no capabilities,
  * no-new-privileges, memory = memory+swap, CPU quota, pids, nofile/fsize,
- * labels marking the owner. seccomp_json (compact profile text) may be NULL;
- * entrypoint (NULL-terminated argv) overrides the image's when non-NULL.
- * *ret_body is NUL-terminated; caller frees with free(). */
+ * labels marking the owner. For an image labelled
+ * org.sandgate.identity=split (cfg->identity_split) the runner starts as
+ * uid 0 with only SANDBOX_SPLIT_CAPS, which it needs to put the job in its
+ * own mount and PID namespace, view and uid 65534 with none of them
+ * (images/python/runner.py); everything else is the same. seccomp_json
+ * (compact profile text) may be NULL; entrypoint (NULL-terminated argv)
+ * overrides the image's when non-NULL. *ret_body is NUL-terminated; caller
+ * frees with free(). */
 int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
                         const char *const *entrypoint, char **ret_body, struct sg_error *err);
 

@@ -44,7 +44,6 @@ import select
 import signal
 import sys
 import time
-from resource import RUSAGE_SELF, getrusage
 
 PROTOCOL_VERSION = 1
 WORKSPACE = "/workspace"
@@ -64,6 +63,20 @@ READ_CHUNK = 65536
 PR_SET_DUMPABLE = 4
 RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_guard.py")
 SESSION_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session.py")
+ISOLATION_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "isolation.py")
+# Started as uid 0 (an image labelled org.sandgate.identity=split, given only
+# the capabilities isolation.py needs): the job gets its own uid, PID and
+# mount namespace and file system view (isolation.py). Any other uid: the
+# job runs as the runner's uid, as before.
+SPLIT = os.getuid() == 0
+JOB_UID = 65534
+# The executor's test-only switch (--test-guard-off): the in-process layer
+# (audit hook, import gate) is left out; the kernel filter, the identity and
+# view, and this process's observations stay. Nothing a tenant sends sets it.
+GUARD_OFF = os.environ.get("SANDGATE_TEST_GUARD_OFF") == "1"
+# The kernel filter's flag (images/runtime/rt_filter.h): its hard refusals
+# kill the job's process with SIGSYS, which this process sees from wait4.
+RT_KILL_REFUSALS = 0x4
 # zoneinfo's zone list, written by the image build (Dockerfile): a first line
 # "tzpath <TZPATH joined by ':'>", then one zone key a line.
 ZONE_KEYS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoneinfo_keys.txt")
@@ -188,9 +201,11 @@ def child_setup(keep, close):
 
 
 def child_sys_path():
-    """/workspace first, and no other writable directory on the path."""
-    safe = [p for p in sys.path if p and not os.access(p, os.W_OK)]
-    sys.path[:] = [WORKSPACE] + safe
+    """No writable directory on the import path, the workspace included:
+    input files are data (a file named json.py or pandas.py must not be
+    imported instead of the module); main.py is loaded by its path."""
+    sys.path[:] = [p for p in sys.path if p and not os.access(p, os.W_OK)
+                   and not p.startswith(WORKSPACE)]
 
 
 def flush_std():
@@ -273,29 +288,16 @@ def child_outcome(arguments):
 
 
 def child_run(fds, arguments):
-    """Runs the job, reports, hangs up and waits to be killed.
-
-    The report carries the exit status and the process's peak memory, and
-    then the child closes every pipe to the parent itself and waits to be
-    killed: the parent then has the whole result and answers without waiting
-    for this process to be torn down, which under gVisor takes 5-10 ms of
-    the job's time (Run.hung_up). A program that ends another way (os._exit,
-    a signal) or whose descendants hold the pipes is reaped as before."""
+    """Runs the job, reports and exits. The report carries what only the
+    program can say (its return value or exception); its exit status, signal
+    and peak memory are what the parent's wait4 sees (Run.reap)."""
     code, report, text = child_outcome(arguments)
     flush_std()
-    report["exit"] = code
-    report["maxrss_kb"] = getrusage(RUSAGE_SELF).ru_maxrss
     data = json.dumps(report, ensure_ascii=False)
     if text is not None:
         data = data[:-1] + ',"value":' + text + "}"
     write_all(fds["res_w"], data.encode("utf-8"))
-    for fd in (1, 2, fds["res_w"], fds["den_w"]):
-        try:
-            os.close(fd)
-        except OSError:  # the program closed it: its exit will do for the rest
-            pass
-    while True:  # until the parent's SIGKILL (a handler the program set may return)
-        signal.pause()
+    return code
 
 
 def child_load_guard(cfg):
@@ -315,12 +317,18 @@ def child_load_guard(cfg):
 
 def child_install_runtime(cfg, guard, rt, den_fd, res_fd):
     """Installs the job's run-time policy; on failure reports runner_error
-    and exits: the program never runs unguarded."""
+    and exits: the program never runs unguarded. With the identity split the
+    kernel filter's hard refusals kill the process (the parent reports
+    them); with GUARD_OFF only the kernel filter is installed."""
     try:
         if guard is None:
             raise OSError("the run-time guard is missing from the image")
         module, private, seccomp = guard
-        module.install(rt, den_fd, WORKSPACE, seccomp, private)
+        extra = RT_KILL_REFUSALS if SPLIT else 0
+        if GUARD_OFF:
+            module.install_seccomp(rt, seccomp, extra)
+        else:
+            module.install(rt, den_fd, WORKSPACE, seccomp, private, extra)
     except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
         child_report(res_fd, {"outcome": "runner_error",
                               "message": f"cannot enforce the run-time policy: {e}"[:1000]})
@@ -406,7 +414,22 @@ def child_zoneinfo_keys():
     tzpath.available_timezones = zoneinfo.available_timezones = available_timezones
 
 
-def child_main(cfg, fds):
+def child_isolate(isolation, setup_error):
+    """With the identity split: the job's view and identity (isolation.py),
+    before anything of the job exists. Returns the reason it failed, or
+    None; a job is then refused (child_main), never run as root."""
+    if not SPLIT or setup_error:
+        return setup_error
+    try:
+        isolation.enter_view()
+        isolation.drop_identity()
+        os.chdir(WORKSPACE)
+    except OSError as e:
+        return f"cannot isolate the job: {e}"
+    return None
+
+
+def child_main(cfg, fds, isolation=None, setup_error=None):
     """The child's whole life: set up, pre-import, wait for the job, run it."""
     code = 70
     try:
@@ -415,6 +438,8 @@ def child_main(cfg, fds):
                      fds["ready_r"]])
         guard = child_load_guard(cfg)
         child_zoneinfo_keys()
+        session_source = read_session_source()  # the runner's files are not in the view
+        setup_error = child_isolate(isolation, setup_error)
         if os.environ.get("SANDGATE_EGRESS_PROXY"):
             import socket  # noqa: F401 - a networked sandbox: off the job's path (~40 ms)
         for name in cfg.preimport:
@@ -429,6 +454,9 @@ def child_main(cfg, fds):
             os._exit(0)
         payload = json.loads(raw)
         arguments = payload["arguments"]
+        if setup_error:
+            child_report(fds["res_w"], {"outcome": "runner_error", "message": setup_error[:1000]})
+            os._exit(70)
         if (payload.get("runtime") or {}).get("network"):
             child_network(os.environ.get("SANDGATE_EGRESS_PROXY", ""))
         if payload.get("stream"):
@@ -437,9 +465,10 @@ def child_main(cfg, fds):
             sys.stdout.reconfigure(line_buffering=True)
         # Session mode (the parent has loaded the module already, so it is
         # there), before the run-time policy, which would stop its imports.
-        session = load_session_module() if payload.get("session") else None
+        session = load_session_module(session_source) if payload.get("session") else None
         if payload.get("runtime") is not None:
             child_install_runtime(cfg, guard, payload["runtime"], fds["den_w"], fds["res_w"])
+        if payload.get("runtime") is not None or SPLIT:
             # The program starts now: from here on a runner_error report is
             # the program's own writing (see STARTED_MARK).
             write_all(fds["den_w"], STARTED_MARK)
@@ -680,9 +709,6 @@ class Run:
         self.limit_hit = None
         self.status = None
         self.rusage = None
-        self.report = None  # the child's report, once hung_up() has read it
-        self.maxrss_kb = None
-        self.hangup_read = False
 
     def take(self, fd, chunk):
         buf = self.bufs[fd]
@@ -696,34 +722,6 @@ class Run:
         if len(chunk) > room:
             self.limit_hit = {self.out_fd: "stdout", self.err_fd: "stderr",
                               self.res_fd: "result"}[fd]
-
-    def hung_up(self, fds_open):
-        """The child closed its pipes and has not exited yet (its stdout and
-        stderr may still be open in a process it started): if its report
-        is whole and carries its exit status and peak memory (child_run), it
-        stands for the exit the child is making, and the parent need not wait
-        for the teardown. The report is the program's to write, like its
-        return value: a program can forge its own exit status and memory
-        figure this way, nothing else (time and output are measured here,
-        limits are the container's). Once the report and denial pipes are
-        closed, the first answer is the last."""
-        if self.res_fd in fds_open or self.den_fd in fds_open:
-            return False
-        if self.hangup_read:
-            return self.report is not None
-        self.hangup_read = True
-        try:
-            report = json.loads(bytes(self.bufs[self.res_fd]), parse_constant=reject_constant)
-        except (ValueError, RecursionError):
-            return False
-        if not isinstance(report, dict):
-            return False
-        code, rss = report.get("exit"), report.get("maxrss_kb")
-        if type(code) is not int or not 0 <= code <= 255 or type(rss) is not int or rss < 0:
-            return False
-        self.status = code << 8  # what wait4 reports for exit(code)
-        self.report, self.maxrss_kb = report, rss
-        return True
 
     def reap(self, flags):
         try:
@@ -763,7 +761,7 @@ def supervise(run, deadline):
         if left <= 0:
             return "timeout"
         if not fds_open:
-            if run.reap(os.WNOHANG) or run.hung_up(fds_open):
+            if run.reap(os.WNOHANG):
                 return None
             time.sleep(min(left, 0.002))
             continue
@@ -786,7 +784,7 @@ def supervise(run, deadline):
                 run.take(fd, chunk)
             if run.limit_hit:
                 return "output_limit"
-        if not events and (run.reap(os.WNOHANG) or run.hung_up(fds_open)):
+        if not events and run.reap(os.WNOHANG):
             # The child is done but something it started holds the pipes.
             drain(run, fds_open)
             return "output_limit" if run.limit_hit else None
@@ -816,7 +814,7 @@ def reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_report(data, setup_failed_possible=False, report=None):
+def parse_report(data, setup_failed_possible=False):
     """The child's report, validated and bounded: (outcome, message, result)
     with result ready for the result line. Raises UnreadableReport.
     runner_error (the run-time policy could not be installed) is believed only
@@ -824,8 +822,7 @@ def parse_report(data, setup_failed_possible=False, report=None):
     runner_error it wrote would otherwise pass its failure off as the
     sandbox's and hide its denials."""
     try:
-        if report is None:  # else: already parsed (Run.hung_up)
-            report = json.loads(data, parse_constant=reject_constant)
+        report = json.loads(data, parse_constant=reject_constant)
     except (ValueError, RecursionError) as e:
         raise UnreadableReport(f"not JSON ({type(e).__name__})") from None
     # runner_error: the child could not install the job's run-time policy
@@ -875,9 +872,11 @@ def classify(run, stopped, enforced=False):
     if run.bufs[run.res_fd]:
         try:
             res["outcome"], res["message"], res["result"] = parse_report(
-                bytes(run.bufs[run.res_fd]), enforced and not run.bufs[run.den_fd], run.report)
+                bytes(run.bufs[run.res_fd]), enforced and not run.bufs[run.den_fd])
             if res["outcome"] == "runner_error":
                 res["exit_code"] = EXIT_RUNNER
+            else:
+                observed(res)
             return res
         except UnreadableReport as e:
             unreadable = str(e)
@@ -892,6 +891,32 @@ def classify(run, stopped, enforced=False):
         res.update(outcome="exception",
                    message=f"the program exited with status {res['exit_code']}")
     return res
+
+
+def observed(res):
+    """The report says what the program returned; how its process ended is
+    what wait4 saw: a report of success from a process that was killed or
+    exited non-zero does not stand."""
+    if res["signal"]:
+        res.update(outcome="killed", result={"present": False},
+                   message=f"the program was killed by signal {res['signal']}")
+    elif res["outcome"] == "ok" and res["exit_code"] != 0:
+        res.update(outcome="exception", result={"present": False},
+                   message=f"the program exited with status {res['exit_code']}")
+
+
+def kernel_denial(status, runtime):
+    """The kernel filter's kill (SIGSYS, RT_KILL_REFUSALS) seen by wait4, as
+    a denial; None for any other end. The filter kills for a new process or,
+    offline, a socket: whichever of the two the policy refuses."""
+    if status is None or not os.WIFSIGNALED(status) or os.WTERMSIG(status) != signal.SIGSYS:
+        return None
+    runtime = runtime if isinstance(runtime, dict) else {}
+    kind = "network" if runtime.get("processes") else "process"
+    what = ("a socket" if kind == "network" else
+            "a new process" if runtime.get("network") else "a new process or a socket")
+    return {"type": kind, "target": f"{what}: the job's process was killed by the kernel "
+                                     "filter (SIGSYS)"}
 
 
 def parse_denials(buf):
@@ -915,12 +940,16 @@ def parse_denials(buf):
     return denials
 
 
-def apply_denials(fields, run, enforced):
+def apply_denials(fields, run, enforced, runtime=None):
     """Any denial ends the job as unauthorized, even when the program caught
-    the error and finished; what it printed stays in the result."""
+    the error and finished; what it printed stays in the result. The kernel
+    filter's kill comes first: it is what this process saw itself."""
     if not enforced:
         return
     denials = parse_denials(run.bufs[run.den_fd])
+    killed = kernel_denial(run.status, runtime)
+    if killed:
+        denials = [killed] + denials[:DENIALS_MAX - 1]
     if fields["outcome"] in ("ok", "exception", "no_main", "killed") and \
             run.status is not None and os.WIFEXITED(run.status) and \
             os.WEXITSTATUS(run.status) == EXIT_DENIAL_LOST and not denials:
@@ -989,7 +1018,8 @@ def report(fields, nonce):
 
 
 def parent_run_job(cfg, pid, fds, job):
-    prepare_workspace(job)
+    with JobFiles():
+        prepare_workspace(job)
     streamer = Streamer(job["nonce"], fds) if job["stream"] else None
     run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
@@ -1006,14 +1036,15 @@ def parent_run_job(cfg, pid, fds, job):
     stop_group(pid)
     if streamer:
         streamer.finish()
-    fields = classify(run, stopped, job["runtime"] is not None)
-    apply_denials(fields, run, job["runtime"] is not None)
+    fields = classify(run, stopped, job["runtime"] is not None or SPLIT)
+    apply_denials(fields, run, job["runtime"] is not None, job["runtime"])
     fields["stdout"] = decode_text(run.bufs[run.out_fd])
     fields["stderr"] = decode_text(run.bufs[run.err_fd])
     fields["time_used_ms"] = round(elapsed_ms, 3)
-    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else run.maxrss_kb
+    fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else None
     if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
-        fields["artifacts"], skipped = collect_artifacts(cfg)
+        with JobFiles():
+            fields["artifacts"], skipped = collect_artifacts(cfg)
         if skipped:
             fields["artifacts_skipped"] = skipped
     return fields
@@ -1030,19 +1061,73 @@ def make_undumpable():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
-def load_session_module():
+def read_session_source():
+    """session.py's text (~20 KB), read by the child before it enters the
+    job's view, where the runner's files are not; None when missing."""
+    try:
+        with open(SESSION_MODULE, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def load_session_module(source=None):
     """session.py (session mode), loaded by each side once a job asks for a
     session: its imports (ast, hmac, traceback) cost a one-shot sandbox
-    ~20 ms of start-up under gVisor otherwise. None when the image lacks it
-    (a session is then refused)."""
+    ~20 ms of start-up under gVisor otherwise. The child passes the source
+    it read before entering the job's view. None when the image lacks it (a
+    session is then refused)."""
     import importlib.util
     try:
-        spec = importlib.util.spec_from_file_location("sandgate_session", SESSION_MODULE)
+        if source is None:
+            source = read_session_source()
+        if source is None:
+            return None
+        spec = importlib.util.spec_from_loader("sandgate_session", loader=None,
+                                               origin=SESSION_MODULE)
+        module = importlib.util.module_from_spec(spec)
+        module.__file__ = SESSION_MODULE
+        exec(compile(source, SESSION_MODULE, "exec"), module.__dict__)  # noqa: S102 - our file
+        return module
+    except (OSError, ImportError, SyntaxError):
+        return None
+
+
+def parent_isolation():
+    """With the identity split: isolation.py, and the PID namespace the
+    child is forked into. Returns (module, None) or (None, why not): the
+    child then refuses every job."""
+    if not SPLIT:
+        return None, None
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("sandgate_isolation", ISOLATION_MODULE)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module
-    except (OSError, ImportError):
-        return None
+        module.new_pid_namespace()
+        return module, None
+    except (OSError, ImportError) as e:
+        return None, f"cannot isolate the job: {e}"
+
+
+class JobFiles:
+    """The parent's work in the workspace (input files, artifacts, session
+    files) done as the job's uid (effective uid and gid only; back to 0 at
+    the end): the files the job gets are its own, and a file the job made
+    unreadable to others is unreadable here too (the parent holds no
+    CAP_DAC_OVERRIDE). Does nothing without the identity split."""
+
+    def __enter__(self):
+        if SPLIT:
+            os.setegid(JOB_UID)
+            os.seteuid(JOB_UID)
+        return self
+
+    def __exit__(self, *exc):
+        if SPLIT:
+            os.seteuid(0)
+            os.setegid(0)
+        return False
 
 
 def main():
@@ -1052,17 +1137,19 @@ def main():
     # it, ~20 ms of every sandbox's start-up under gVisor.
     import ctypes  # noqa: F401
     job_r, job_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    with JobFiles():  # the job's own stdout/stderr: /dev/stdout opens for it
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
     den_r, den_w = os.pipe()
     ready_r, ready_w = os.pipe()
     fds = {"job_r": job_r, "job_w": job_w, "out_r": out_r, "out_w": out_w,
            "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
            "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w}
+    isolation, setup_error = parent_isolation()
     pid = os.fork()
     if pid == 0:
-        child_main(cfg, fds)
+        child_main(cfg, fds, isolation, setup_error)
     make_undumpable()
     for key in ("job_r", "out_w", "err_w", "res_w", "den_w", "ready_w"):  # fds only
         os.close(fds[key])

@@ -208,9 +208,10 @@ def load_seccomp(library):
     return lib.sg_rt_install
 
 
-def install_seccomp(rt, installer):
-    """The kernel layer, from the one C builder (rt_filter.c)."""
-    r = installer(runtime_flags(rt))
+def install_seccomp(rt, installer, extra=0):
+    """The kernel layer, from the one C builder (rt_filter.c); extra: more
+    of its flags (RT_KILL_REFUSALS when the runner reports the kill)."""
+    r = installer(runtime_flags(rt) | extra)
     if r != 0:
         raise OSError(-r, f"cannot install the run-time seccomp filter: {os.strerror(-r)}")
 
@@ -733,14 +734,14 @@ def load_private_copy():
     return private
 
 
-def install(rt, den_fd, workspace, seccomp, private=None):
+def install(rt, den_fd, workspace, seccomp, private=None, extra=0):
     """Everything, in order: seccomp, the import wrapper, the audit hook (the
     last: from here on the hook sees all). Returns the Guard. seccomp is
     load_seccomp()'s installer, or None to skip that layer (the host tests of
     the hook's decisions only); private is load_private_copy()'s module (made
     here when not given)."""
     if seccomp is not None:
-        install_seccomp(rt, seccomp)
+        install_seccomp(rt, seccomp, extra)
     guard = Guard(rt, den_fd, workspace)
     if guard.imports is not None:
         import importlib

@@ -157,6 +157,7 @@ class Session:
         self.stdin = LineReader(0, LINE_MAX)
         self.report_buf = bytearray()
         self.lost = None
+        self.runtime = None
         self.artifacts_seen = {}
         self.cap_report = max_output + REPORT_SLACK
 
@@ -209,6 +210,7 @@ class Session:
         return [fd for fd, _ in p.poll(max(left, 0) * 1000)]
 
     def start(self, runtime):
+        self.runtime = runtime
         payload = {"session": True, "arguments": {}, "runtime": runtime}
         self.rn.write_all(self.fds["job_w"], (json.dumps(payload) + "\n").encode())
         line = self.read_report(time.monotonic() + 30)
@@ -317,6 +319,10 @@ class Session:
         fields.update(self._classify(report, interrupted, over, cap))
         self._drain({fds["den_r"]: self.denials}, rn.DENIAL_BYTES_MAX)
         denials = rn.parse_denials(self.denials)
+        killed = rn.kernel_denial(getattr(self, "_status", None),
+                                  self.runtime) if self.runtime is not None else None
+        if killed:  # seen by waitpid, whatever the program wrote
+            denials = [killed] + denials[:rn.DENIALS_MAX - 1]
         if denials and fields["outcome"] not in ("runner_error", "bad_job"):
             fields.update(outcome="unauthorized", denials=denials, result={"present": False},
                           exit_code=0,
@@ -411,6 +417,7 @@ class Session:
         if status is None:
             try:
                 _, status = os.waitpid(self.pid, 0)
+                self._status = status
             except ChildProcessError:
                 pass
         return status
@@ -459,6 +466,10 @@ class Session:
         return sigs
 
     def _new_artifacts(self):
+        with self.rn.JobFiles():
+            return self._new_artifacts_as_job()
+
+    def _new_artifacts_as_job(self):
         """Artifacts the cell wrote or changed (artifacts/, as for jobs): a
         cheap listing first, the files themselves only when one changed."""
         sigs = self._artifact_sigs()
@@ -473,6 +484,10 @@ class Session:
     # -- workspace files
 
     def file_op(self, req):
+        with self.rn.JobFiles():
+            return self._file_op(req)
+
+    def _file_op(self, req):
         rn = self.rn
         op = req.get("op")
         try:
@@ -591,7 +606,8 @@ def serve(rn, cfg, pid, fds, raw):
                                   rn.DEFAULT_MAX_OUTPUT, rn.MAX_MAX_OUTPUT)
         if runtime is not None and not isinstance(runtime, dict):
             raise rn.BadJob("'runtime' must be an object")
-        os.mkdir(os.path.join(rn.WORKSPACE, rn.ARTIFACT_DIR), 0o700)
+        with rn.JobFiles():
+            os.mkdir(os.path.join(rn.WORKSPACE, rn.ARTIFACT_DIR), 0o700)
     except rn.BadJob as e:
         rn.report({"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "message": str(e)}, nonce)
         return 0

@@ -256,7 +256,10 @@ class Seccomp(unittest.TestCase):
             code = ("import ctypes, ctypes.util, threading, os\n"
                     "def main():\n"
                     "    libc = ctypes.CDLL(None, use_errno=True)\n"
-                    "    r = libc.syscall(272, 0)  # unshare(0): denied by the profile\n"
+                    "    # unshare(CLONE_NEWUSER): denied by the profile (mount and the\n"
+                    "    # other namespaces are the split image's runner's, and refused\n"
+                    "    # to the job by its missing capabilities)\n"
+                    "    r = libc.syscall(272, 0x10000000)\n"
                     "    e = ctypes.get_errno()\n"
                     "    t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
                     "    return [r, e]\n")

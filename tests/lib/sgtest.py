@@ -198,6 +198,25 @@ class Daemon:
         return self.proc.returncode
 
 
+# What an executor gives a sandbox image's containers (executors/sandbox.h):
+# an image labelled org.sandgate.identity=split starts its runner as uid 0
+# with these capabilities only (the runner drops the job to 65534 in its own
+# view); any other image runs as 65534 with none.
+SPLIT_CAPS = ("SETUID", "SETGID", "SETPCAP", "SYS_ADMIN", "KILL")
+
+
+def sandbox_identity_args(image):
+    """`docker run` arguments for the sandbox's user and capabilities, as the
+    executor chooses them from the image's label."""
+    r = subprocess.run(["docker", "image", "inspect", "-f",
+                        '{{index .Config.Labels "org.sandgate.identity"}}', image],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode == 0 and r.stdout.strip() == "split":
+        return ["--user", "0:0", "--cap-drop", "ALL"] + \
+            [a for c in SPLIT_CAPS for a in ("--cap-add", c)]
+    return ["--user", "65534:65534", "--cap-drop", "ALL"]
+
+
 def ensure_docker():
     """Make sure dockerd with runsc is up (installing/starting it as root if
     needed). Raises, loudly, when it cannot: a test that needs the engine must

@@ -287,6 +287,47 @@ Test(sandbox, guard_off_only_from_the_executors_own_flag)
     free(body);
 }
 
+Test(sandbox, split_identity_image_runs_the_runner_as_root_with_five_caps)
+{
+    struct exec_config c = test_config();
+    char *body = NULL;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    json_t *j = json_loads(body, 0, NULL);
+    cr_assert_null(json_object_get(json_object_get(j, "HostConfig"), "CapAdd"));
+    json_decref(j);
+    free(body);
+    c.identity_split = true;
+    cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &body, NULL), 0);
+    j = json_loads(body, 0, NULL);
+    json_t *hc = json_object_get(j, "HostConfig"), *add = json_object_get(hc, "CapAdd");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "User")), "0:0");
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "ALL");
+    cr_assert_eq(json_array_size(add), 5);
+    const char *want[] = {"SETUID", "SETGID", "SETPCAP", "SYS_ADMIN", "KILL"};
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_str_eq(json_string_value(json_array_get(add, i)), want[i]);
+    cr_assert(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "SecurityOpt"), 0)),
+                     "no-new-privileges:true");
+    json_decref(j);
+    free(body);
+}
+
+Test(docker, image_identity_label)
+{
+    bool split = true;
+    const char *yes = "{\"Config\":{\"Labels\":{\"org.sandgate.identity\":\"split\"}}}";
+    const char *other = "{\"Config\":{\"Labels\":{\"org.sandgate.identity\":\"same\"}}}";
+    cr_assert_eq(docker_parse_image_split(yes, strlen(yes), &split), 0);
+    cr_assert(split);
+    cr_assert_eq(docker_parse_image_split(other, strlen(other), &split), 0);
+    cr_assert(!split);
+    const char *none = "{\"Config\":{\"Labels\":null}}";
+    cr_assert_eq(docker_parse_image_split(none, strlen(none), &split), 0);
+    cr_assert(!split);
+    cr_assert_eq(docker_parse_image_split("[", 1, &split), -EPROTO);
+}
+
 Test(sandbox, no_profile_means_unconfined_not_dockers_default)
 {
     struct exec_config c = test_config();
