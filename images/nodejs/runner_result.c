@@ -211,7 +211,8 @@ out:
  * job's policy says which refusals kill (runner_sigsys_type()). */
 static int killed_by_filter(const struct runner_watch *w)
 {
-    return w->reaped && w->sigsys_type && WIFSIGNALED(w->status) && WTERMSIG(w->status) == SIGSYS;
+    return w->sigsys_type && (w->filter_killed || (w->reaped && WIFSIGNALED(w->status) &&
+                                                   WTERMSIG(w->status) == SIGSYS));
 }
 
 static json_t *filter_denial(const struct runner_watch *w)

@@ -197,8 +197,12 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
                          {s->sigfd, POLLIN, 0}};
     double due = runner_watch_stream_tick(w); /* a streamed cell's output */
     double wait = due >= 0 && due < until - now ? due : until - now;
-    if (poll(p, 5, (int)wait + 1) <= 0)
-        return 0;
+    if (wait > RUNNER_STUCK_CHECK_MS)
+        wait = RUNNER_STUCK_CHECK_MS;
+    if (poll(p, 5, (int)wait + 1) <= 0) {
+        c->dead = runner_watch_check_stuck(s->child, w);
+        return c->dead;
+    }
     struct sg_buf *bufs[] = {&w->out, &w->err};
     for (int i = 0; i < 2; i++) {
         size_t old = bufs[i]->len;
@@ -231,6 +235,8 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
         read_cancels(s, c);
     if (p[4].revents)
         child_exited(s, c, w);
+    if (!c->dead)
+        c->dead = runner_watch_check_stuck(s->child, w);
     return c->dead;
 }
 

@@ -492,6 +492,40 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
     }
 }
 
+char runner_stat_state(const char *stat)
+{
+    const char *close_paren = strrchr(stat, ')'); /* the name may hold anything */
+    if (!close_paren || close_paren[1] != ' ' || !close_paren[2])
+        return '?';
+    return close_paren[2];
+}
+
+int runner_child_stuck(pid_t pid, int *ticks)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (read_status(path, text, sizeof(text)) < 0 || runner_stat_state(text) != 'Z') {
+        *ticks = 0;
+        return 0;
+    }
+    return ++*ticks >= RUNNER_STUCK_CHECKS;
+}
+
+int runner_watch_check_stuck(struct runner_child *c, struct runner_watch *w)
+{
+    double now = now_ms();
+    if (now < w->next_stuck_check)
+        return 0;
+    w->next_stuck_check = now + RUNNER_STUCK_CHECK_MS;
+    if (!runner_child_stuck(c->pid, &w->stuck_ticks))
+        return 0;
+    runner_child_kill(c);
+    reap_blocking(c, w);
+    w->filter_killed = 1;
+    w->stop = RUNNER_EXITED;
+    return 1;
+}
+
 /* One poll() round; returns once something happened or the deadline passed. */
 static void watch_once(struct runner_child *c, int sigfd, const char *args, size_t args_len,
                        size_t *args_off, double deadline, struct runner_watch *w)
@@ -517,8 +551,12 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
     double due = runner_watch_stream_tick(w);
     if (due >= 0 && due < left)
         left = due;
-    if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
+    if (left > RUNNER_STUCK_CHECK_MS)
+        left = RUNNER_STUCK_CHECK_MS;
+    if (poll(p, (nfds_t)n, (int)left + 1) <= 0) {
+        runner_watch_check_stuck(c, w);
         return; /* EINTR or the deadline: the next round decides */
+    }
     if (job_slot >= 0 && p[job_slot].revents)
         write_args(c, args, args_len, args_off);
     on_pipes(c, w, p, slot);
@@ -530,6 +568,8 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
         if (w->reaped)
             w->stop = RUNNER_EXITED;
     }
+    if (!w->stop)
+        runner_watch_check_stuck(c, w);
 }
 
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,

@@ -78,8 +78,11 @@ struct runner_watch {
     unsigned forged_lines; /* lines on fd 4 without the token (dropped) */
     const char *limit_hit; /* "stdout", "stderr" or "result" with RUNNER_OUTPUT_LIMIT */
     int reaped;            /* status is valid */
-    int status;            /* wait status */
-    long max_rss_kb;       /* the child's peak RSS (0 when unknown): wait4's, never the report's */
+    int filter_killed;     /* a stuck exit seen (runner_child_stuck()): the filter's kill */
+    int stuck_ticks;       /* runner_watch_check_stuck()'s count */
+    double next_stuck_check;
+    int status;      /* wait status */
+    long max_rss_kb; /* the child's peak RSS (0 when unknown): wait4's, never the report's */
     const char *sigsys_type; /* set by the caller: the denial type a SIGSYS death is (NULL: none) */
     double elapsed_ms;       /* from handing over the arguments to the stop */
     struct runner_stream stream;
@@ -114,6 +117,24 @@ int runner_status_is_job(const char *status);
 /* The peak RSS of a live child from /proc (VmHWM), or its current RSS
  * (VmRSS) where the kernel keeps no peak (gVisor); 0 if unreadable. */
 long runner_child_rss_kb(pid_t pid);
+
+/* gVisor (20240729, systrap) does not finish a seccomp kill of a
+ * multi-threaded process: the child becomes a zombie with no memory that its
+ * parent is never told of. In this sandbox nothing else leaves the child so:
+ * call runner_child_stuck() at most every RUNNER_STUCK_CHECK_MS while the
+ * child runs; it returns 1 once /proc shows it a zombie on
+ * RUNNER_STUCK_CHECKS checks in a row (*ticks counts them; start at 0). */
+#define RUNNER_STUCK_CHECK_MS 50.0
+#define RUNNER_STUCK_CHECKS 3
+int runner_child_stuck(pid_t pid, int *ticks);
+
+/* runner_child_stuck() on w's child when due: a stuck child is killed and
+ * reaped, w->filter_killed set and w->stop RUNNER_EXITED. Returns 1 then. */
+struct runner_watch;
+int runner_watch_check_stuck(struct runner_child *c, struct runner_watch *w);
+
+/* Pure: the state letter of a /proc/<pid>/stat text ('?' when unreadable). */
+char runner_stat_state(const char *stat);
 
 /* SIGKILL to the child's whole process group (what the program started too). */
 void runner_child_kill(const struct runner_child *child);

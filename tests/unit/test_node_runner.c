@@ -386,6 +386,50 @@ Test(node_runner, a_filter_kill_is_a_denial_whatever_the_report_said)
     json_decref(r);
 }
 
+Test(node_runner, a_stuck_exit_is_the_filters_kill)
+{
+    /* gVisor leaves a child the filter killed a zombie it never reports */
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, "", "");
+    w.stop = RUNNER_EXITED;
+    w.reaped = 1;
+    w.status = SIGKILL; /* what the parent's own kill left */
+    w.filter_killed = 1;
+    w.sigsys_type = "process";
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert_str_eq(str(r, "outcome"), "unauthorized");
+    json_decref(r);
+}
+
+Test(node_runner, stat_state_and_a_zombie_child)
+{
+    cr_assert_eq(runner_stat_state("12 (no)de) Z 1 1"), 'Z');
+    cr_assert_eq(runner_stat_state("12 (node) S 1"), 'S');
+    cr_assert_eq(runner_stat_state("garbage"), '?');
+    cr_assert_eq(runner_stat_state("1 (x)"), '?');
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    int ticks = 0, stuck = 0;
+    for (int i = 0; i < 200 && !stuck; i++) { /* a zombie until reaped, here */
+        stuck = runner_child_stuck(pid, &ticks);
+        if (!stuck)
+            usleep(10000);
+    }
+    cr_assert_eq(stuck, 1);
+    cr_assert_eq(ticks, RUNNER_STUCK_CHECKS);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    ticks = 2;
+    cr_assert_eq(runner_child_stuck(pid, &ticks), 0); /* gone: no longer a zombie */
+    cr_assert_eq(ticks, 0);
+    ticks = 0;
+    cr_assert_eq(runner_child_stuck(getpid(), &ticks), 0); /* running */
+}
+
 Test(node_runner, sigsys_type_follows_the_policy)
 {
     json_t *rt = json_pack("{s:b,s:b}", "processes", 0, "network", 0);
