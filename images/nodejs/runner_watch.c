@@ -56,6 +56,21 @@ static double now_ms(void)
     return (double)sg_time_mono_ns() / 1e6;
 }
 
+/* chdir into the workspace; split, with the job's ids (the workspace may be
+ * the job's own, mode 0700: root has no CAP_DAC_OVERRIDE here), then back. */
+static int enter_workspace(const char *workspace, int split)
+{
+    if (!split)
+        return chdir(workspace);
+    if (setresgid((gid_t)-1, RUNNER_JOB_GID, (gid_t)-1) < 0 ||
+        setresuid((uid_t)-1, RUNNER_JOB_UID, (uid_t)-1) < 0)
+        return -1;
+    int r = chdir(workspace);
+    if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+        return -1;
+    return r;
+}
+
 /* In the forked child: fds 0-5 as documented, everything else closed on
  * exec, default SIGPIPE, own process group. Never returns. */
 static void child_exec(char *const argv[], char *const envp[], const char *workspace, int split,
@@ -72,7 +87,7 @@ static void child_exec(char *const argv[], char *const envp[], const char *works
         if (dup2(moved[i], i) < 0) /* dup2 clears FD_CLOEXEC on the copy */
             _exit(71);
     signal(SIGPIPE, SIG_DFL);
-    if (setpgid(0, 0) < 0 || chdir(workspace) < 0)
+    if (setpgid(0, 0) < 0 || enter_workspace(workspace, split) < 0)
         _exit(71);
     execvpe(argv[0], argv, envp);
     _exit(127);
