@@ -133,8 +133,9 @@ static int read_job_line(const struct runner_cfg *cfg, struct sg_buf *ret_line)
  * dies), say so on stdout: the executor's pool keeps a pre-importing sandbox
  * out of its idle list until this line, which its job reader ignores (no
  * nonce). A job that arrives first simply goes ahead. */
-static void report_ready(int *ready_r)
+static void report_ready(struct runner_child *child)
 {
+    int *ready_r = &child->ready_r;
     static const char line[] = "{\"sandgate_runner_ready\":1}\n";
     struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                           {.fd = *ready_r, .events = POLLIN}};
@@ -143,10 +144,14 @@ static void report_ready(int *ready_r)
         n = poll(p, 2, -1);
     while (n < 0 && errno == EINTR);
     if (n > 0 && p[1].revents) {
-        ssize_t w = write(STDOUT_FILENO, line, sizeof(line) - 1); /* short line: one write */
-        (void)w; /* a lost ready line only costs the pool its wait */
         close(*ready_r);
         *ready_r = -1;
+        /* the identity check off the job's path; a failure is the job's
+         * runner_error (serve() checks again) */
+        struct sg_error err = {0};
+        runner_child_verify(child, &err);
+        ssize_t w = write(STDOUT_FILENO, line, sizeof(line) - 1); /* short line: one write */
+        (void)w; /* a lost ready line only costs the pool its wait */
     }
     /* else the job came first: runner_child_verify() waits for the EOF */
 }
@@ -174,7 +179,7 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
     struct sg_buf line;
     struct runner_job job = {0};
     struct sg_error err = {0};
-    report_ready(&child->ready_r);
+    report_ready(child);
     int r = read_job_line(cfg, &line);
     if (r == 0 && line.len == 0) {
         fprintf(stderr, "runner: stdin closed before a job arrived\n");

@@ -217,11 +217,9 @@ static int killed_by_filter(const struct runner_watch *w)
 
 static json_t *filter_denial(const struct runner_watch *w)
 {
+    /* the same words as the Python runner's */
+    static const char target[] = "the job's process was killed by the kernel filter (SIGSYS)";
     char msg[160];
-    const char *target = strcmp(w->sigsys_type, "process") == 0
-                             ? "kernel filter: a refused system call (a new process, or a "
-                               "socket offline)"
-                             : "kernel filter: a refused system call (a socket offline)";
     snprintf(msg, sizeof(msg), "runtime.%s: %s", w->sigsys_type, target);
     json_t *res = base_result("unauthorized", 1, SIGSYS, msg);
     if (res)

@@ -40,8 +40,9 @@ struct runner_child {
     int out_r;
     int err_r;
     int res_r;
-    int ready_r; /* EOF once the child pre-imported (or died); see runner_main.c */
-    int split;   /* identity split: own PID and mount namespace, drops to the job's uid */
+    int ready_r;  /* EOF once the child pre-imported (or died); see runner_main.c */
+    int split;    /* identity split: own PID and mount namespace, drops to the job's uid */
+    int verified; /* runner_child_verify() succeeded */
 };
 
 enum runner_stop {
@@ -106,7 +107,9 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
  * ready pipe's EOF (at most RUNNER_READY_MAX_MS) and checks in /proc that
  * every thread of the child runs as uid and gid RUNNER_JOB_UID/GID (real,
  * effective, saved, filesystem), with no supplementary group but that gid
- * and no capability. Returns 0, or -EPERM / -ETIMEDOUT (err says what). */
+ * and no capability. Once it succeeded, returns 0 at once (call it early:
+ * as soon as the ready pipe ends, before any job). Returns 0, or -EPERM /
+ * -ETIMEDOUT (err says what). */
 #define RUNNER_READY_MAX_MS 60000
 int runner_child_verify(struct runner_child *child, struct sg_error *err);
 
@@ -142,9 +145,10 @@ void runner_child_kill(const struct runner_child *child);
 /* Hands the token and args (args_len bytes) to the child and watches it until
  * it stops (see enum runner_stop), sending its output to fn as it comes when
  * fn is not NULL. ret_watch is always filled; caller frees it with
- * runner_watch_free(). Then the child's process group is killed and the
- * child reaped: its exit status and peak memory (wait4's rusage) are this
- * process's observations, never the report's. */
+ * runner_watch_free(). Then the child's process group is killed. Its exit
+ * status, signal and memory are this process's observations, never the
+ * report's: wait4's when it exited (or was killed for a limit), else the
+ * highest /proc reading taken while it ran and at the report. */
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
                       size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
                       struct runner_watch *ret_watch);
