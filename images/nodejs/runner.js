@@ -445,7 +445,11 @@ function reducedProcess(props) {
 // Object.freeze, keeping plain assignment of an inherited name (the
 // "override mistake") working: each data property becomes an accessor whose
 // setter gives the receiver an own property instead.
-function harden(obj) {
+// keepWritable: a data property that is writable but not configurable (it
+// cannot become an accessor) stays writable, and the object is only made
+// non-extensible: freezing it would break every instance's assignment of
+// that name (EventEmitter.prototype[kCapture]: `this[kCapture] = ...`).
+function harden(obj, keepWritable) {
   for (const key of Reflect.ownKeys(obj)) {
     const d = Object.getOwnPropertyDescriptor(obj, key);
     if (!d.configurable || !('value' in d)) continue;
@@ -460,7 +464,8 @@ function harden(obj) {
       configurable: false,
     });
   }
-  Object.freeze(obj);
+  if (keepWritable) Object.preventExtensions(obj);
+  else Object.freeze(obj);
 }
 
 function installRuntime(rt) {
@@ -472,8 +477,8 @@ function installRuntime(rt) {
   // EventEmitter.prototype and the real process's own prototype: Node's
   // internals call emit/on on the real process (warnings, unhandled
   // rejections, beforeExit), so a method planted there would receive it.
-  for (const o of [Object.prototype, Array.prototype, Function.prototype, Error.prototype,
-    EventEmitter.prototype, Object.getPrototypeOf(realProcess)]) harden(o);
+  for (const o of [Object.prototype, Array.prototype, Function.prototype, Error.prototype]) harden(o);
+  for (const o of [EventEmitter.prototype, Object.getPrototypeOf(realProcess)]) harden(o, true);
   // Newer Nodes make prepareStackTrace an accessor that still takes an
   // override after a freeze: pin it to "none" first.
   Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false,
