@@ -639,14 +639,17 @@ function sessionLoop(rt) {
   setImmediateF(next);
 }
 
-// Started as root (identity split): the seccomp library is mapped now (a
+// Started as root by sandgate-runner --identity-split (SANDGATE_IDENTITY_SPLIT=1,
+// in the child's environment only): the seccomp library is mapped now (a
 // later dlopen of the same path finds it loaded and reads no file), then the
 // process becomes the job's uid and gid for good, with no capability left.
 // The parent checks the result in /proc before it hands over the job.
 function dropIdentity() {
   const rp = realProcess;
-  if (rp.getuid() !== 0 && rp.geteuid() !== 0) return;
   const env = rp.env;
+  const split = env.SANDGATE_IDENTITY_SPLIT === '1';
+  delete env.SANDGATE_IDENTITY_SPLIT;
+  if (!split) return;
   try {
     rp.dlopen({ exports: {} }, RT_LIB); // no SANDGATE_RT_FLAGS: installs nothing
   } catch (e) { /* installSeccomp() says so when the job needs it */ }

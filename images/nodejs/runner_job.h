@@ -36,7 +36,7 @@ struct runner_cfg {
     size_t art_files;
     size_t art_bytes;
     size_t art_total;
-    int split; /* the runner is uid 0: the job runs as RUNNER_JOB_UID (runner_main.c) */
+    int split; /* --identity-split: the job runs as RUNNER_JOB_UID (runner_main.c) */
 };
 
 struct runner_file {

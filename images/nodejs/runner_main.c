@@ -29,12 +29,13 @@
 #define EXIT_SETUP 70
 #define EXIT_NO_JOB 3
 #define READ_CHUNK 65536
-#define CHILD_ENV_MAX 8
+#define CHILD_ENV_MAX 10
 #define ENV_ENTRY_MAX 4096
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: sandgate-runner [--workspace DIR] [--main-file NAME] -- CHILD [ARG...]\n"
+    fprintf(f, "usage: sandgate-runner [--workspace DIR] [--main-file NAME] [--identity-split]\n"
+               "                       -- CHILD [ARG...]\n"
                "\n"
                "The main process of a sandgate sandbox container (executors/PROTOCOL.md).\n"
                "Starts CHILD at once (fd 0 /dev/null, 1/2 output pipes, 3 the job's\n"
@@ -44,6 +45,8 @@ static void usage(FILE *f)
                "\n"
                "  --workspace DIR   the program's directory (default /workspace)\n"
                "  --main-file NAME  the program's file name (default main.js)\n"
+               "  --identity-split  (as root) the child in its own PID and mount namespace\n"
+               "                    and view, dropping itself to uid/gid 65534 before fd 5\n"
                "  -h, --help        this text\n"
                "\n"
                "Environment: SANDGATE_MAX_JOB_BYTES, SANDGATE_MAX_INPUT_FILES,\n"
@@ -52,9 +55,8 @@ static void usage(FILE *f)
                "SANDGATE_PREIMPORT, SANDGATE_EGRESS_PROXY and SANDGATE_TEST_GUARD_OFF\n"
                "(tests only) are passed on to CHILD.\n"
                "\n"
-               "Started as uid 0 (identity split), CHILD gets a PID and mount namespace\n"
-               "of its own and must drop to uid/gid 65534 before it closes fd 5; the\n"
-               "runner checks that before it hands over a job.\n");
+               "With --identity-split the runner checks in /proc that CHILD dropped to\n"
+               "uid/gid 65534 with no capability before it hands over a job.\n");
 }
 
 static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret_child)
@@ -62,6 +64,7 @@ static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret
     static const struct option opts[] = {
         {"workspace", required_argument, NULL, 'w'},
         {"main-file", required_argument, NULL, 'm'},
+        {"identity-split", no_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -71,6 +74,8 @@ static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret
             cfg->workspace = optarg;
         else if (c == 'm')
             cfg->main_file = optarg;
+        else if (c == 's')
+            cfg->split = 1;
         else if (c == 'h') {
             usage(stdout);
             exit(0);
@@ -101,6 +106,8 @@ static void child_env(const struct runner_cfg *cfg, char env[][ENV_ENTRY_MAX], c
         snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_EGRESS_PROXY=%s", proxy);
     /* tests only (the executor's --test-guard-off): runner.js leaves its
      * in-process layer out; the filter, identity, view and this parent stay */
+    if (cfg->split) /* runner.js drops itself to the job's identity before the job */
+        snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_IDENTITY_SPLIT=1");
     const char *off = getenv("SANDGATE_TEST_GUARD_OFF");
     if (off && strcmp(off, "1") == 0)
         snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_TEST_GUARD_OFF=1");
@@ -245,9 +252,14 @@ int main(int argc, char **argv)
     child_env(&cfg, env, envp);
     struct runner_child child = {.pid = -1};
     struct sg_error err = {0};
-    /* Started as root (an image labelled org.sandgate.identity=split): the
-     * job gets its own uid, PID and mount namespace (images/nodejs/README.md). */
-    cfg.split = geteuid() == 0;
+    /* --identity-split (an image labelled org.sandgate.identity=split, started
+     * as root): the job gets its own uid, PID and mount namespace
+     * (images/nodejs/README.md). Refused unless this process is root. */
+    if (cfg.split && geteuid() != 0) {
+        fprintf(stderr, "runner: --identity-split needs uid 0 (the executor starts a split "
+                        "image as root)\n");
+        return EXIT_SETUP;
+    }
     if (sigfd < 0 ||
         runner_child_spawn(child_argv, envp, cfg.workspace, cfg.split, &child, &err) < 0) {
         fprintf(stderr, "runner: cannot start the child: %s\n",
