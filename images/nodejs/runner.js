@@ -4,7 +4,9 @@
  * program. The container's main process is sandgate-runner (runner_main.c
  * here), which holds the protocol of executors/PROTOCOL.md and starts this
  * as `node --disallow-code-generation-from-strings /opt/sandgate/runner.js`
- * before any job exists, in its own process group, in the workspace, with
+ * before any job exists, in its own process group, in the workspace (with
+ * --identity-split: as root, in a PID and mount namespace of its own; this
+ * file drops to uid/gid 65534 before the job, dropIdentity()), with
  *
  *   fd 0 /dev/null     fd 3 the report token and '\n', the job's arguments
  *   fd 1 stdout pipe        (JSON object), then EOF
@@ -20,7 +22,8 @@
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
  * done at start; then this blocks on fd 3. The parent wrote main.js before
  * sending the arguments. The report is {outcome: ok|exception|no_main,
- * present, value_json (the value as JSON text), message, max_rss_kb}; the
+ * present, value_json (the value as JSON text), message} (memory and time are
+ * the parent's own observations); the
  * parent answers the executor the moment the line is complete, so the
  * program's output must already be in
  * the pipes by then: stdout and stderr are made blocking (every write is
