@@ -75,6 +75,8 @@ let HOOK = '';
 // global `process` is a reduced copy (runtime.js section below). Set in start().
 let realProcess = null;
 let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
+// No new native code (runner_nocode.c): next to RT_LIB.
+let NOCODE_LIB = '/opt/sandgate/libsandgate_nocode.so';
 // The job's identity when the runner's parent started this process as root
 // (identity split, images/nodejs/README.md): dropped in start(), before the
 // job, once everything under /opt/sandgate (root's, mode 0700) is loaded.
@@ -376,19 +378,34 @@ function deny(type, target) {
 }
 
 function installSeccomp(rt) {
-  const env = realProcess.env;
   // Refusals kill the process (SIGSYS): the program cannot catch them, and
   // the parent reports them from waitpid whatever the program says.
-  env.SANDGATE_RT_FLAGS = String((rt.processes ? RT_ALLOW_PROCESSES : 0) |
-    (rt.network ? RT_ALLOW_NETWORK : 0) | RT_KILL_REFUSALS);
-  try {
-    realProcess.dlopen({ exports: {} }, RT_LIB);
-  } finally {
-    delete env.SANDGATE_RT_FLAGS;
+  installFilter(RT_LIB, 'SANDGATE_RT_FLAGS', String((rt.processes ? RT_ALLOW_PROCESSES : 0) |
+    (rt.network ? RT_ALLOW_NETWORK : 0) | RT_KILL_REFUSALS), 'SANDGATE_RT_RESULT',
+  'the run-time seccomp filter');
+  // A job that may start no process may map no new code either: its
+  // libraries are all mapped by now (a process it could start would need
+  // its own).
+  if (!rt.processes) {
+    installFilter(NOCODE_LIB, 'SANDGATE_NOCODE', '1', 'SANDGATE_NOCODE_RESULT',
+      'the no-native-code filter');
   }
-  const result = env.SANDGATE_RT_RESULT;
-  delete env.SANDGATE_RT_RESULT;
-  if (result !== '0') throw new Error(`cannot install the run-time seccomp filter (${result})`);
+}
+
+// Loads one of the runner's Node-API filter libraries (mapped before the
+// drop: no file is read now), whose registration reads env[ask] and leaves
+// its result in env[result].
+function installFilter(lib, ask, value, result, what) {
+  const env = realProcess.env;
+  env[ask] = value;
+  try {
+    realProcess.dlopen({ exports: {} }, lib);
+  } finally {
+    delete env[ask];
+  }
+  const got = env[result];
+  delete env[result];
+  if (got !== '0') throw new Error(`cannot install ${what} (${got})`);
 }
 
 // What a refused module would have given: the denial's type.
@@ -653,10 +670,13 @@ function dropIdentity() {
   const split = env.SANDGATE_IDENTITY_SPLIT === '1';
   delete env.SANDGATE_IDENTITY_SPLIT;
   if (!split) return;
-  try {
-    rp.dlopen({ exports: {} }, RT_LIB); // no SANDGATE_RT_FLAGS: installs nothing
-  } catch (e) { /* installSeccomp() says so when the job needs it */ }
+  for (const lib of [RT_LIB, NOCODE_LIB]) {
+    try {
+      rp.dlopen({ exports: {} }, lib); // not asked (no SANDGATE_RT_FLAGS/_NOCODE): installs nothing
+    } catch (e) { /* installSeccomp() says so when the job needs it */ }
+  }
   delete env.SANDGATE_RT_RESULT;
+  delete env.SANDGATE_NOCODE_RESULT;
   rp.setgroups([]);
   rp.setgid(JOB_GID);
   rp.setuid(JOB_UID);
@@ -673,6 +693,7 @@ function start() {
   HOOK = `__sandgate_main_${crypto.randomBytes(8).toString('hex')}`;
   realProcess = process;
   RT_LIB = realProcess.env.SANDGATE_RUNTIME_LIB || RT_LIB;
+  NOCODE_LIB = path.join(path.dirname(RT_LIB), 'libsandgate_nocode.so');
   GUARD_OFF = realProcess.env.SANDGATE_TEST_GUARD_OFF === '1';
   delete realProcess.env.SANDGATE_TEST_GUARD_OFF;
   WORKSPACE = realProcess.cwd();

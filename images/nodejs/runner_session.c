@@ -174,6 +174,32 @@ static void child_exited(struct session *s, struct cell_run *c, struct runner_wa
     }
 }
 
+/* The report pipe is readable: 1 when the cell's report (a line with the
+ * token) is in, or the pipe is gone (the cell is over). */
+static int read_report(struct session *s, struct cell_run *c, struct runner_watch *w)
+{
+    int r = fill(s->child->res_r, &s->rep);
+    size_t n;
+    char *line;
+    while ((line = take_line(&s->rep, &n))) {
+        const char *rep = report_of(s, line, n);
+        if (rep) {
+            sg_buf_append(&w->res, rep, n - (size_t)(rep - line));
+            w->reported = 1;
+        } else {
+            w->forged_lines++;
+        }
+        free(line);
+        if (rep)
+            return 1;
+    }
+    if (r == 0 || r == -E2BIG) {
+        c->dead = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* One poll round of a running cell; 1 when the cell is over. */
 static int watch_round(struct session *s, struct cell_run *c, struct runner_watch *w,
                        double deadline)
@@ -210,27 +236,8 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
             w->limit_hit = i == 0 ? "stdout" : "stderr";
         runner_watch_stream_note(w, i, old);
     }
-    if (p[2].revents) {
-        int r = fill(s->child->res_r, &s->rep);
-        size_t n;
-        char *line;
-        while ((line = take_line(&s->rep, &n))) {
-            const char *rep = report_of(s, line, n);
-            if (rep) {
-                sg_buf_append(&w->res, rep, n - (size_t)(rep - line));
-                w->reported = 1;
-            } else {
-                w->forged_lines++;
-            }
-            free(line);
-            if (rep)
-                return 1;
-        }
-        if (r == 0 || r == -E2BIG) {
-            c->dead = 1;
-            return 1;
-        }
-    }
+    if (p[2].revents && read_report(s, c, w))
+        return 1;
     if (p[3].revents)
         read_cancels(s, c);
     if (p[4].revents)

@@ -11,11 +11,12 @@ down to what node needs, writes only under /tmp and the workspace), and the
 parent (memory is its own reading, a forged report cannot hide a kill).
 Jobs and a multi-cell session.
 
-Not claimed here, because only the in-process layer keeps it (the table in
-policies/README.md says so): no new native code (runsc does not enforce
-noexec for mmap(PROT_EXEC); process.dlopen and crypto.setEngine load with
-the guard off), no code from strings through binding('contextify'), and
-input files as data (a relative require loads the file)."""
+The kernel filter also refuses new native code (file-backed executable
+mappings: process.dlopen, crypto.setEngine), since runsc does not enforce
+noexec for mmap(PROT_EXEC). Not claimed here, because only the in-process
+layer keeps it (the table in policies/README.md says so): no code from
+strings through binding('contextify'), and input files as data (a relative
+require loads the file)."""
 import json
 import os
 import sys
@@ -115,6 +116,30 @@ class NodeGuardOff(unittest.TestCase):
             "const h = require('crypto').pbkdf2Sync('a', 'b', 1000, 16, 'sha1').length;\n"
             "return [w, got, h];"))
         self.assertEqual(got, [42, "unix", 16])
+
+    # -- no new native code (kernel filter)
+
+    def test_no_new_native_code(self):
+        # process.dlopen of an image library node never loaded, and of a copy
+        # the job wrote to /tmp: the loader's executable mapping is refused
+        # (before: "Module did not self-register", i.e. mapped and its
+        # constructors run). V8's JIT keeps working (a hot loop, WebAssembly).
+        got = self.value(js(
+            "const fs = require('fs'); const out = {};\n"
+            "fs.copyFileSync('/usr/lib/x86_64-linux-gnu/libjansson.so.4', '/tmp/x.so');\n"
+            "for (const p of ['/usr/lib/x86_64-linux-gnu/libjansson.so.4', '/tmp/x.so']) {\n"
+            "  try { process.dlopen({ exports: {} }, p); out[p] = 'LOADED'; }\n"
+            "  catch (e) { out[p] = /failed to map segment/.test(e.message) ? 'refused' : e.message; } }\n"
+            "try { require('crypto').setEngine('/tmp/x.so'); out.engine = 'LOADED'; }\n"
+            "catch (e) { out.engine = 'refused'; }\n"
+            "let x = 0; for (let i = 0; i < 5e6; i++) x = (x + i * 7) % 1000003;\n"
+            "const wasm = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array([0, 97,\n"
+            "  115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6,\n"
+            "  1, 4, 0, 65, 42, 11])));\n"
+            "out.jit = [x > 0, wasm.exports.f()];\n"
+            "return out;"))
+        self.assertEqual(got, {"/usr/lib/x86_64-linux-gnu/libjansson.so.4": "refused",
+                               "/tmp/x.so": "refused", "engine": "refused", "jit": [True, 42]})
 
     # -- identity and view
 
