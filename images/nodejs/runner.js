@@ -178,14 +178,17 @@ function errorMessage(err) {
 // Settles value (the program's promise, a thenable or a plain value) into
 // onOk / onFail. A native promise is read with the original then.
 function settle(value, onOk, onFail) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+    onOk(value); // a primitive: no promise, no then to read
+    return;
+  }
   try {
     promiseThen(value, onOk, onFail);
     return;
   } catch (e) { /* not a native promise */ }
   let then;
   try {
-    then = value !== null && (typeof value === 'object' || typeof value === 'function')
-      ? value.then : undefined;
+    then = value.then;
   } catch (e) {
     onFail(e);
     return;

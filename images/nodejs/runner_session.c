@@ -349,6 +349,7 @@ static json_t *run_cell(struct session *s, json_t *req, const char *nonce)
     sg_buf_init(&w.err, c.cap);
     sg_buf_init(&w.res, c.cap + REPORT_SLACK);
     double start = now_ms(), deadline = start + c.timeout_ms;
+    w.next_stuck_check = start + RUNNER_STUCK_CHECK_MS; /* a short cell pays for no reading */
     while (!watch_round(s, &c, &w, deadline))
         ;
     w.elapsed_ms = now_ms() - start;

@@ -611,6 +611,8 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     double started = now_ms(), deadline = started + timeout_ms;
+    /* the first /proc reading a check away: a short job pays for none */
+    w->next_stuck_check = started + RUNNER_STUCK_CHECK_MS;
     size_t args_off = 0;
     reap(child, w); /* it may have died before the job came: no SIGCHLD is pending then */
     if (w->reaped)
