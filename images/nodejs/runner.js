@@ -4,7 +4,9 @@
  * program. The container's main process is sandgate-runner (runner_main.c
  * here), which holds the protocol of executors/PROTOCOL.md and starts this
  * as `node --disallow-code-generation-from-strings /opt/sandgate/runner.js`
- * before any job exists, in its own process group, in the workspace, with
+ * before any job exists, in its own process group, in the workspace (with
+ * --identity-split: as root, in a PID and mount namespace of its own; this
+ * file drops to uid/gid 65534 before the job, dropIdentity()), with
  *
  *   fd 0 /dev/null     fd 3 the report token and '\n', the job's arguments
  *   fd 1 stdout pipe        (JSON object), then EOF
@@ -20,7 +22,8 @@
  * SANDGATE_PREIMPORT modules, the stdout/stderr streams, the compiler) is
  * done at start; then this blocks on fd 3. The parent wrote main.js before
  * sending the arguments. The report is {outcome: ok|exception|no_main,
- * present, value_json (the value as JSON text), message, max_rss_kb}; the
+ * present, value_json (the value as JSON text), message} (memory and time are
+ * the parent's own observations); the
  * parent answers the executor the moment the line is complete, so the
  * program's output must already be in
  * the pipes by then: stdout and stderr are made blocking (every write is
@@ -50,6 +53,7 @@ const crypto = require('crypto');
 // uses; tests/e2e/test_runners.py runs every job path from the snapshot.
 const Module = require('module');
 const vm = require('vm');
+const EventEmitter = require('events');
 
 // Set at start (not when the snapshot is built): the parent's --workspace is
 // the child's working directory.
@@ -71,6 +75,21 @@ let HOOK = '';
 // global `process` is a reduced copy (runtime.js section below). Set in start().
 let realProcess = null;
 let RT_LIB = '/opt/sandgate/libsandgate_rt.so';
+// No new native code (runner_nocode.c): next to RT_LIB.
+let NOCODE_LIB = '/opt/sandgate/libsandgate_nocode.so';
+// The job's identity when the runner's parent started this process as root
+// (identity split, images/nodejs/README.md): dropped in start(), before the
+// job, once everything under /opt/sandgate (root's, mode 0700) is loaded.
+const JOB_UID = 65534;
+const JOB_GID = 65534;
+// SANDGATE_TEST_GUARD_OFF=1 (an executor flag for tests, never a tenant's):
+// the in-process layer (policy require, reduced process, frozen prototypes)
+// is left out; the kernel filter, the identity, the view and the parent stay.
+let GUARD_OFF = false;
+// The kernel filter's flags (images/runtime/rt_filter.h).
+const RT_ALLOW_PROCESSES = 1;
+const RT_ALLOW_NETWORK = 2;
+const RT_KILL_REFUSALS = 4;
 // In a networked sandbox, egress.js prepared at start (null elsewhere).
 let EGRESS = null;
 
@@ -81,6 +100,27 @@ let EGRESS = null;
 // JSON.stringify in deny(), would let a module through or hide a denial.
 const uncurry = (f) => Function.prototype.call.bind(f);
 const jsonStringify = JSON.stringify;
+const jsonParse = JSON.parse;
+const fsWriteSync = fs.writeSync;
+const fsReadSync = fs.readSync;
+const bufConcat = Buffer.concat.bind(Buffer);
+const bufAlloc = Buffer.alloc.bind(Buffer);
+const bufIndexOf = uncurry(Buffer.prototype.indexOf);
+const bufSubarray = uncurry(Buffer.prototype.subarray);
+const bufToString = uncurry(Buffer.prototype.toString);
+const arrJoin = uncurry(Array.prototype.join);
+const arrFilter = uncurry(Array.prototype.filter);
+const regexpTest = uncurry(RegExp.prototype.test);
+// Promises: the original then, applied to the program's promise itself, so
+// a replaced Promise.prototype.then (or constructor/species) cannot turn a
+// rejection into a fulfilment on the runner's side.
+const promiseThen = uncurry(Promise.prototype.then);
+const promiseResolve = Promise.resolve.bind(Promise);
+const PromiseCtor = Promise;
+const ScriptCtor = vm.Script;
+const scriptRunInThisContext = uncurry(vm.Script.prototype.runInThisContext);
+const setImmediateF = setImmediate;
+const isError = (e) => { try { return e instanceof Error; } catch (x) { return false; } };
 const bufferFrom = Buffer.from.bind(Buffer);
 const toText = String;
 const strStartsWith = uncurry(String.prototype.startsWith);
@@ -98,7 +138,7 @@ function writeAllSync(fd, buf) {
   const len = byteLength(buf);
   while (off < len) {
     try {
-      off += fs.writeSync(fd, buf, off, len - off);
+      off += fsWriteSync(fd, buf, off, len - off);
     } catch (e) {
       if (e.code !== 'EAGAIN') throw e;
     }
@@ -113,11 +153,52 @@ function childReport(message, code) {
   realProcess.exit(code);
 }
 
+// The program's error as text (its own objects: any of this may throw).
 function cleanStack(err) {
-  if (err instanceof Error && typeof err.stack === 'string') {
-    return err.stack.split('\n').filter((l) => !l.includes(__filename)).join('\n');
+  try {
+    const stack = isError(err) ? err.stack : undefined;
+    if (typeof stack === 'string') {
+      return arrJoin(arrFilter(strSplit(stack, '\n'), (l) => !strIncludes(l, __filename)), '\n');
+    }
+    return `Uncaught ${toText(err)}`;
+  } catch (e) {
+    return 'Uncaught exception (unprintable)';
   }
-  return `Uncaught ${String(err)}`;
+}
+
+function errorMessage(err) {
+  try {
+    const text = isError(err) ? `${err.name}: ${err.message}` : toText(err);
+    return strSlice(toText(text), 0, 1000);
+  } catch (e) {
+    return 'exception (unprintable)';
+  }
+}
+
+// Settles value (the program's promise, a thenable or a plain value) into
+// onOk / onFail. A native promise is read with the original then.
+function settle(value, onOk, onFail) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+    onOk(value); // a primitive: no promise, no then to read
+    return;
+  }
+  try {
+    promiseThen(value, onOk, onFail);
+    return;
+  } catch (e) { /* not a native promise */ }
+  let then;
+  try {
+    then = value.then;
+  } catch (e) {
+    onFail(e);
+    return;
+  }
+  if (typeof then !== 'function') {
+    onOk(value);
+    return;
+  }
+  promiseThen(new PromiseCtor((res, rej) => { try { uncurry(then)(value, res, rej); } catch (e) { rej(e); } }),
+    onOk, onFail);
 }
 
 function compileMain(rt) {
@@ -135,10 +216,11 @@ function compileMain(rt) {
   let topLevel;
   // With a run-time policy the module sees only the policy's require and a
   // plain module object (a Module would lead to Module._load).
-  const [useReq, useMod] = rt ? guardedModule(rt, req, mod) : [req, mod];
+  const guarded = rt && !GUARD_OFF;
+  const [useReq, useMod] = guarded ? guardedModule(rt, req, mod) : [req, mod];
   fn.call(useMod.exports, useMod.exports, useReq, useMod, filename, WORKSPACE,
     (f) => { topLevel = f; });
-  if (rt) mod.exports = useMod.exports;
+  if (guarded) mod.exports = useMod.exports;
   mod.loaded = true;
   const ex = mod.exports;
   if (ex && typeof ex.main === 'function') return ex.main;
@@ -171,14 +253,14 @@ function jsonDepth(text) {
 function serialise(value) {
   let text;
   try {
-    text = JSON.stringify(value);
+    text = jsonStringify(value);
   } catch (e) {
-    return { error: `main() returned a value that is not JSON-serialisable: ${e.message}` };
+    return { error: `main() returned a value that is not JSON-serialisable: ${errorMessage(e)}` };
   }
   if (text === undefined) {
     return { error: `main() returned a value that is not JSON-serialisable (${typeof value})` };
   }
-  if (LONE_SURROGATE_RE.test(text)) {
+  if (regexpTest(LONE_SURROGATE_RE, text)) {
     return { error: 'main() returned a string with a lone UTF-16 surrogate (not valid UTF-8)' };
   }
   if (jsonDepth(text) > RESULT_MAX_DEPTH) {
@@ -192,30 +274,28 @@ function childRun(args, rt) {
   const fail = (err) => {
     if (reported) return;
     reported = true;
-    realProcess.stderr.write(`${cleanStack(err)}\n`);
-    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    childReport(JSON.stringify({ outcome: 'exception', message: message.slice(0, 1000) }), 1);
+    writeErr(`${cleanStack(err)}\n`);
+    childReport(jsonStringify({ outcome: 'exception', message: errorMessage(err) }), 1);
   };
   realProcess.on('uncaughtException', fail);
   realProcess.on('unhandledRejection', fail);
+  // Memory and time are the parent's observations (wait4), not reported here.
   const done = (value) => {
     if (reported) return;
     reported = true;
-    const rss = realProcess.resourceUsage().maxRSS;
     if (value === undefined) {
-      childReport(JSON.stringify({ outcome: 'ok', present: false, max_rss_kb: rss }), 0);
+      childReport(jsonStringify({ outcome: 'ok', present: false }), 0);
       return;
     }
     const s = serialise(value);
     if (s.error) {
-      realProcess.stderr.write(`${s.error}\n`);
-      childReport(JSON.stringify({ outcome: 'exception', message: s.error }), 1);
+      writeErr(`${s.error}\n`);
+      childReport(jsonStringify({ outcome: 'exception', message: s.error }), 1);
       return;
     }
     // As text: the parent's JSON parser stops at 64-bit integers, JSON.stringify
     // does not (1e20 is written 100000000000000000000).
-    childReport(JSON.stringify({ outcome: 'ok', present: true, max_rss_kb: rss, value_json: s.text }),
-      0);
+    childReport(jsonStringify({ outcome: 'ok', present: true, value_json: s.text }), 0);
   };
   reportNeverSettled(() => reported, () => { reported = true; });
   let main;
@@ -228,13 +308,31 @@ function childRun(args, rt) {
   }
   if (typeof main !== 'function') {
     reported = true;
-    childReport(JSON.stringify({
+    childReport(jsonStringify({
       outcome: 'no_main',
       message: 'main.js defines no main function (module.exports, exports.main or function main)',
     }), 1);
     return;
   }
-  Promise.resolve().then(() => main(args)).then(done, fail);
+  // main runs in a microtask, as before; its outcome is read with the
+  // original then on its own promise (settle()).
+  promiseThen(promiseResolve(), () => {
+    let value;
+    try {
+      value = main(args);
+    } catch (e) {
+      fail(e);
+      return;
+    }
+    settle(value, done, fail);
+  });
+}
+
+// The real stderr, bypassing whatever the program did to the stream's methods.
+function writeErr(text) {
+  try {
+    writeAllSync(2, bufferFrom(text, 'utf8'));
+  } catch (e) { /* a closed stderr: the report still goes */ }
 }
 
 // Node exits when nothing is left to run (no timer, I/O, child process...),
@@ -254,8 +352,8 @@ function reportNeverSettled(isReported, markReported) {
       markReported();
       const message = 'main() returned a promise that never settled: nothing was left to run '
         + 'that could settle it (no pending timer, I/O or callback)';
-      realProcess.stderr.write(`${message}\n`);
-      childReport(JSON.stringify({ outcome: 'exception', message }), 1);
+      writeErr(`${message}\n`);
+      childReport(jsonStringify({ outcome: 'exception', message }), 1);
     });
   });
 }
@@ -283,16 +381,34 @@ function deny(type, target) {
 }
 
 function installSeccomp(rt) {
-  const env = realProcess.env;
-  env.SANDGATE_RT_FLAGS = String((rt.processes ? 1 : 0) | (rt.network ? 2 : 0));
-  try {
-    realProcess.dlopen({ exports: {} }, RT_LIB);
-  } finally {
-    delete env.SANDGATE_RT_FLAGS;
+  // Refusals kill the process (SIGSYS): the program cannot catch them, and
+  // the parent reports them from waitpid whatever the program says.
+  installFilter(RT_LIB, 'SANDGATE_RT_FLAGS', String((rt.processes ? RT_ALLOW_PROCESSES : 0) |
+    (rt.network ? RT_ALLOW_NETWORK : 0) | RT_KILL_REFUSALS), 'SANDGATE_RT_RESULT',
+  'the run-time seccomp filter');
+  // A job that may start no process may map no new code either: its
+  // libraries are all mapped by now (a process it could start would need
+  // its own).
+  if (!rt.processes) {
+    installFilter(NOCODE_LIB, 'SANDGATE_NOCODE', '1', 'SANDGATE_NOCODE_RESULT',
+      'the no-native-code filter');
   }
-  const result = env.SANDGATE_RT_RESULT;
-  delete env.SANDGATE_RT_RESULT;
-  if (result !== '0') throw new Error(`cannot install the run-time seccomp filter (${result})`);
+}
+
+// Loads one of the runner's Node-API filter libraries (mapped before the
+// drop: no file is read now), whose registration reads env[ask] and leaves
+// its result in env[result].
+function installFilter(lib, ask, value, result, what) {
+  const env = realProcess.env;
+  env[ask] = value;
+  try {
+    realProcess.dlopen({ exports: {} }, lib);
+  } finally {
+    delete env[ask];
+  }
+  const got = env[result];
+  delete env[result];
+  if (got !== '0') throw new Error(`cannot install ${what} (${got})`);
 }
 
 // What a refused module would have given: the denial's type.
@@ -352,7 +468,11 @@ function reducedProcess(props) {
 // Object.freeze, keeping plain assignment of an inherited name (the
 // "override mistake") working: each data property becomes an accessor whose
 // setter gives the receiver an own property instead.
-function harden(obj) {
+// keepWritable: a data property that is writable but not configurable (it
+// cannot become an accessor) stays writable, and the object is only made
+// non-extensible: freezing it would break every instance's assignment of
+// that name (EventEmitter.prototype[kCapture]: `this[kCapture] = ...`).
+function harden(obj, keepWritable) {
   for (const key of Reflect.ownKeys(obj)) {
     const d = Object.getOwnPropertyDescriptor(obj, key);
     if (!d.configurable || !('value' in d)) continue;
@@ -367,15 +487,21 @@ function harden(obj) {
       configurable: false,
     });
   }
-  Object.freeze(obj);
+  if (keepWritable) Object.preventExtensions(obj);
+  else Object.freeze(obj);
 }
 
 function installRuntime(rt) {
   installSeccomp(rt);
+  if (GUARD_OFF) return;
   const reduced = reducedProcess(rt.process_properties || []);
   Object.defineProperty(globalThis, 'process', { value: reduced, writable: false,
     enumerable: false, configurable: false });
+  // EventEmitter.prototype and the real process's own prototype: Node's
+  // internals call emit/on on the real process (warnings, unhandled
+  // rejections, beforeExit), so a method planted there would receive it.
   for (const o of [Object.prototype, Array.prototype, Function.prototype, Error.prototype]) harden(o);
+  for (const o of [EventEmitter.prototype, Object.getPrototypeOf(realProcess)]) harden(o, true);
   // Newer Nodes make prepareStackTrace an accessor that still takes an
   // override after a freeze: pin it to "none" first.
   Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false,
@@ -404,30 +530,30 @@ function blockingStdio() {
 // line, then a one-shot job's arguments, which end with EOF (the parent
 // closes the pipe), or a session's start line, which ends with '\n' (the pipe
 // stays open for its cells: sessionLoop).
-let jobRest = Buffer.alloc(0);
+let jobRest = bufAlloc(0);
+// Only intrinsics taken before any job code ran: a session's cells run
+// between two reads.
 function readJobLine() {
-  const chunks = [jobRest];
-  const buf = Buffer.allocUnsafe(READ_CHUNK);
+  let joined = jobRest;
+  const buf = bufAlloc(READ_CHUNK);
   for (;;) {
-    const joined = Buffer.concat(chunks);
-    const nl = joined.indexOf(10);
+    const nl = bufIndexOf(joined, 10);
     if (nl >= 0) {
-      jobRest = joined.subarray(nl + 1);
-      return joined.subarray(0, nl).toString('utf8');
+      jobRest = bufSubarray(joined, nl + 1);
+      return bufToString(bufSubarray(joined, 0, nl), 'utf8');
     }
     let n;
     try {
-      n = fs.readSync(JOB_FD, buf, 0, buf.length, null);
+      n = fsReadSync(JOB_FD, buf, 0, READ_CHUNK, null);
     } catch (e) {
       if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
       throw e;
     }
     if (n === 0) {
-      jobRest = Buffer.alloc(0);
-      return joined.length ? joined.toString('utf8') : null;
+      jobRest = bufAlloc(0);
+      return byteLength(joined) ? bufToString(joined, 'utf8') : null;
     }
-    chunks.length = 0;
-    chunks.push(joined, Buffer.from(buf.subarray(0, n)));
+    joined = bufConcat([joined, bufferFrom(bufSubarray(buf, 0, n))]);
   }
 }
 
@@ -446,7 +572,7 @@ function runJob() {
     realProcess.exit(70);
   }
   if (!raw) realProcess.exit(0);
-  const payload = JSON.parse(raw);
+  const payload = jsonParse(raw);
   if (payload.session === true) {
     sessionLoop(payload.runtime || null);
     return;
@@ -474,15 +600,16 @@ function sessionLoop(rt) {
   try {
     if (rt) installRuntime(rt);
   } catch (e) {
-    childReport(JSON.stringify({ outcome: 'exception', message: String(e.message) }), 70);
+    childReport(jsonStringify({ outcome: 'exception', message: errorMessage(e) }), 70);
     return;
   }
   const realRequire = Module.createRequire(path.join(WORKSPACE, MAIN_FILE));
-  Object.defineProperty(globalThis, 'require', { value: rt ? policyRequire(rt, realRequire)
-    : realRequire, writable: false, enumerable: false, configurable: false });
+  Object.defineProperty(globalThis, 'require', { value: rt && !GUARD_OFF
+    ? policyRequire(rt, realRequire) : realRequire, writable: false, enumerable: false,
+  configurable: false });
   realProcess.on('SIGINT', () => { if (interrupt) interrupt(); });
-  realProcess.on('uncaughtException', (e) => { realProcess.stderr.write(`${cleanStack(e)}\n`); });
-  realProcess.on('unhandledRejection', (e) => { realProcess.stderr.write(`${cleanStack(e)}\n`); });
+  realProcess.on('uncaughtException', (e) => { writeErr(`${cleanStack(e)}\n`); });
+  realProcess.on('unhandledRejection', (e) => { writeErr(`${cleanStack(e)}\n`); });
   sessionReport({ outcome: 'ready' });
   let number = 0;
   const next = () => {
@@ -494,43 +621,70 @@ function sessionLoop(rt) {
     }
     if (line === null) realProcess.exit(0);
     number += 1;
-    const code = JSON.parse(line).cell;
+    const code = jsonParse(line).cell;
+    let over = false;
     const fail = (e) => {
-      realProcess.stderr.write(`${cleanStack(e)}\n`);
-      const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      sessionReport({ outcome: 'exception', message: message.slice(0, 1000) });
+      if (over) return;
+      over = true;
+      interrupt = null;
+      writeErr(`${cleanStack(e)}\n`);
+      sessionReport({ outcome: 'exception', message: errorMessage(e) });
+      setImmediateF(next);
     };
+    // Memory is the parent's reading (runner_session.c), not reported here.
     const done = (value) => {
-      const rss = realProcess.resourceUsage().maxRSS;
+      if (over) return;
+      over = true;
+      interrupt = null;
       if (value === undefined) {
-        sessionReport({ outcome: 'ok', present: false, max_rss_kb: rss });
-        return;
+        sessionReport({ outcome: 'ok', present: false });
+      } else {
+        const s = serialise(value);
+        let text = s.text;
+        if (s.error) {
+          try { text = jsonStringify(toText(value)); } catch (e) { text = '"(unprintable)"'; }
+        }
+        sessionReport({ outcome: 'ok', present: true, value_json: text });
       }
-      const s = serialise(value);
-      if (s.error) sessionReport({ outcome: 'ok', present: true, max_rss_kb: rss,
-        value_json: jsonStringify(toText(value)) });
-      else sessionReport({ outcome: 'ok', present: true, max_rss_kb: rss, value_json: s.text });
+      setImmediateF(next);
     };
     let value;
     try {
-      const script = new vm.Script(code, { filename: `cell${number}.js` });
-      value = script.runInThisContext({ breakOnSigint: true });
+      const script = new ScriptCtor(code, { filename: `cell${number}.js` });
+      value = scriptRunInThisContext(script, { breakOnSigint: true });
     } catch (e) {
       fail(e);
-      setImmediate(next);
       return;
     }
-    if (value === null || typeof value !== 'object' || typeof value.then !== 'function') {
-      done(value);
-      setImmediate(next);
-      return;
-    }
-    new Promise((resolve, reject) => {
-      interrupt = () => reject(new Error('Script execution interrupted.'));
-      value.then(resolve, reject);
-    }).then(done, fail).finally(() => { interrupt = null; setImmediate(next); });
+    interrupt = () => fail(new Error('Script execution interrupted.'));
+    settle(value, done, fail);
   };
-  setImmediate(next);
+  setImmediateF(next);
+}
+
+// Started as root by sandgate-runner --identity-split (SANDGATE_IDENTITY_SPLIT=1,
+// in the child's environment only): the seccomp library is mapped now (a
+// later dlopen of the same path finds it loaded and reads no file), then the
+// process becomes the job's uid and gid for good, with no capability left.
+// The parent checks the result in /proc before it hands over the job.
+function dropIdentity() {
+  const rp = realProcess;
+  const env = rp.env;
+  const split = env.SANDGATE_IDENTITY_SPLIT === '1';
+  delete env.SANDGATE_IDENTITY_SPLIT;
+  if (!split) return;
+  for (const lib of [RT_LIB, NOCODE_LIB]) {
+    try {
+      rp.dlopen({ exports: {} }, lib); // not asked (no SANDGATE_RT_FLAGS/_NOCODE): installs nothing
+    } catch (e) { /* installSeccomp() says so when the job needs it */ }
+  }
+  delete env.SANDGATE_RT_RESULT;
+  delete env.SANDGATE_NOCODE_RESULT;
+  rp.setgroups([]);
+  rp.setgid(JOB_GID);
+  rp.setuid(JOB_UID);
+  if (rp.getuid() !== JOB_UID || rp.geteuid() !== JOB_UID || rp.getgid() !== JOB_GID ||
+      rp.getegid() !== JOB_GID) rp.reallyExit(72);
 }
 
 // Per process, before the job: what a snapshot cannot hold (the random hook
@@ -542,6 +696,9 @@ function start() {
   HOOK = `__sandgate_main_${crypto.randomBytes(8).toString('hex')}`;
   realProcess = process;
   RT_LIB = realProcess.env.SANDGATE_RUNTIME_LIB || RT_LIB;
+  NOCODE_LIB = path.join(path.dirname(RT_LIB), 'libsandgate_nocode.so');
+  GUARD_OFF = realProcess.env.SANDGATE_TEST_GUARD_OFF === '1';
+  delete realProcess.env.SANDGATE_TEST_GUARD_OFF;
   WORKSPACE = realProcess.cwd();
   const preimport = (realProcess.env.SANDGATE_PREIMPORT || '').split(',').map((s) => s.trim())
     .filter(Boolean);
@@ -554,6 +711,7 @@ function start() {
   // A networked sandbox: the proxy set-up is loaded before the job arrives.
   const proxy = realProcess.env.SANDGATE_EGRESS_PROXY;
   if (proxy) EGRESS = load('./egress.js').prepare(proxy, load);
+  dropIdentity();
   // The parent turns the EOF into the ready line the executor's pool waits for.
   try { fs.closeSync(READY_FD); } catch (e) { /* started without one: nobody waits */ }
   blockingStdio();

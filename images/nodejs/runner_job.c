@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "runner_watch.h"
 #include "sg_file_name.h"
 
 #define MIB (1024u * 1024u)
@@ -156,6 +157,7 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     if (stream && !json_is_boolean(stream))
         return sg_error_set(err, -EINVAL, "'stream' must be a boolean");
     job->stream = json_is_true(stream);
+    job->sigsys_type = runner_sigsys_type(json_is_object(runtime) ? runtime : NULL);
     size_t timeout_ms = 0;
     int r = int_limit(limits, "timeout_ms", RUNNER_DEFAULT_TIMEOUT_MS, RUNNER_MAX_TIMEOUT_MS,
                       &timeout_ms, err);
@@ -201,6 +203,33 @@ out:
     return r;
 }
 
+const char *runner_sigsys_type(json_t *runtime)
+{
+    if (!runtime)
+        return NULL;
+    if (!json_is_true(json_object_get(runtime, "processes")))
+        return "process";
+    if (!json_is_true(json_object_get(runtime, "network")))
+        return "network";
+    return NULL;
+}
+
+int runner_as_job(const struct runner_cfg *cfg, int as_job)
+{
+    if (!cfg->split)
+        return 0;
+    /* gid while the uid still allows it; the uid back first (saved uid 0) */
+    if (as_job) {
+        if (setresgid((gid_t)-1, RUNNER_JOB_GID, (gid_t)-1) < 0 ||
+            setresuid((uid_t)-1, RUNNER_JOB_UID, (uid_t)-1) < 0)
+            return -errno;
+        return 0;
+    }
+    if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+        return -errno;
+    return 0;
+}
+
 static int write_new(int dirfd, const char *name, const void *data, size_t len)
 {
     int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -223,7 +252,7 @@ static int write_new(int dirfd, const char *name, const void *data, size_t len)
     return r;
 }
 
-int runner_job_write(const struct runner_cfg *cfg, const struct runner_job *job,
+static int job_write(const struct runner_cfg *cfg, const struct runner_job *job,
                      struct sg_error *err)
 {
     const char *workspace = cfg->workspace, *main_file = cfg->main_file;
@@ -246,6 +275,19 @@ int runner_job_write(const struct runner_cfg *cfg, const struct runner_job *job,
     if (r < 0)
         return sg_error_set(err, r, "cannot write the workspace: %s: %s", what, strerror(-r));
     return 0;
+}
+
+int runner_job_write(const struct runner_cfg *cfg, const struct runner_job *job,
+                     struct sg_error *err)
+{
+    int r = runner_as_job(cfg, 1);
+    if (r < 0)
+        return sg_error_set(err, r, "cannot take the job's identity: %s", strerror(-r));
+    r = job_write(cfg, job, err);
+    int back = runner_as_job(cfg, 0);
+    if (back < 0 && r == 0)
+        r = sg_error_set(err, back, "cannot return to the runner's identity: %s", strerror(-back));
+    return r;
 }
 
 void runner_job_free(struct runner_job *job)

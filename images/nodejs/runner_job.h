@@ -36,6 +36,7 @@ struct runner_cfg {
     size_t art_files;
     size_t art_bytes;
     size_t art_total;
+    int split; /* --identity-split: the job runs as RUNNER_JOB_UID (runner_main.c) */
 };
 
 struct runner_file {
@@ -57,6 +58,9 @@ struct runner_job {
     unsigned timeout_ms;
     size_t max_output;
     int stream; /* send stream frames (PROTOCOL.md) while the program runs */
+    /* the kernel filter's refusals (runtime.processes / runtime.network
+     * false): what a SIGSYS kill of the child was (runner_result.c) */
+    const char *sigsys_type;
 };
 
 /* Fills the limits from the environment; workspace and main_file are the
@@ -83,6 +87,17 @@ int runner_name_ok(const char *name, size_t len, const char *main_file);
  * (the workspace is unusable: runner_error); err says which. */
 int runner_job_write(const struct runner_cfg *cfg, const struct runner_job *job,
                      struct sg_error *err);
+
+/* With cfg->split, switches the effective uid and gid to the job's
+ * (as_job 1) or back to root (0): the files the runner writes into the
+ * workspace are the job's, and what it reads there it reads with the job's
+ * rights only. Without split a no-op. Returns 0 or a negative errno. */
+int runner_as_job(const struct runner_cfg *cfg, int as_job);
+
+/* The denial type of a child the kernel filter killed (SIGSYS), from the job's
+ * runtime section (NULL: no run-time policy): "process" when processes are
+ * refused, else "network" (an offline job's sockets); NULL when neither is. */
+const char *runner_sigsys_type(json_t *runtime);
 
 /* Releases what runner_job_parse() filled; NULL is a no-op. */
 void runner_job_free(struct runner_job *job);

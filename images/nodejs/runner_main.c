@@ -29,12 +29,13 @@
 #define EXIT_SETUP 70
 #define EXIT_NO_JOB 3
 #define READ_CHUNK 65536
-#define CHILD_ENV_MAX 8
+#define CHILD_ENV_MAX 10
 #define ENV_ENTRY_MAX 4096
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: sandgate-runner [--workspace DIR] [--main-file NAME] -- CHILD [ARG...]\n"
+    fprintf(f, "usage: sandgate-runner [--workspace DIR] [--main-file NAME] [--identity-split]\n"
+               "                       -- CHILD [ARG...]\n"
                "\n"
                "The main process of a sandgate sandbox container (executors/PROTOCOL.md).\n"
                "Starts CHILD at once (fd 0 /dev/null, 1/2 output pipes, 3 the job's\n"
@@ -44,12 +45,18 @@ static void usage(FILE *f)
                "\n"
                "  --workspace DIR   the program's directory (default /workspace)\n"
                "  --main-file NAME  the program's file name (default main.js)\n"
+               "  --identity-split  (as root) the child in its own PID and mount namespace\n"
+               "                    and view, dropping itself to uid/gid 65534 before fd 5\n"
                "  -h, --help        this text\n"
                "\n"
                "Environment: SANDGATE_MAX_JOB_BYTES, SANDGATE_MAX_INPUT_FILES,\n"
                "SANDGATE_MAX_INPUT_BYTES, SANDGATE_ARTIFACT_MAX_FILES,\n"
                "SANDGATE_ARTIFACT_MAX_BYTES, SANDGATE_ARTIFACT_MAX_TOTAL; PATH,\n"
-               "SANDGATE_PREIMPORT and SANDGATE_EGRESS_PROXY are passed on to CHILD.\n");
+               "SANDGATE_PREIMPORT, SANDGATE_EGRESS_PROXY and SANDGATE_TEST_GUARD_OFF\n"
+               "(tests only) are passed on to CHILD.\n"
+               "\n"
+               "With --identity-split the runner checks in /proc that CHILD dropped to\n"
+               "uid/gid 65534 with no capability before it hands over a job.\n");
 }
 
 static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret_child)
@@ -57,6 +64,7 @@ static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret
     static const struct option opts[] = {
         {"workspace", required_argument, NULL, 'w'},
         {"main-file", required_argument, NULL, 'm'},
+        {"identity-split", no_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -66,6 +74,8 @@ static int parse_args(int argc, char **argv, struct runner_cfg *cfg, char ***ret
             cfg->workspace = optarg;
         else if (c == 'm')
             cfg->main_file = optarg;
+        else if (c == 's')
+            cfg->split = 1;
         else if (c == 'h') {
             usage(stdout);
             exit(0);
@@ -94,6 +104,13 @@ static void child_env(const struct runner_cfg *cfg, char env[][ENV_ENTRY_MAX], c
     const char *proxy = getenv("SANDGATE_EGRESS_PROXY");
     if (proxy && strlen(proxy) < ENV_ENTRY_MAX - sizeof("SANDGATE_EGRESS_PROXY="))
         snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_EGRESS_PROXY=%s", proxy);
+    /* tests only (the executor's --test-guard-off): runner.js leaves its
+     * in-process layer out; the filter, identity, view and this parent stay */
+    if (cfg->split) /* runner.js drops itself to the job's identity before the job */
+        snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_IDENTITY_SPLIT=1");
+    const char *off = getenv("SANDGATE_TEST_GUARD_OFF");
+    if (off && strcmp(off, "1") == 0)
+        snprintf(env[n++], ENV_ENTRY_MAX, "SANDGATE_TEST_GUARD_OFF=1");
     for (int i = 0; i < n; i++)
         ret_envp[i] = env[i];
     ret_envp[n] = NULL;
@@ -123,8 +140,9 @@ static int read_job_line(const struct runner_cfg *cfg, struct sg_buf *ret_line)
  * dies), say so on stdout: the executor's pool keeps a pre-importing sandbox
  * out of its idle list until this line, which its job reader ignores (no
  * nonce). A job that arrives first simply goes ahead. */
-static void report_ready(int *ready_r)
+static void report_ready(struct runner_child *child)
 {
+    int *ready_r = &child->ready_r;
     static const char line[] = "{\"sandgate_runner_ready\":1}\n";
     struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                           {.fd = *ready_r, .events = POLLIN}};
@@ -133,11 +151,16 @@ static void report_ready(int *ready_r)
         n = poll(p, 2, -1);
     while (n < 0 && errno == EINTR);
     if (n > 0 && p[1].revents) {
+        close(*ready_r);
+        *ready_r = -1;
+        /* the identity check off the job's path; a failure is the job's
+         * runner_error (serve() checks again) */
+        struct sg_error err = {0};
+        runner_child_verify(child, &err);
         ssize_t w = write(STDOUT_FILENO, line, sizeof(line) - 1); /* short line: one write */
         (void)w; /* a lost ready line only costs the pool its wait */
     }
-    close(*ready_r);
-    *ready_r = -1;
+    /* else the job came first: runner_child_verify() waits for the EOF */
 }
 
 static void send_frame(void *ud, const char *name, const char *data, size_t len)
@@ -163,7 +186,7 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
     struct sg_buf line;
     struct runner_job job = {0};
     struct sg_error err = {0};
-    report_ready(&child->ready_r);
+    report_ready(child);
     int r = read_job_line(cfg, &line);
     if (r == 0 && line.len == 0) {
         fprintf(stderr, "runner: stdin closed before a job arrived\n");
@@ -195,12 +218,15 @@ static int serve(const struct runner_cfg *cfg, struct runner_child *child, int s
         result = runner_result_failed("runner_error", err.msg[0] ? err.msg : strerror(-r));
     } else if (r < 0) {
         result = runner_result_failed("bad_job", err.msg);
+    } else if ((r = runner_child_verify(child, &err)) < 0) {
+        result = runner_result_failed("runner_error", err.msg);
     } else {
         struct runner_watch w;
         int streamed = job.stream && job.nonce[0];
         runner_watch_run(child, sigfd, job.payload_json, strlen(job.payload_json), job.max_output,
                          job.timeout_ms, streamed ? send_frame : NULL, &job, &w);
         runner_child_kill(child);
+        w.sigsys_type = job.sigsys_type;
         result = runner_result_from_watch(cfg, &w, job.max_output);
         runner_watch_free(&w);
     }
@@ -226,13 +252,23 @@ int main(int argc, char **argv)
     child_env(&cfg, env, envp);
     struct runner_child child = {.pid = -1};
     struct sg_error err = {0};
-    if (sigfd < 0 || runner_child_spawn(child_argv, envp, cfg.workspace, &child, &err) < 0) {
+    /* --identity-split (an image labelled org.sandgate.identity=split, started
+     * as root): the job gets its own uid, PID and mount namespace
+     * (images/nodejs/README.md). Refused unless this process is root. */
+    if (cfg.split && geteuid() != 0) {
+        fprintf(stderr, "runner: --identity-split needs uid 0 (the executor starts a split "
+                        "image as root)\n");
+        return EXIT_SETUP;
+    }
+    if (sigfd < 0 ||
+        runner_child_spawn(child_argv, envp, cfg.workspace, cfg.split, &child, &err) < 0) {
         fprintf(stderr, "runner: cannot start the child: %s\n",
                 sigfd < 0 ? strerror(-sigfd) : err.msg);
         return EXIT_SETUP;
     }
-    /* Same uid as the program: without this it could read the nonce from
-     * /proc/1/mem or ptrace this process. Better no result than a forgeable one. */
+    /* Whether or not the program runs as another uid: without this a program
+     * of the same uid could read the nonce from /proc/1/mem or ptrace this
+     * process. Better no result than a forgeable one. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
         fprintf(stderr, "runner: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
         runner_child_kill(&child);

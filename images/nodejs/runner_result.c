@@ -199,12 +199,32 @@ static json_t *classify_report(const struct runner_watch *w)
     res = base_result(outcome, ok ? 0 : 1, 0, message);
     if (res && result)
         json_object_set(res, "result", result);
-    json_int_t rss = json_integer_value(json_object_get(rep, "max_rss_kb"));
-    if (res && rss > 0)
-        json_object_set_new(res, "memory_used_kb", json_integer(rss));
 out:
     json_decref(result);
     json_decref(rep);
+    return res;
+}
+
+/* The kernel filter killed the child (SECCOMP_RET_KILL_PROCESS: SIGSYS) for a
+ * refused system call: a denial the program could neither catch nor hide,
+ * whatever it reported before. The kernel does not say which call; the
+ * job's policy says which refusals kill (runner_sigsys_type()). */
+static int killed_by_filter(const struct runner_watch *w)
+{
+    return w->sigsys_type && (w->filter_killed || (w->reaped && WIFSIGNALED(w->status) &&
+                                                   WTERMSIG(w->status) == SIGSYS));
+}
+
+static json_t *filter_denial(const struct runner_watch *w)
+{
+    /* the same words as the Python runner's */
+    static const char target[] = "the job's process was killed by the kernel filter (SIGSYS)";
+    char msg[160];
+    snprintf(msg, sizeof(msg), "runtime.%s: %s", w->sigsys_type, target);
+    json_t *res = base_result("unauthorized", 1, SIGSYS, msg);
+    if (res)
+        json_object_set_new(res, "denials",
+                            json_pack("[{s:s,s:s}]", "type", w->sigsys_type, "target", target));
     return res;
 }
 
@@ -242,17 +262,17 @@ json_t *runner_result_from_watch(const struct runner_cfg *cfg, const struct runn
         res = base_result("output_limit", RUNNER_EXIT_OUTPUT, 0, msg);
     } else {
         ran = 1;
-        res = w->res.len ? classify_report(w) : classify_exit(w);
+        res = killed_by_filter(w) ? filter_denial(w)
+              : w->res.len        ? classify_report(w)
+                                  : classify_exit(w);
     }
     if (!res)
         return NULL;
     json_object_set_new(res, "stdout", runner_text(w->out.data, w->out.len));
     json_object_set_new(res, "stderr", runner_text(w->err.data, w->err.len));
     json_object_set_new(res, "time_used_ms", json_real(round(w->elapsed_ms * 1000) / 1000));
-    json_int_t rss = json_integer_value(json_object_get(res, "memory_used_kb"));
-    if (rss < w->max_rss_kb)
-        rss = w->max_rss_kb;
-    json_object_set_new(res, "memory_used_kb", rss > 0 ? json_integer(rss) : json_null());
+    json_object_set_new(res, "memory_used_kb",
+                        w->max_rss_kb > 0 ? json_integer(w->max_rss_kb) : json_null());
     if (ran)
         runner_result_artifacts(cfg, res);
     return res;
@@ -340,7 +360,18 @@ static void add_artifact(json_t *found, const char *name, const char *mime,
     free(b64);
 }
 
+static void artifacts(const struct runner_cfg *cfg, json_t *result);
+
+/* Read with the job's rights only: nothing the job could not read itself. */
 void runner_result_artifacts(const struct runner_cfg *cfg, json_t *result)
+{
+    if (runner_as_job(cfg, 1) == 0)
+        artifacts(cfg, result);
+    if (runner_as_job(cfg, 0) < 0)
+        abort(); /* stuck in the job's identity: better no result than a wrong one */
+}
+
+static void artifacts(const struct runner_cfg *cfg, json_t *result)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", cfg->workspace, RUNNER_ARTIFACT_DIR);

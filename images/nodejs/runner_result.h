@@ -20,7 +20,10 @@
  * the line but the nonce: outcome, exit_code, signal, stdout, stderr, result,
  * artifacts, memory_used_kb, time_used_ms, message. The child's report is
  * trusted only for what the program could produce itself (outcome ok /
- * exception / no_main, its message and value). NULL when out of memory. */
+ * exception / no_main / unauthorized, its message and value); memory and
+ * time are this process's (w), and a child the kernel filter killed
+ * (SIGSYS, w->sigsys_type set) is unauthorized whatever it reported.
+ * NULL when out of memory. */
 json_t *runner_result_from_watch(const struct runner_cfg *cfg, const struct runner_watch *w,
                                  size_t max_output);
 

@@ -26,9 +26,10 @@ struct session {
     int sigfd;
     char key[RUNNER_SESSION_KEY_MAX + 1];
     size_t max_output;
-    struct sg_buf in;  /* stdin bytes not yet a whole line */
-    struct sg_buf rep; /* report-pipe bytes not yet a whole line */
-    json_t *seen;      /* artifact name -> "size:mtime" already returned */
+    struct sg_buf in;        /* stdin bytes not yet a whole line */
+    struct sg_buf rep;       /* report-pipe bytes not yet a whole line */
+    json_t *seen;            /* artifact name -> "size:mtime" already returned */
+    const char *sigsys_type; /* what a SIGSYS death of the child is (runner_sigsys_type()) */
     int lost;
 };
 
@@ -173,6 +174,32 @@ static void child_exited(struct session *s, struct cell_run *c, struct runner_wa
     }
 }
 
+/* The report pipe is readable: 1 when the cell's report (a line with the
+ * token) is in, or the pipe is gone (the cell is over). */
+static int read_report(struct session *s, struct cell_run *c, struct runner_watch *w)
+{
+    int r = fill(s->child->res_r, &s->rep);
+    size_t n;
+    char *line;
+    while ((line = take_line(&s->rep, &n))) {
+        const char *rep = report_of(s, line, n);
+        if (rep) {
+            sg_buf_append(&w->res, rep, n - (size_t)(rep - line));
+            w->reported = 1;
+        } else {
+            w->forged_lines++;
+        }
+        free(line);
+        if (rep)
+            return 1;
+    }
+    if (r == 0 || r == -E2BIG) {
+        c->dead = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* One poll round of a running cell; 1 when the cell is over. */
 static int watch_round(struct session *s, struct cell_run *c, struct runner_watch *w,
                        double deadline)
@@ -196,8 +223,12 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
                          {s->sigfd, POLLIN, 0}};
     double due = runner_watch_stream_tick(w); /* a streamed cell's output */
     double wait = due >= 0 && due < until - now ? due : until - now;
-    if (poll(p, 5, (int)wait + 1) <= 0)
-        return 0;
+    if (wait > RUNNER_STUCK_CHECK_MS)
+        wait = RUNNER_STUCK_CHECK_MS;
+    if (poll(p, 5, (int)wait + 1) <= 0) {
+        c->dead = runner_watch_check_stuck(s->child, w);
+        return c->dead;
+    }
     struct sg_buf *bufs[] = {&w->out, &w->err};
     for (int i = 0; i < 2; i++) {
         size_t old = bufs[i]->len;
@@ -205,31 +236,14 @@ static int watch_round(struct session *s, struct cell_run *c, struct runner_watc
             w->limit_hit = i == 0 ? "stdout" : "stderr";
         runner_watch_stream_note(w, i, old);
     }
-    if (p[2].revents) {
-        int r = fill(s->child->res_r, &s->rep);
-        size_t n;
-        char *line;
-        while ((line = take_line(&s->rep, &n))) {
-            const char *rep = report_of(s, line, n);
-            if (rep) {
-                sg_buf_append(&w->res, rep, n - (size_t)(rep - line));
-                w->reported = 1;
-            } else {
-                w->forged_lines++;
-            }
-            free(line);
-            if (rep)
-                return 1;
-        }
-        if (r == 0 || r == -E2BIG) {
-            c->dead = 1;
-            return 1;
-        }
-    }
+    if (p[2].revents && read_report(s, c, w))
+        return 1;
     if (p[3].revents)
         read_cancels(s, c);
     if (p[4].revents)
         child_exited(s, c, w);
+    if (!c->dead)
+        c->dead = runner_watch_check_stuck(s->child, w);
     return c->dead;
 }
 
@@ -262,6 +276,9 @@ static void new_artifacts_only(struct session *s, json_t *res)
 static json_t *cell_result(struct session *s, struct cell_run *c, struct runner_watch *w)
 {
     w->stop = w->res.len ? RUNNER_REPORTED : RUNNER_EXITED;
+    /* the memory figure is this process's reading, never the report's */
+    w->max_rss_kb = c->dead ? 0 : runner_child_rss_kb(s->child->pid);
+    w->sigsys_type = s->sigsys_type;
     if (c->dead && !w->res.len) {
         int status;
         if (!w->reaped && waitpid(s->child->pid, &status, 0) == s->child->pid) {
@@ -332,6 +349,7 @@ static json_t *run_cell(struct session *s, json_t *req, const char *nonce)
     sg_buf_init(&w.err, c.cap);
     sg_buf_init(&w.res, c.cap + REPORT_SLACK);
     double start = now_ms(), deadline = start + c.timeout_ms;
+    w.next_stuck_check = start + RUNNER_STUCK_CHECK_MS; /* a short cell pays for no reading */
     while (!watch_round(s, &c, &w, deadline))
         ;
     w.elapsed_ms = now_ms() - start;
@@ -435,14 +453,19 @@ static json_t *file_op(struct session *s, json_t *req)
     if (!op || (!list && (!name || !runner_name_ok(name, strlen(name), s->cfg->main_file))))
         return file_error("refused file name: [A-Za-z0-9._-], 1 to 128 bytes, no leading dot, "
                           "no '..', not the runner's own");
-    int dirfd = open(s->cfg->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dirfd < 0)
-        return runner_result_failed("runner_error", "cannot open the workspace");
-    json_t *res = list                          ? list_files(dirfd)
+    /* with the job's rights: its files are its, and nothing else is read */
+    int dirfd = runner_as_job(s->cfg, 1) == 0
+                    ? open(s->cfg->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    : -1;
+    json_t *res = dirfd < 0 ? runner_result_failed("runner_error", "cannot open the workspace")
+                  : list    ? list_files(dirfd)
                   : strcmp(op, "put_file") == 0 ? put_file(s, dirfd, name, req)
                   : strcmp(op, "get_file") == 0 ? get_file(dirfd, name)
                                                 : file_error("unknown op");
-    close(dirfd);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (runner_as_job(s->cfg, 0) < 0)
+        abort(); /* stuck in the job's identity: better no answer than a wrong one */
     return res;
 }
 
@@ -519,6 +542,17 @@ static int serve_requests(struct session *s)
     }
 }
 
+/* artifacts/, the job's own (mode 0700 as in a one-shot job). */
+static int make_artifact_dir(const struct runner_cfg *cfg, const char *path)
+{
+    int r = runner_as_job(cfg, 1);
+    if (r == 0 && mkdir(path, 0700) < 0 && errno != EEXIST)
+        r = -errno;
+    if (runner_as_job(cfg, 0) < 0)
+        abort();
+    return r;
+}
+
 int runner_session_serve(const struct runner_cfg *cfg, struct runner_child *child, int sigfd,
                          json_t *job, const char *nonce)
 {
@@ -527,6 +561,8 @@ int runner_session_serve(const struct runner_cfg *cfg, struct runner_child *chil
     size_t kl = key ? strlen(key) : 0;
     json_t *runtime = json_object_get(job, "runtime");
     json_t *res;
+    struct sg_error err = {0};
+    s.sigsys_type = runner_sigsys_type(json_is_object(runtime) ? runtime : NULL);
     sg_buf_init(&s.in, cfg->max_job);
     sg_buf_init(&s.rep, RUNNER_MAX_MAX_OUTPUT + REPORT_SLACK);
     s.max_output = limit_of(json_object_get(job, "limits"), "max_output_bytes",
@@ -537,7 +573,9 @@ int runner_session_serve(const struct runner_cfg *cfg, struct runner_child *chil
         res = runner_result_failed("bad_job", "a session needs a key of 32-128 [A-Za-z0-9]");
     else if (runtime && !json_is_object(runtime) && !json_is_null(runtime))
         res = runner_result_failed("bad_job", "'runtime' must be an object");
-    else if (mkdir(art, 0700) < 0 && errno != EEXIST)
+    else if (runner_child_verify(child, &err) < 0)
+        res = runner_result_failed("runner_error", err.msg);
+    else if (make_artifact_dir(cfg, art) < 0)
         res = runner_result_failed("runner_error", "cannot write the workspace");
     else {
         memcpy(s.key, key, kl + 1);

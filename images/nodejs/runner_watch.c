@@ -6,12 +6,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runner_view.h"
 #include "sg_random.h"
 #include "sg_time.h"
 
@@ -24,6 +27,7 @@
 /* Where the child first moves its pipe ends, clear of the fds 0-4 it builds. */
 #define CHILD_FD_FLOOR 16
 #define STATUS_MAX 4096
+#define TASKS_MAX 4096 /* threads of the child looked at by runner_child_verify() */
 
 static int sigchld_pipe[2] = {-1, -1};
 
@@ -52,11 +56,29 @@ static double now_ms(void)
     return (double)sg_time_mono_ns() / 1e6;
 }
 
+/* chdir into the workspace; split, with the job's ids (the workspace may be
+ * the job's own, mode 0700: root has no CAP_DAC_OVERRIDE here), then back. */
+static int enter_workspace(const char *workspace, int split)
+{
+    if (!split)
+        return chdir(workspace);
+    if (setresgid((gid_t)-1, RUNNER_JOB_GID, (gid_t)-1) < 0 ||
+        setresuid((uid_t)-1, RUNNER_JOB_UID, (uid_t)-1) < 0)
+        return -1;
+    int r = chdir(workspace);
+    if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+        return -1;
+    return r;
+}
+
 /* In the forked child: fds 0-5 as documented, everything else closed on
  * exec, default SIGPIPE, own process group. Never returns. */
-static void child_exec(char *const argv[], char *const envp[], const char *workspace,
+static void child_exec(char *const argv[], char *const envp[], const char *workspace, int split,
                        const int fds[CHILD_FDS])
 {
+    /* the view of runner_view.h; /mnt: the image's empty staging directory */
+    if (split && runner_view_enter("/mnt", getenv("SANDGATE_EGRESS_PROXY") != NULL) < 0)
+        _exit(72);
     int moved[CHILD_FDS];
     for (int i = 0; i < CHILD_FDS; i++)
         if ((moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, CHILD_FD_FLOOR)) < 0)
@@ -65,7 +87,7 @@ static void child_exec(char *const argv[], char *const envp[], const char *works
         if (dup2(moved[i], i) < 0) /* dup2 clears FD_CLOEXEC on the copy */
             _exit(71);
     signal(SIGPIPE, SIG_DFL);
-    if (setpgid(0, 0) < 0 || chdir(workspace) < 0)
+    if (setpgid(0, 0) < 0 || enter_workspace(workspace, split) < 0)
         _exit(71);
     execvpe(argv[0], argv, envp);
     _exit(127);
@@ -80,7 +102,7 @@ static int close_keep_errno(int fd)
     return -1;
 }
 
-int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace,
+int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace, int split,
                        struct runner_child *ret_child, struct sg_error *err)
 {
     int job[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
@@ -99,6 +121,11 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
         r = sg_error_set(err, -errno, "cannot create the child's pipes: %s", strerror(errno));
         goto out;
     }
+    /* the next child (there is one) is PID 1 of a new PID namespace */
+    if (split && unshare(CLONE_NEWPID) < 0) {
+        r = sg_error_set(err, -errno, "cannot make the child's PID namespace: %s", strerror(errno));
+        goto out;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         r = sg_error_set(err, -errno, "cannot fork the child: %s", strerror(errno));
@@ -106,7 +133,7 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
     }
     if (pid == 0) {
         int fds[CHILD_FDS] = {null, out[1], er[1], job[0], res[1], rdy[1]};
-        child_exec(argv, envp, workspace, fds);
+        child_exec(argv, envp, workspace, split, fds);
     }
     setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
     *ret_child = (struct runner_child){.pid = pid,
@@ -114,7 +141,8 @@ int runner_child_spawn(char *const argv[], char *const envp[], const char *works
                                        .out_r = out[0],
                                        .err_r = er[0],
                                        .res_r = res[0],
-                                       .ready_r = rdy[0]};
+                                       .ready_r = rdy[0],
+                                       .split = split};
     memcpy(ret_child->token, token, sizeof(token));
     job[1] = out[0] = er[0] = res[0] = rdy[0] = -1;
 out:
@@ -199,19 +227,157 @@ static void drain(struct runner_child *c, struct runner_watch *w)
     report_filter(c, w, 0);
 }
 
-static void reap(struct runner_child *c, struct runner_watch *w)
+static void reap_with(struct runner_child *c, struct runner_watch *w, int flags)
 {
     int status;
     struct rusage ru;
-    if (wait4(c->pid, &status, WNOHANG, &ru) == c->pid) {
+    pid_t got;
+    do
+        got = wait4(c->pid, &status, flags, &ru);
+    while (got < 0 && errno == EINTR);
+    if (got == c->pid) {
         w->reaped = 1;
         w->status = status;
-        w->max_rss_kb = ru.ru_maxrss;
+        if (ru.ru_maxrss > w->max_rss_kb)
+            w->max_rss_kb = ru.ru_maxrss;
     }
 }
 
-/* VmHWM of a live child from /proc (the peak RSS so far), 0 if unreadable. */
-static long proc_hwm_kb(pid_t pid)
+static void reap(struct runner_child *c, struct runner_watch *w)
+{
+    reap_with(c, w, WNOHANG);
+}
+
+/* After a SIGKILL: it cannot take long. */
+static void reap_blocking(struct runner_child *c, struct runner_watch *w)
+{
+    reap_with(c, w, 0);
+}
+
+/* Waits for the ready pipe's EOF (the child dropped its identity then). */
+static int await_ready(struct runner_child *c, struct sg_error *err)
+{
+    double deadline = now_ms() + RUNNER_READY_MAX_MS;
+    char sink[64];
+    while (c->ready_r >= 0) {
+        double left = deadline - now_ms();
+        if (left <= 0)
+            return sg_error_set(err, -ETIMEDOUT, "the interpreter did not get ready");
+        struct pollfd p = {.fd = c->ready_r, .events = POLLIN};
+        if (poll(&p, 1, (int)left + 1) <= 0)
+            continue;
+        ssize_t n = read(c->ready_r, sink, sizeof(sink));
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            c->ready_r = close_keep_errno(c->ready_r);
+    }
+    return 0;
+}
+
+/* The four ids of a "Uid:" / "Gid:" line are all want. */
+static int ids_are(const char *status, const char *key, long want)
+{
+    const char *p = strstr(status, key);
+    if (!p)
+        return 0;
+    p += strlen(key);
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v != want)
+            return 0;
+        p = end;
+    }
+    return 1;
+}
+
+/* Absent, or all hex zeros. */
+static int caps_none(const char *status, const char *key)
+{
+    const char *p = strstr(status, key);
+    if (!p)
+        return strcmp(key, "\nCapAmb:") == 0;
+    p += strlen(key);
+    while (*p == '\t' || *p == ' ')
+        p++;
+    int digits = 0;
+    for (; *p && *p != '\n'; p++, digits++)
+        if (*p != '0')
+            return 0;
+    return digits > 0;
+}
+
+int runner_status_is_job(const char *status)
+{
+    if (!ids_are(status, "\nUid:", RUNNER_JOB_UID) || !ids_are(status, "\nGid:", RUNNER_JOB_GID))
+        return -EPERM;
+    const char *g = strstr(status, "\nGroups:");
+    if (!g)
+        return -EPERM;
+    for (g += strlen("\nGroups:"); *g && *g != '\n';) {
+        char *end;
+        long v = strtol(g, &end, 10);
+        if (end == g)
+            break; /* only blanks left */
+        if (v != RUNNER_JOB_GID)
+            return -EPERM;
+        g = end;
+    }
+    static const char *const caps[] = {"\nCapInh:", "\nCapPrm:", "\nCapEff:", "\nCapAmb:"};
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+        if (!caps_none(status, caps[i]))
+            return -EPERM;
+    return 0;
+}
+
+/* A /proc status file into text (NUL-terminated); 0 or -errno. */
+static int read_status(const char *path, char *text, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    ssize_t r;
+    while (n < cap - 1 && (r = read(fd, text + n, cap - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    text[n] = '\0';
+    return 0;
+}
+
+int runner_child_verify(struct runner_child *c, struct sg_error *err)
+{
+    if (!c->split || c->verified)
+        return 0;
+    int r = await_ready(c, err);
+    if (r < 0)
+        return r;
+    char dir[64], path[128], text[STATUS_MAX];
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)c->pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return sg_error_set(err, -EPERM, "cannot list the interpreter's threads: %s",
+                            strerror(errno));
+    struct dirent *e;
+    int tasks = 0;
+    while (r == 0 && tasks < TASKS_MAX && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%.20s/status", dir, e->d_name);
+        tasks++;
+        if (read_status(path, text, sizeof(text)) < 0 || runner_status_is_job(text) < 0)
+            r = sg_error_set(err, -EPERM,
+                             "the interpreter's thread %.20s is not the job's "
+                             "identity (uid/gid %d, no groups, no capabilities)",
+                             e->d_name, RUNNER_JOB_UID);
+    }
+    closedir(d);
+    if (r == 0 && tasks == 0)
+        r = sg_error_set(err, -EPERM, "the interpreter has no threads (it died)");
+    c->verified = r == 0;
+    return r;
+}
+
+long runner_child_rss_kb(pid_t pid)
 {
     char path[64], text[STATUS_MAX];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -224,6 +390,8 @@ static long proc_hwm_kb(pid_t pid)
         return 0;
     text[n] = '\0';
     const char *p = strstr(text, "VmHWM:");
+    if (!p)
+        p = strstr(text, "VmRSS:");
     return p ? strtol(p + 6, NULL, 10) : 0;
 }
 
@@ -341,6 +509,49 @@ static void on_pipes(struct runner_child *c, struct runner_watch *w, const struc
     }
 }
 
+char runner_stat_state(const char *stat)
+{
+    const char *close_paren = strrchr(stat, ')'); /* the name may hold anything */
+    if (!close_paren || close_paren[1] != ' ' || !close_paren[2])
+        return '?';
+    return close_paren[2];
+}
+
+int runner_child_stuck(pid_t pid, int *ticks)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (read_status(path, text, sizeof(text)) < 0 || runner_stat_state(text) != 'Z') {
+        *ticks = 0;
+        return 0;
+    }
+    return ++*ticks >= RUNNER_STUCK_CHECKS;
+}
+
+/* The parent's own reading of the child's memory, kept at its highest. */
+static void sample_rss(const struct runner_child *c, struct runner_watch *w)
+{
+    long rss = runner_child_rss_kb(c->pid);
+    if (rss > w->max_rss_kb)
+        w->max_rss_kb = rss;
+}
+
+int runner_watch_check_stuck(struct runner_child *c, struct runner_watch *w)
+{
+    double now = now_ms();
+    if (now < w->next_stuck_check)
+        return 0;
+    w->next_stuck_check = now + RUNNER_STUCK_CHECK_MS;
+    sample_rss(c, w);
+    if (!runner_child_stuck(c->pid, &w->stuck_ticks))
+        return 0;
+    runner_child_kill(c);
+    reap_blocking(c, w);
+    w->filter_killed = 1;
+    w->stop = RUNNER_EXITED;
+    return 1;
+}
+
 /* One poll() round; returns once something happened or the deadline passed. */
 static void watch_once(struct runner_child *c, int sigfd, const char *args, size_t args_len,
                        size_t *args_off, double deadline, struct runner_watch *w)
@@ -366,8 +577,12 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
     double due = runner_watch_stream_tick(w);
     if (due >= 0 && due < left)
         left = due;
-    if (poll(p, (nfds_t)n, (int)left + 1) <= 0)
+    if (left > RUNNER_STUCK_CHECK_MS)
+        left = RUNNER_STUCK_CHECK_MS;
+    if (poll(p, (nfds_t)n, (int)left + 1) <= 0) {
+        runner_watch_check_stuck(c, w);
         return; /* EINTR or the deadline: the next round decides */
+    }
     if (job_slot >= 0 && p[job_slot].revents)
         write_args(c, args, args_len, args_off);
     on_pipes(c, w, p, slot);
@@ -379,6 +594,8 @@ static void watch_once(struct runner_child *c, int sigfd, const char *args, size
         if (w->reaped)
             w->stop = RUNNER_EXITED;
     }
+    if (!w->stop)
+        runner_watch_check_stuck(c, w);
 }
 
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
@@ -394,6 +611,8 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     double started = now_ms(), deadline = started + timeout_ms;
+    /* the first /proc reading a check away: a short job pays for none */
+    w->next_stuck_check = started + RUNNER_STUCK_CHECK_MS;
     size_t args_off = 0;
     reap(child, w); /* it may have died before the job came: no SIGCHLD is pending then */
     if (w->reaped)
@@ -404,10 +623,21 @@ void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *ar
         drain(child, w);
     w->elapsed_ms = now_ms() - started;
     runner_watch_stream_finish(w);
+    /* Status, signal and memory as the kernel shows them to a parent: what
+     * the report says of them is the program's to forge. After a report the
+     * child is killed without waiting for its teardown (5-7 ms under gVisor):
+     * its memory is this process's last /proc reading, kept at the highest
+     * seen every RUNNER_STUCK_CHECK_MS while it ran. Otherwise it is reaped
+     * (wait4's peak). */
     if (!w->reaped)
         reap(child, w);
-    if (!w->reaped)
-        w->max_rss_kb = proc_hwm_kb(child->pid);
+    if (!w->reaped && w->stop == RUNNER_REPORTED) {
+        sample_rss(child, w);
+        runner_child_kill(child);
+    } else if (!w->reaped) {
+        runner_child_kill(child);
+        reap_blocking(child, w);
+    }
 }
 
 void runner_watch_free(struct runner_watch *watch)

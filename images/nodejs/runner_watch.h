@@ -26,6 +26,11 @@
 #include "buf.h"
 #include "sg_error.h"
 
+/* The job's identity when the runner runs as root (identity split,
+ * images/nodejs/README.md): the node child drops to it before the job, and
+ * the runner writes and reads the workspace under it. */
+#define RUNNER_JOB_UID 65534
+#define RUNNER_JOB_GID 65534
 #define RUNNER_TOKEN_BYTES 16 /* random bytes of the report token (hex on the wire) */
 
 struct runner_child {
@@ -35,7 +40,9 @@ struct runner_child {
     int out_r;
     int err_r;
     int res_r;
-    int ready_r; /* EOF once the child pre-imported (or died); see runner_main.c */
+    int ready_r;  /* EOF once the child pre-imported (or died); see runner_main.c */
+    int split;    /* identity split: own PID and mount namespace, drops to the job's uid */
+    int verified; /* runner_child_verify() succeeded */
 };
 
 enum runner_stop {
@@ -72,9 +79,13 @@ struct runner_watch {
     unsigned forged_lines; /* lines on fd 4 without the token (dropped) */
     const char *limit_hit; /* "stdout", "stderr" or "result" with RUNNER_OUTPUT_LIMIT */
     int reaped;            /* status is valid */
-    int status;            /* wait status */
-    long max_rss_kb;       /* the child's peak RSS (0 when unknown) */
-    double elapsed_ms;     /* from handing over the arguments to the stop */
+    int filter_killed;     /* a stuck exit seen (runner_child_stuck()): the filter's kill */
+    int stuck_ticks;       /* runner_watch_check_stuck()'s count */
+    double next_stuck_check;
+    int status;      /* wait status */
+    long max_rss_kb; /* the child's peak RSS (0 when unknown): wait4's, never the report's */
+    const char *sigsys_type; /* set by the caller: the denial type a SIGSYS death is (NULL: none) */
+    double elapsed_ms;       /* from handing over the arguments to the stop */
     struct runner_stream stream;
 };
 
@@ -83,9 +94,50 @@ struct runner_watch {
 int runner_sigchld_fd(void);
 
 /* Starts argv (execvp) as the child described above, in workspace, with the
- * environment envp. Returns 0 or a negative errno (err says what failed). */
-int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace,
+ * environment envp. With split (the caller is uid 0) the child is PID 1 of a
+ * PID namespace of its own and has a mount namespace of its own with a /proc
+ * of that PID namespace (this process, its environment and its fds are not
+ * in it); it starts as root and drops itself to RUNNER_JOB_UID before it
+ * closes the ready pipe (runner.js), which runner_child_verify() checks.
+ * Returns 0 or a negative errno (err says what failed). */
+int runner_child_spawn(char *const argv[], char *const envp[], const char *workspace, int split,
                        struct runner_child *ret_child, struct sg_error *err);
+
+/* Before the job is handed over (split only; else 0 at once): waits for the
+ * ready pipe's EOF (at most RUNNER_READY_MAX_MS) and checks in /proc that
+ * every thread of the child runs as uid and gid RUNNER_JOB_UID/GID (real,
+ * effective, saved, filesystem), with no supplementary group but that gid
+ * and no capability. Once it succeeded, returns 0 at once (call it early:
+ * as soon as the ready pipe ends, before any job). Returns 0, or -EPERM /
+ * -ETIMEDOUT (err says what). */
+#define RUNNER_READY_MAX_MS 60000
+int runner_child_verify(struct runner_child *child, struct sg_error *err);
+
+/* Pure: 0 when the text of a /proc/<pid>/status is the job's identity as
+ * runner_child_verify() requires it, else -EPERM. */
+int runner_status_is_job(const char *status);
+
+/* The peak RSS of a live child from /proc (VmHWM), or its current RSS
+ * (VmRSS) where the kernel keeps no peak (gVisor); 0 if unreadable. */
+long runner_child_rss_kb(pid_t pid);
+
+/* gVisor (20240729, systrap) does not finish a seccomp kill of a
+ * multi-threaded process: the child becomes a zombie with no memory that its
+ * parent is never told of. In this sandbox nothing else leaves the child so:
+ * call runner_child_stuck() at most every RUNNER_STUCK_CHECK_MS while the
+ * child runs; it returns 1 once /proc shows it a zombie on
+ * RUNNER_STUCK_CHECKS checks in a row (*ticks counts them; start at 0). */
+#define RUNNER_STUCK_CHECK_MS 50.0
+#define RUNNER_STUCK_CHECKS 3
+int runner_child_stuck(pid_t pid, int *ticks);
+
+/* runner_child_stuck() on w's child when due: a stuck child is killed and
+ * reaped, w->filter_killed set and w->stop RUNNER_EXITED. Returns 1 then. */
+struct runner_watch;
+int runner_watch_check_stuck(struct runner_child *c, struct runner_watch *w);
+
+/* Pure: the state letter of a /proc/<pid>/stat text ('?' when unreadable). */
+char runner_stat_state(const char *stat);
 
 /* SIGKILL to the child's whole process group (what the program started too). */
 void runner_child_kill(const struct runner_child *child);
@@ -93,8 +145,10 @@ void runner_child_kill(const struct runner_child *child);
 /* Hands the token and args (args_len bytes) to the child and watches it until
  * it stops (see enum runner_stop), sending its output to fn as it comes when
  * fn is not NULL. ret_watch is always filled; caller frees it with
- * runner_watch_free(). The child is left running (kill it with
- * runner_child_kill()). */
+ * runner_watch_free(). Then the child's process group is killed. Its exit
+ * status, signal and memory are this process's observations, never the
+ * report's: wait4's when it exited (or was killed for a limit), else the
+ * highest /proc reading taken while it ran and at the report. */
 void runner_watch_run(struct runner_child *child, int sigchld_fd, const char *args, size_t args_len,
                       size_t max_output, unsigned timeout_ms, runner_stream_fn fn, void *ud,
                       struct runner_watch *ret_watch);

@@ -515,9 +515,12 @@ class NodeRunner(unittest.TestCase):
         self.assertEqual(r["outcome"], "exception")
 
     def test_line_written_to_real_stdout_is_not_a_result(self):
+        # Split image: /proc/1 is the job's own process, and its fds are not
+        # reopenable after the drop (the write throws); either way no result.
         code = ("const fs = require('fs');\n"
                 "function main() {\n"
-                "  fs.writeFileSync('/proc/1/fd/1', '{\"sandgate_runner\":1,\"outcome\":\"ok\"}\\n{');\n"
+                "  try { fs.writeFileSync('/proc/1/fd/1', '{\"sandgate_runner\":1,\"outcome\":\"ok\"}\\n{'); }\n"
+                "  catch (e) { /* not reachable */ }\n"
                 "  console.log(JSON.stringify({sandgate_runner: 1, result: 'forged'}));\n"
                 "  return 'real';\n}\n")
         r = self.run_js(code)

@@ -303,26 +303,30 @@ class NodeRuntime(RuntimeCase):
     def test_seccomp_in_node(self):
         """No require of child_process is needed to test the kernel layer:
         with processes allowed by the require list but not by the filter,
-        spawning fails with EPERM while node's own threads keep running."""
+        spawning kills the job (the parent reports it, caught or not) while
+        node's own threads keep running."""
         rt = runtime_of("default", "nodejs")
         rt["imports"] = None
         code = ("const cp = require('child_process');\n"
-                "async function main() {\n"
-                "  let err = null;\n"
-                "  try { cp.execFileSync('/usr/bin/id'); } catch (e) { err = e.code; }\n"
+                "async function main(args) {\n"
                 "  await new Promise((r) => setTimeout(r, 10));\n"
                 "  const h = require('crypto').pbkdf2Sync('a', 'b', 1000, 16, 'sha1').length;\n"
-                "  return { err, h };\n"
+                "  if (args.spawn) { try { cp.execFileSync('/usr/bin/id'); } catch (e) { } }\n"
+                "  return { h };\n"
                 "}\nmodule.exports = { main };\n")
-        status, _, body = self.ex.run(code, timeout=120, runtime=rt)
-        self.assertEqual(status, 200)
-        self.assertEqual(body["status"], "success", body)
-        self.assertEqual(body["result"]["value"], {"err": "EPERM", "h": 16})
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt, arguments={"spawn": False})
+        self.assertEqual((status, body["status"]), (200, "success"), body)
+        self.assertEqual(body["result"]["value"], {"h": 16})
+        status, _, body = self.ex.run(code, timeout=120, runtime=rt, arguments={"spawn": True})
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), body)
+        self.assertIn("killed by the kernel filter (SIGSYS)", body["detail"])
 
     def test_seccomp_keeps_the_runner_parent_out_of_reach(self):
-        """The runner's parent (PID 1, same uid) holds the job's result: the
-        filter lets the job signal itself only, whatever route it found to
-        kill (here a policy that lists process.kill)."""
+        """The runner's parent holds the job's result: the job is PID 1 of a
+        PID namespace of its own, where the runner has no number, and the
+        filter lets it signal itself only, whatever route it found to kill
+        (here a policy that lists process.kill)."""
         rt = runtime_of("default", "nodejs")
         rt["process_properties"] = rt["process_properties"] + ["kill", "pid"]
         code = ("function main() {\n"
@@ -335,7 +339,64 @@ class NodeRuntime(RuntimeCase):
         status, _, body = self.ex.run(code, timeout=120, runtime=rt)
         self.assertEqual(status, 200)
         self.assertEqual(body["status"], "success", body)
-        self.assertEqual(body["result"]["value"], ["EPERM", "EPERM", True])
+        self.assertEqual(body["result"]["value"], [True, "ESRCH", True])
+
+    def test_core_prototypes_the_real_process_uses_are_frozen(self):
+        body = self.job(source(REDTEAM, "emit_real_process.js"))
+        self.assertEqual(body["status"], "success", body)
+        self.assertEqual(body["result"]["value"],
+                         {"planted": False, "captured": False, "read": None})
+
+    def test_thrown_main_is_not_turned_into_success(self):
+        body = self.job(source(REDTEAM, "forge_outcome_globals.js"))
+        self.assertEqual((body["status"], body["detail"]),
+                         ("program_error", "Error: main really threw"), body)
+        self.assertNotEqual(body["memory_used_kb"], 999999, body)
+
+    def test_error_helpers_cannot_read_the_runner(self):
+        body = self.job(source(REDTEAM, "runner_source_via_assert.js"))
+        self.assertEqual(body["status"], "program_error", body)
+        self.assertIn("AssertionError", body["detail"])
+        self.assertNotIn("main(args)", body["detail"] + body["stderr"])
+
+    def test_no_code_from_strings(self):
+        body = self.job(source(REDTEAM, "code_from_strings.js"))
+        self.assertEqual((body["status"], body["result"].get("value")),
+                         ("success", {"compiled": []}), body)
+
+    def test_input_files_are_data(self):
+        lib = base64.b64encode(b"console.log('PWNED');\nexports.pwned = () => 'PWNED';\n").decode()
+        body = self.job(source(REDTEAM, "files_are_data.js"), files={"lodash.js": lib})
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", "import"), body)
+        self.assertEqual(body["denials"][0]["target"], "./lodash.js")
+        self.assertNotIn("PWNED", body["stdout"])
+
+    def test_session_route_split_over_cells(self):
+        """Cells that replace what the runner uses, then a denied require and a
+        throw in later cells: nothing stays switched off between cells."""
+        body = {"language": "nodejs", "runtime": runtime_of("default", "nodejs"),
+                "limits": {"timeout_ms": 30000}}
+        headers = {"X-Sandgate-Tenant": "t.redteam.node"}
+        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", body, headers=headers,
+                                   timeout=90)
+        self.assertEqual(status, 201, s)
+        sid = s["session_id"]
+        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
+                        headers=headers, timeout=30)
+        cells = source(REDTEAM, "session_split_route.js").split("// ---- cell\n")[1:]
+        got = []
+        for code in cells:
+            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
+                                   {"code": code}, headers=headers, timeout=90)
+            self.assertEqual(st, 200, b)
+            got.append(b)
+        self.assertEqual(got[0]["status"], "success", got[0])
+        self.assertEqual((got[1]["status"], got[1]["detail"]),
+                         ("program_error", "Error: thrown after the swap"), got[1])
+        self.assertEqual((got[2]["status"], got[2]["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), got[2])
+        self.assertNotIn("uid=", got[2]["stdout"])
 
     def test_benign_corpus(self):
         body = self.success("timers_promises.js", arguments={"a": 1})

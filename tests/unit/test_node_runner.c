@@ -273,7 +273,8 @@ Test(node_runner, report_ok_with_value)
     cr_assert_str_eq(str(r, "outcome"), "ok");
     cr_assert_eq(num(r, "exit_code"), 0);
     cr_assert_str_eq(str(r, "stdout"), "hi\n");
-    cr_assert_eq(num(r, "memory_used_kb"), 99);
+    /* the parent's figure (wait4), never the report's */
+    cr_assert_eq(num(r, "memory_used_kb"), 10);
     json_t *value = json_object_get(json_object_get(r, "result"), "value");
     cr_assert_eq(json_string_length(json_object_get(value, "a")), 1);
     cr_assert(json_is_null(json_object_get(r, "message")));
@@ -344,6 +345,141 @@ Test(node_runner, no_report_classified_by_exit)
     cr_assert_eq(num(r, "signal"), SIGKILL);
     cr_assert_str_eq(str(r, "message"), "the program was killed by signal SIGKILL");
     json_decref(r);
+}
+
+/* A watch whose child the kernel filter killed (SIGSYS), reaped. */
+static json_t *classify_sigsys(const char *report, const char *type, int sig)
+{
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, report, "");
+    w.reaped = 1;
+    w.status = sig;
+    w.sigsys_type = type;
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert_not_null(r);
+    return r;
+}
+
+Test(node_runner, a_filter_kill_is_a_denial_whatever_the_report_said)
+{
+    const char *forged = "{\"outcome\":\"ok\",\"present\":true,\"value_json\":\"1\"}\n";
+    json_t *r = classify_sigsys(forged, "network", SIGSYS);
+    cr_assert_str_eq(str(r, "outcome"), "unauthorized");
+    json_t *d = json_array_get(json_object_get(r, "denials"), 0);
+    cr_assert_str_eq(str(d, "type"), "network");
+    cr_assert(strstr(str(r, "message"), "runtime.network: ") == str(r, "message"));
+    cr_assert(json_is_false(json_object_get(json_object_get(r, "result"), "present")));
+    json_decref(r);
+    r = classify_sigsys("", "process", SIGSYS);
+    cr_assert_str_eq(str(json_array_get(json_object_get(r, "denials"), 0), "type"), "process");
+    json_decref(r);
+    /* no run-time policy: a SIGSYS is a signal like another */
+    r = classify_sigsys("", NULL, SIGSYS);
+    cr_assert_str_eq(str(r, "outcome"), "killed");
+    json_decref(r);
+    /* another signal after a report: the report stands */
+    r = classify_sigsys(forged, "process", SIGKILL);
+    cr_assert_str_eq(str(r, "outcome"), "ok");
+    json_decref(r);
+}
+
+Test(node_runner, a_stuck_exit_is_the_filters_kill)
+{
+    /* gVisor leaves a child the filter killed a zombie it never reports */
+    struct runner_cfg cfg = test_cfg();
+    cfg.workspace = "/nonexistent-sandgate-workspace";
+    struct runner_watch w;
+    fake_watch(&w, "", "");
+    w.stop = RUNNER_EXITED;
+    w.reaped = 1;
+    w.status = SIGKILL; /* what the parent's own kill left */
+    w.filter_killed = 1;
+    w.sigsys_type = "process";
+    json_t *r = runner_result_from_watch(&cfg, &w, 1000);
+    runner_watch_free(&w);
+    cr_assert_str_eq(str(r, "outcome"), "unauthorized");
+    json_decref(r);
+}
+
+Test(node_runner, stat_state_and_a_zombie_child)
+{
+    cr_assert_eq(runner_stat_state("12 (no)de) Z 1 1"), 'Z');
+    cr_assert_eq(runner_stat_state("12 (node) S 1"), 'S');
+    cr_assert_eq(runner_stat_state("garbage"), '?');
+    cr_assert_eq(runner_stat_state("1 (x)"), '?');
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    int ticks = 0, stuck = 0;
+    for (int i = 0; i < 200 && !stuck; i++) { /* a zombie until reaped, here */
+        stuck = runner_child_stuck(pid, &ticks);
+        if (!stuck)
+            usleep(10000);
+    }
+    cr_assert_eq(stuck, 1);
+    cr_assert_eq(ticks, RUNNER_STUCK_CHECKS);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    ticks = 2;
+    cr_assert_eq(runner_child_stuck(pid, &ticks), 0); /* gone: no longer a zombie */
+    cr_assert_eq(ticks, 0);
+    ticks = 0;
+    cr_assert_eq(runner_child_stuck(getpid(), &ticks), 0); /* running */
+}
+
+Test(node_runner, sigsys_type_follows_the_policy)
+{
+    json_t *rt = json_pack("{s:b,s:b}", "processes", 0, "network", 0);
+    cr_assert_str_eq(runner_sigsys_type(rt), "process");
+    json_object_set_new(rt, "processes", json_true());
+    cr_assert_str_eq(runner_sigsys_type(rt), "network");
+    json_object_set_new(rt, "network", json_true());
+    cr_assert_null(runner_sigsys_type(rt));
+    cr_assert_null(runner_sigsys_type(NULL));
+    json_decref(rt);
+}
+
+Test(node_runner, job_identity_in_proc_status)
+{
+    const char *ok = "Name:\tnode\nUid:\t65534\t65534\t65534\t65534\n"
+                     "Gid:\t65534\t65534\t65534\t65534\nGroups:\t\n"
+                     "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+                     "CapEff:\t0000000000000000\nCapBnd:\t00000000002000e0\n";
+    cr_assert_eq(runner_status_is_job(ok), 0);
+    char buf[512];
+    static const struct {
+        const char *from, *to;
+    } bad[] = {
+        {"Uid:\t65534\t65534\t65534\t65534", "Uid:\t65534\t0\t65534\t65534"},
+        {"Uid:\t65534\t65534\t65534\t65534", "Uid:\t65534\t65534\t0\t65534"},
+        {"Gid:\t65534\t65534\t65534\t65534", "Gid:\t0\t65534\t65534\t65534"},
+        {"Groups:\t", "Groups:\t0 "},
+        {"CapPrm:\t0000000000000000", "CapPrm:\t00000000000000c0"},
+        {"CapEff:\t0000000000000000", "CapEff:\t0000000000200000"},
+        {"CapInh:\t0000000000000000", "CapInh:\t0000000000000001"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *at = strstr(ok, bad[i].from);
+        cr_assert_not_null(at);
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - ok), ok, bad[i].to,
+                 at + strlen(bad[i].from));
+        cr_assert_eq(runner_status_is_job(buf), -EPERM, "accepted: %s", buf);
+    }
+    snprintf(buf, sizeof(buf), "%s", ok);
+    *strstr(buf, "Groups:") = 'X'; /* no Groups line at all */
+    cr_assert_eq(runner_status_is_job(buf), -EPERM);
+    cr_assert_eq(runner_status_is_job("Uid:\t65534\t65534\t65534\t65534\n"), -EPERM);
+}
+
+Test(node_runner, as_job_is_a_no_op_without_split)
+{
+    struct runner_cfg cfg = test_cfg();
+    cr_assert_eq(runner_as_job(&cfg, 1), 0);
+    cr_assert_eq(geteuid(), getuid());
+    cr_assert_eq(runner_as_job(&cfg, 0), 0);
 }
 
 Test(node_runner, limits_win_over_a_report)
@@ -460,7 +596,7 @@ static void watch_child(const char *script, struct runner_watch *w, struct runne
     if (sigfd < 0)
         sigfd = runner_sigchld_fd();
     cr_assert_geq(sigfd, 0);
-    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", c, &err), 0, "%s", err.msg);
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", 0, c, &err), 0, "%s", err.msg);
     cr_assert_eq(strlen(c->token), 2 * RUNNER_TOKEN_BYTES);
     runner_watch_run(c, sigfd, "{\"arguments\":{}}", 16, 1 << 16, 10000, NULL, NULL, w);
     runner_child_kill(c);
@@ -515,8 +651,8 @@ Test(node_runner, tokens_differ_per_child)
     static char t[] = "/bin/true";
     char *argv[] = {t, NULL};
     char *envp[] = {NULL};
-    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", &a, &err), 0, "%s", err.msg);
-    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", 0, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(runner_child_spawn(argv, envp, "/tmp", 0, &b, &err), 0, "%s", err.msg);
     cr_assert_str_neq(a.token, b.token);
     for (struct runner_child *c = &a; c; c = c == &a ? &b : NULL) {
         close(c->job_w);
