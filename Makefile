@@ -19,7 +19,7 @@ else
 endif
 GRAMMARS := build/grammars
 
-PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto
+PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto sqlite3
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
 CFLAGS ?= -O2 -g
@@ -93,7 +93,7 @@ clean:
 # Debian packages the build, the tests and the stack need. `make deps` is
 # idempotent: it installs only what is missing, then fetches the grammars.
 DEB_DEPS := build-essential clang pkg-config libtree-sitter-dev libmicrohttpd-dev \
-            libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev \
+            libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev libsqlite3-dev \
             python3 openssl ca-certificates debootstrap docker.io runsc docker-compose \
             clang-format clang-tidy
 deps:

@@ -38,6 +38,9 @@ static const struct route routes[] = {
 /* /v1/sessions and everything under it; the handler checks the methods. */
 static const struct route sessions_route = {"/v1/sessions", "*", GW_EP_SESSIONS};
 
+/* /v1/audit and /v1/audit/{request_id}; the handler checks the method. */
+static const struct route audit_route = {"/v1/audit", "*", GW_EP_AUDIT};
+
 /* POST /v1/jobs/{job_id}/cancel: one route for every id (the id is checked
  * by gw_jobs_cancel). */
 static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW_EP_V1_CANCEL};
@@ -47,7 +50,7 @@ static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW
 /* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
-    return rt->ep == GW_EP_SESSIONS || strcmp(method, rt->method) == 0 ||
+    return rt->ep == GW_EP_SESSIONS || rt->ep == GW_EP_AUDIT || strcmp(method, rt->method) == 0 ||
            (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
 }
 
@@ -180,6 +183,8 @@ static const struct route *find_route(const char *url)
 {
     if (gw_sessions_path(url))
         return &sessions_route;
+    if (gw_audit_api_path(url))
+        return &audit_route;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
@@ -235,6 +240,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_jobs_cancel(&s->jobs, req, resp);
     case GW_EP_SESSIONS:
         return gw_sessions_handle(&s->sessions, req, resp);
+    case GW_EP_AUDIT:
+        return gw_audit_api_handle(&s->audit_api, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -291,7 +298,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
 bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req)
 {
     (void)ctx;
-    return gw_sessions_path(req->url);
+    return gw_sessions_path(req->url) || gw_audit_api_path(req->url); /* SQLite reads */
 }
 
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
@@ -319,6 +326,20 @@ static int read_executor_token(const char *path, char **ret, struct sg_error *er
     if (r == 0 && !(*ret = strdup(token)))
         r = sg_error_set(err, -ENOMEM, "out of memory");
     explicit_bzero(token, sizeof(token));
+    return r;
+}
+
+/* The audit index's tailing thread and the /v1/audit views (gw_audit_api.h). */
+static int open_audit_index(struct gw_server *s, struct sg_error *err)
+{
+    const struct gw_config *c = &s->cfg;
+    s->audit_api = (struct gw_audit_api){c, &s->rules, NULL, s->ratelimit, s->audit};
+    if (!c->audit_index[0])
+        return 0;
+    struct gw_audit_index_config ic = {c->audit_index, c->audit_log, c->audit_index_retention_days,
+                                       c->audit_index_max_rows, 0};
+    int r = gw_audit_index_open(&ic, 1, &s->audit_index, err);
+    s->audit_api.index = s->audit_index;
     return r;
 }
 
@@ -360,6 +381,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
                         &s->mcp, err)) < 0)
         goto fail;
     s->mcp->code_sessions = &s->sessions;
+    if ((r = open_audit_index(s, err)) < 0)
+        goto fail;
     *ret = s;
     return 0;
 fail:
@@ -432,6 +455,7 @@ void gw_server_free(struct gw_server *s)
     gw_mcp_free(s->mcp);
     gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);
+    gw_audit_index_close(s->audit_index);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);
     gw_ratelimit_free(s->ratelimit);
