@@ -168,13 +168,13 @@ static int build(struct query *q, const struct sg_http_request *req, const char 
     return r;
 }
 
-static void iso_time(sqlite3_int64 ms, char out[32])
+static void iso_time(sqlite3_int64 ms, char out[80])
 {
     time_t s = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&s, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    snprintf(out, 80, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)((ms % 1000 + 1000) % 1000));
 }
 
 static json_t *col_text(sqlite3_stmt *st, int i)
@@ -185,7 +185,7 @@ static json_t *col_text(sqlite3_stmt *st, int i)
 
 static json_t *row_item(sqlite3_stmt *st)
 {
-    char when[32];
+    char when[80];
     iso_time(sqlite3_column_int64(st, 1), when);
     static const char *const names[] = {"request_id",    "tenant",   "endpoint",
                                         "tool",          "language", "policy",
