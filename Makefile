@@ -66,6 +66,8 @@ include images/build.mk
 -include deploy/build.mk
 include tests/build.mk
 include bench/build.mk
+# console/ is not in the images' build context: optional there.
+-include console/build.mk
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,7 +97,7 @@ clean:
 DEB_DEPS := build-essential clang pkg-config libtree-sitter-dev libmicrohttpd-dev \
             libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev libsqlite3-dev \
             python3 openssl ca-certificates debootstrap docker.io runsc docker-compose \
-            clang-format clang-tidy
+            clang-format clang-tidy chromium chromium-driver
 deps:
 	@missing=$$(for p in $(DEB_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 	    grep -q 'install ok installed' || echo $$p; done); \

@@ -40,6 +40,8 @@ static const struct route sessions_route = {"/v1/sessions", "*", GW_EP_SESSIONS}
 
 /* /v1/audit and /v1/audit/{request_id}; the handler checks the method. */
 static const struct route audit_route = {"/v1/audit", "*", GW_EP_AUDIT};
+/* /console and the console's files (gw_console.h); the handler checks the method. */
+static const struct route console_route = {"/console", "*", GW_EP_CONSOLE};
 
 /* POST /v1/jobs/{job_id}/cancel: one route for every id (the id is checked
  * by gw_jobs_cancel). */
@@ -47,10 +49,11 @@ static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW
 #define CANCEL_PREFIX "/v1/jobs/"
 #define CANCEL_SUFFIX "/cancel"
 
-/* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
+/* "*": the handler checks the method. /mcp also takes DELETE (end a session);
+ * GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
-    return rt->ep == GW_EP_SESSIONS || rt->ep == GW_EP_AUDIT || strcmp(method, rt->method) == 0 ||
+    return strcmp(rt->method, "*") == 0 || strcmp(method, rt->method) == 0 ||
            (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
 }
 
@@ -185,6 +188,8 @@ static const struct route *find_route(const char *url)
         return &sessions_route;
     if (gw_audit_api_path(url))
         return &audit_route;
+    if (gw_console_path(url))
+        return &console_route;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
@@ -242,6 +247,8 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_sessions_handle(&s->sessions, req, resp);
     case GW_EP_AUDIT:
         return gw_audit_api_handle(&s->audit_api, req, resp);
+    case GW_EP_CONSOLE:
+        return gw_console_handle(s->console, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -381,7 +388,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
                         &s->mcp, err)) < 0)
         goto fail;
     s->mcp->code_sessions = &s->sessions;
-    if ((r = open_audit_index(s, err)) < 0)
+    if ((r = open_audit_index(s, err)) < 0 ||
+        (r = gw_console_new(cfg->console_dir, &s->console, err)) < 0)
         goto fail;
     *ret = s;
     return 0;
@@ -456,6 +464,7 @@ void gw_server_free(struct gw_server *s)
     gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);
     gw_audit_index_close(s->audit_index);
+    gw_console_free(s->console);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);
     gw_ratelimit_free(s->ratelimit);
@@ -475,6 +484,10 @@ int gw_server_check(const struct gw_config *cfg, struct sg_error *err)
     if (r < 0 || (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0)
         return r;
     free(token);
+    struct gw_console *console = NULL;
+    if ((r = gw_console_new(cfg->console_dir, &console, err)) < 0)
+        return r;
+    gw_console_free(console);
     if (cfg->audit_log[0] && strcmp(cfg->audit_log, "-") != 0) {
         int fd = open(cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
         if (fd < 0)

@@ -16,6 +16,7 @@
 #include "gw_audit_api.h"
 #include "gw_audit_index.h"
 #include "gw_config.h"
+#include "gw_console.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
 #include "gw_sessions.h"
@@ -46,6 +47,7 @@ struct gw_server {
 
     struct gw_audit_index *audit_index; /* NULL when audit_index is off */
     struct gw_audit_api audit_api;      /* GET /v1/audit... */
+    struct gw_console *console;         /* GET /console/... */
 };
 
 /* Build everything from cfg (already validated): rules, router (one health
