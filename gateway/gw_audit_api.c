@@ -8,11 +8,13 @@
 #include <time.h>
 
 #include "buf.h"
+#include "gw_audit_summary.h"
 #include "gw_respond.h"
 #include "gw_tenants.h"
 #include "gw_util.h"
 
 #define PREFIX "/v1/audit"
+#define POLICY_PREFIX "/v1/policies/"
 #define SQL_MAX 2048
 #define BINDS_MAX 16
 
@@ -33,6 +35,12 @@ struct query {
     int rc;        /* SQLite result of the last step */
 };
 
+struct summary {
+    const char *tenant; /* NULL = all */
+    json_t *out;
+    int rc;
+};
+
 struct one {
     const char *id;
     const char *tenant; /* NULL = any tenant */
@@ -42,8 +50,28 @@ struct one {
 
 bool gw_audit_api_path(const char *url)
 {
-    size_t n = strlen(PREFIX);
-    return strncmp(url, PREFIX, n) == 0 && (url[n] == '\0' || url[n] == '/');
+    size_t n = strlen(PREFIX), pn = strlen(POLICY_PREFIX);
+    return (strncmp(url, PREFIX, n) == 0 && (url[n] == '\0' || url[n] == '/')) ||
+           (strncmp(url, POLICY_PREFIX, pn) == 0 && url[pn] != '\0');
+}
+
+/* GET /v1/policies/{name}: one policy the caller may use, its validated
+ * document (parents merged) as the gateway enforces it. */
+static void handle_policy(const struct gw_ruleset *rs, const struct gw_tenant *t, const char *name,
+                          struct sg_http_response *resp)
+{
+    const struct sg_policy *def = gw_ruleset_policy(rs, t, NULL);
+    for (size_t i = 0; i < rs->policies->count; i++) {
+        const struct sg_policy *p = rs->policies->items[i];
+        if (strcmp(p->name, name) != 0 || (t && !gw_tenant_may_use(t, p->name) && p != def))
+            continue;
+        return gw_respond_json(resp, 200,
+                               json_pack("{s:s,s:s,s:s,s:b,s:O}", "name", p->name, "sha256",
+                                         p->sha256, "description",
+                                         p->description ? p->description : "", "default", p == def,
+                                         "document", p->doc));
+    }
+    sg_http_error(resp, 404, "policy_not_found", "no policy %.64s for this tenant", name);
 }
 
 static void bind_text(struct query *q, const char *s)
@@ -291,6 +319,31 @@ static void handle_one(const struct gw_audit_api *a, const char *id, const char 
     gw_respond_json(resp, 200, o.entry);
 }
 
+static int run_summary(sqlite3 *db, void *arg)
+{
+    struct summary *q = arg;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    q->rc = gw_audit_summary(db, q->tenant, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000,
+                             &q->out);
+    return q->rc == SQLITE_OK ? 0 : -EIO;
+}
+
+/* GET /v1/audit/summary: the Overview's last hour (gw_audit_summary.h). */
+static void handle_summary(const struct gw_audit_api *a, const struct sg_http_request *req,
+                           const char *scope, struct sg_http_response *resp)
+{
+    const char *tenant = sg_http_query(req, "tenant");
+    if (tenant && (!*tenant || strlen(tenant) > GW_AUDIT_API_VALUE_MAX))
+        return (void)bad(resp, "a filter value is 1-256 bytes");
+    if (scope && tenant && strcmp(tenant, scope) != 0)
+        return sg_http_error(resp, 403, "forbidden", "only an admin tenant reads other tenants");
+    struct summary q = {.tenant = scope ? scope : tenant};
+    if (gw_audit_index_read(a->index, GW_AUDIT_API_QUERY_MS, run_summary, &q) < 0)
+        return db_error(q.rc, resp);
+    gw_respond_json(resp, 200, q.out);
+}
+
 static int rate_ok(const struct gw_audit_api *a, const struct gw_tenant *t,
                    struct sg_http_response *resp)
 {
@@ -322,8 +375,9 @@ static void audit_call(const struct gw_audit_api *a, const struct sg_http_reques
     json_decref(o);
 }
 
-static void dispatch(const struct gw_audit_api *a, const struct sg_http_request *req,
-                     const struct gw_tenant *t, int authed, struct sg_http_response *resp)
+static void dispatch(const struct gw_audit_api *a, const struct gw_ruleset *rs,
+                     const struct sg_http_request *req, const struct gw_tenant *t, int authed,
+                     struct sg_http_response *resp)
 {
     /* no tokens file: loopback only, every caller is the operator */
     const char *scope = t && !t->admin ? t->name : NULL;
@@ -331,13 +385,17 @@ static void dispatch(const struct gw_audit_api *a, const struct sg_http_request 
     if (!authed || !rate_ok(a, t, resp))
         goto out;
     if (strcmp(req->method, "GET") != 0) {
-        sg_http_error(resp, 405, "method_not_allowed", "%s takes GET", PREFIX);
+        sg_http_error(resp, 405, "method_not_allowed", "%s takes GET", req->url);
         sg_http_add_header(resp, "Allow", "GET");
+    } else if (strncmp(req->url, POLICY_PREFIX, strlen(POLICY_PREFIX)) == 0) {
+        handle_policy(rs, t, req->url + strlen(POLICY_PREFIX), resp);
     } else if (!a->index) {
         sg_http_error(resp, 404, "audit_index_off",
                       "the audit index is off (set audit_index in the configuration)");
     } else if (*rest == '\0') {
         handle_list(a, req, scope, resp);
+    } else if (strcmp(rest, "/summary") == 0) {
+        handle_summary(a, req, scope, resp);
     } else {
         handle_one(a, rest + 1, scope, resp);
     }
@@ -354,7 +412,7 @@ void gw_audit_api_handle(const struct gw_audit_api *a, const struct sg_http_requ
     const struct gw_tenant *t = NULL;
     struct gw_ruleset *rs = gw_ruleset_slot_get(a->rules); /* t lives as long as rs */
     int authed = gw_tenants_authenticate(rs->tenants, req, resp, &t) == 0;
-    dispatch(a, req, t, authed, resp);
+    dispatch(a, rs, req, t, authed, resp);
     sg_http_add_header(resp, "X-Request-Id", id);
     sg_http_add_header(resp, "Cache-Control", "no-store");
     audit_call(a, req, t, id, resp->status);

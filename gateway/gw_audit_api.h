@@ -1,4 +1,5 @@
-/* gw_audit_api.h - GET /v1/audit and GET /v1/audit/{request_id} (docs/api.md).
+/* gw_audit_api.h - the console's read endpoints (docs/api.md): GET /v1/audit,
+ * GET /v1/audit/{request_id} and GET /v1/policies/{name}.
  *
  * Reads the audit index (gw_audit_index.h); never the log. A tenant sees its
  * own lines; a tenant marked "admin" in the tokens file (or every caller when
@@ -38,7 +39,13 @@ struct gw_audit_api {
     struct gw_audit *audit;
 };
 
-/* 1 for /v1/audit and /v1/audit/{anything}. */
+/* GET /v1/audit/summary: the last hour per minute (gw_audit_summary.h), of
+ * the caller's tenant (an admin's: all, or ?tenant=).
+ * GET /v1/policies/{name} answers the validated document of one policy the
+ * caller may use (its allowed policies and its default; every policy
+ * without a tokens file), else 404 policy_not_found.
+ */
+/* 1 for /v1/audit, /v1/audit/{anything} and /v1/policies/{anything}. */
 bool gw_audit_api_path(const char *url);
 
 /* Answer a request whose path gw_audit_api_path() accepted (any method). */

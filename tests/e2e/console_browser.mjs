@@ -147,6 +147,30 @@ const scenarios = {
     return { err };
   },
 
+  async policies(page) {
+    await signedIn(page);
+    await page.goto(`${url}/console/#/policies`);
+    const sec = await page.waitForSelector('[data-testid=policy-default]', { timeout: TIMEOUT });
+    await page.waitForFunction(() => document.querySelector('[data-testid=policy-default]').textContent.includes('packages a job may import'), null, { timeout: TIMEOUT });
+    const text = await sec.textContent();
+    check(text.includes('imports: only') && text.includes('run-time rules') && text.includes('forbidden names'), `policy shown: ${text.slice(0, 300)}`);
+    return { chars: text.length };
+  },
+
+  async overview(page) {
+    await signedIn(page);
+    await page.goto(`${url}/console/#/overview`);
+    await page.waitForFunction(() => [...document.querySelectorAll('svg[aria-label="requests per minute by outcome"] rect')]
+      .some((r) => Number(r.getAttribute('height')) > 0), null, { timeout: TIMEOUT });
+    const seen = await page.evaluate(() => ({
+      ready: document.querySelector('[data-testid=ready]').textContent,
+      bars: [...document.querySelectorAll('svg[aria-label="requests per minute by outcome"] rect')].filter((r) => Number(r.getAttribute('height')) > 0).length,
+      executors: document.querySelectorAll('[data-testid=executors] tbody tr').length,
+    }));
+    check(seen.bars > 0 && seen.executors === 2, `overview: ${JSON.stringify(seen)}`);
+    return seen;
+  },
+
   async session(page) {
     await signedIn(page);
     await page.goto(`${url}/console/#/playground`);

@@ -140,6 +140,12 @@ class ConsoleE2E(unittest.TestCase):
         self.assertEqual(self.gw.call("GET", "/v1/audit?tenant=alice", None, bob)[0], 403)
         self.browse("isolation", token=TOKEN_B, tenant="bob", SG_OTHER_JOBS=",".join(ids))
 
+    def test_policies_and_overview_pages(self):
+        self.browse("policies")
+        self.job("def main():\n    return 1\n", TOKEN_A)
+        seen = self.browse("overview")
+        self.assertGreater(seen["bars"], 0)
+
     def test_session_mode_keeps_x_between_cells(self):
         seen = self.browse("session")
         self.assertEqual((seen["first"], seen["second"]), ("41\n", "42\n"))

@@ -24,7 +24,9 @@ TOKEN_A = "tenant-a-token-0123456789"
 TOKEN_B = "tenant-b-token-0123456789"
 TOKEN_OPS = "operator-token-0123456789"
 TOKENS = {"tenants": {
-    "alpha": {"tokens": [TOKEN_A], "audit_code": "all"},
+    "alpha": {"tokens": [TOKEN_A], "audit_code": "all", "policies": ["default"]},
+    "gamma": {"tokens": ["gamma-token-0123456789"], "policies": ["strict"],
+              "default_policy": "strict"},
     "beta": {"tokens": [TOKEN_B]},
     "ops": {"tokens": [TOKEN_OPS], "admin": True},
 }}
@@ -180,6 +182,44 @@ class TestQueries(AuditCase):
         self.wait_indexed(TOKEN_B, rid)
         self.assertNotIn(rid, self.ids(self.list(TOKEN_B)))
         self.assertIn(rid, self.ids(self.list(TOKEN_B, "?endpoint=console")))
+
+    def test_summary_of_the_last_hour(self):
+        st, _, body = self.list(TOKEN_OPS, "/summary")
+        self.assertEqual(st, 200, body)
+        self.assertEqual(len(body["minutes"]), 60)
+        outcomes, busy = {}, [m for m in body["minutes"] if m["requests"]]
+        for m in busy:
+            for k, v in m["outcomes"].items():
+                outcomes[k] = outcomes.get(k, 0) + v
+        self.assertEqual(outcomes, {"success": 2, "rejected": 2})
+        self.assertLessEqual(len(busy), 2)  # this minute, or across a minute's end
+        self.assertEqual(sum(m["requests"] for m in busy), 4)
+        for m in busy:
+            self.assertLessEqual(m["p50_ms"], m["p99_ms"])
+        self.assertEqual(body["rules"], [{"rule": self.rule, "count": 2}])
+        _, _, mine = self.list(TOKEN_A, "/summary")  # a tenant: its own lines only
+        self.assertEqual(sum(m["requests"] for m in mine["minutes"]), 2)
+        self.assertEqual(mine["rules"], [{"rule": self.rule, "count": 1}])
+        _, _, beta = self.list(TOKEN_OPS, "/summary?tenant=beta")
+        self.assertEqual(sum(m["requests"] for m in beta["minutes"]), 2)
+        self.assertEqual(self.list(TOKEN_A, "/summary?tenant=beta")[0], 403)
+
+    def test_one_policy_document(self):
+        st, _, body = self.gw.call("GET", "/v1/policies/default", None, auth(TOKEN_A))
+        self.assertEqual(st, 200, body)
+        self.assertEqual((body["name"], body["default"], len(body["sha256"])), ("default", True, 64))
+        self.assertEqual(body["document"]["python"]["imports"]["mode"], "allow")
+        self.assertIn("runtime", body["document"]["python"])
+        # a policy the tenant may not use is as unknown as a missing one
+        st, _, body = self.gw.call("GET", "/v1/policies/default", None,
+                                   auth("gamma-token-0123456789"))
+        self.assertEqual((st, body["error"]["code"]), (404, "policy_not_found"))
+        st, _, body = self.gw.call("GET", "/v1/policies/strict", None,
+                                   auth("gamma-token-0123456789"))
+        self.assertEqual((st, body["name"]), (200, "strict"))
+        st, _, body = self.gw.call("GET", "/v1/policies/nope", None, auth(TOKEN_A))
+        self.assertEqual((st, body["error"]["code"]), (404, "policy_not_found"))
+        self.assertEqual(self.gw.call("GET", "/v1/policies/default", None, None)[0], 401)
 
     def test_only_get(self):
         st, hdr, body = self.gw.call("POST", "/v1/audit", {}, auth(TOKEN_OPS))

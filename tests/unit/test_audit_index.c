@@ -14,6 +14,7 @@
 #include "gw_audit.h"
 #include "gw_audit_detail.h"
 #include "gw_audit_index.h"
+#include "gw_audit_summary.h"
 #include "gw_tenants.h"
 
 static char dir[64], db[128], logp[128];
@@ -333,4 +334,52 @@ Test(audit_tenants, admin_and_audit_code)
                      bad[i]);
         cr_assert(strstr(err.msg, "admin") || strstr(err.msg, "audit_code"), "%s", err.msg);
     }
+}
+
+/* ------------------------------------------------------------ summary */
+
+static time_t summary_now; /* the lines' time and the summary's now: one minute */
+
+static int summary_cb(sqlite3 *d, void *arg)
+{
+    return gw_audit_summary(d, NULL, (int64_t)summary_now * 1000, arg) == SQLITE_OK ? 0 : -1;
+}
+
+Test(audit_summary, per_minute_outcomes_percentiles_and_rules, .init = setup, .fini = teardown)
+{
+    char line[512], when[32];
+    summary_now = time(NULL);
+    time_t t = summary_now - 3600 * 2; /* one line out of the window */
+    for (int i = 0; i < 12; i++) {
+        struct tm tm;
+        time_t at = i == 0 ? t : summary_now;
+        gmtime_r(&at, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+        snprintf(line, sizeof(line),
+                 "{\"time\":\"%s\",\"request_id\":\"s%02d\",\"endpoint\":\"%s\",\"outcome\":\"%s\","
+                 "\"total_ms\":%d,\"rules\":[%s]}\n",
+                 when, i, i == 11 ? "console" : "v1_run", i % 3 ? "success" : "rejected", i * 10,
+                 i % 3 ? "" : "\"import.not-allowed\"");
+        append(logp, line);
+    }
+    struct gw_audit_index *x = open_index(0);
+    cr_assert_eq(sync_lines(x), 12);
+    json_t *sum = NULL;
+    cr_assert_eq(gw_audit_index_read(x, 1000, summary_cb, &sum), 0);
+    json_t *minutes = json_object_get(sum, "minutes");
+    cr_assert_eq(json_array_size(minutes), GW_AUDIT_SUMMARY_MINUTES);
+    json_t *now = json_array_get(minutes, GW_AUDIT_SUMMARY_MINUTES - 1);
+    /* lines 1..10 (0 is too old, 11 a console call): 7 successes, 3 rejections */
+    cr_assert_eq(json_integer_value(json_object_get(now, "requests")), 10);
+    json_t *oc = json_object_get(now, "outcomes");
+    cr_assert_eq(json_integer_value(json_object_get(oc, "success")), 7);
+    cr_assert_eq(json_integer_value(json_object_get(oc, "rejected")), 3);
+    /* durations 10..100: the lower median 50, p99 the largest at or below rank 0.99: 90 */
+    cr_assert_float_eq(json_real_value(json_object_get(now, "p50_ms")), 50.0, 1e-9);
+    cr_assert_float_eq(json_real_value(json_object_get(now, "p99_ms")), 90.0, 1e-9);
+    json_t *rule = json_array_get(json_object_get(sum, "rules"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(rule, "rule")), "import.not-allowed");
+    cr_assert_eq(json_integer_value(json_object_get(rule, "count")), 3);
+    json_decref(sum);
+    gw_audit_index_close(x);
 }
