@@ -284,9 +284,10 @@ static int tail_open(struct gw_audit_index *x, uint64_t ino, uint64_t off)
     struct stat st;
     int fd = open(x->log_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
         if (fd >= 0)
             close(fd);
-        return -errno;
+        return -e;
     }
     x->t.fd = fd;
     x->t.ino = (uint64_t)st.st_ino;
@@ -317,10 +318,11 @@ static int round_locked(struct gw_audit_index *x, uint64_t *ret_lines, struct sg
     if (have < 0)
         return db_fail(x->w, err, "load position");
     if (x->t.fd < 0 || !have || x->t.ino != ino) {
-        if (tail_open(x, have ? ino : 0, off) < 0)
-            return errno == ENOENT ? 0
-                                   : sg_error_set(err, -errno, "audit index: open %s: %s",
-                                                  x->log_path, strerror(errno));
+        int r = tail_open(x, have ? ino : 0, off);
+        if (r < 0)
+            return r == -ENOENT ? 0
+                                : sg_error_set(err, r, "audit index: open %s: %s", x->log_path,
+                                               strerror(-r));
     } else {
         x->t.off = off; /* another writer (a rebuild) may have moved it */
     }

@@ -288,6 +288,11 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
         return SG_HTTP_ANSWER_NOW;
     }
+    if ((rt->ep == GW_EP_AUDIT || rt->ep == GW_EP_CONSOLE) && strcmp(req->method, "GET") != 0 &&
+        strcmp(req->method, "HEAD") != 0) {
+        gw_server_handle(s, req, resp); /* read-only: their 405 before any body byte */
+        return SG_HTTP_ANSWER_NOW;
+    }
     if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
         rt->ep != GW_EP_MCP && rt->ep != GW_EP_V1_CANCEL && rt->ep != GW_EP_SESSIONS)
         return SG_HTTP_GO_ON;

@@ -67,6 +67,21 @@ const scenarios = {
     return { during, after };
   },
 
+  async cancel(page) {
+    await signedIn(page);
+    await page.goto(`${url}/console/#/playground`);
+    await setCode(page, "import time\n\ndef main():\n    print('started', flush=True)\n    time.sleep(30)\n    return 1\n");
+    await page.waitForSelector('[data-testid=verdict].accept');
+    const t0 = Date.now();
+    await run(page);
+    await page.waitForFunction(() => document.querySelector('[data-testid=stdout]').textContent.includes('started'), null, { timeout: TIMEOUT });
+    await page.click('[data-testid=cancel]');
+    await page.waitForSelector('[data-testid=status]:has-text("cancelled")', { timeout: TIMEOUT });
+    const seconds = (Date.now() - t0) / 1000;
+    check(seconds < 25, `cancelled long before the job's 30 s: ${seconds}`);
+    return { seconds };
+  },
+
   async marker(page) {
     await signedIn(page);
     await page.goto(`${url}/console/#/playground`);

@@ -114,6 +114,10 @@ class ConsoleE2E(unittest.TestCase):
         seen = self.browse("stream")
         self.assertEqual(seen["during"]["stdout"], "first\n")
 
+    def test_cancel_stops_a_running_job(self):
+        seen = self.browse("cancel")
+        self.assertLess(seen["seconds"], 25)
+
     def test_import_os_is_marked_on_line_1_with_its_rule(self):
         seen = self.browse("marker")
         self.assertEqual(seen["line"]["line"], 1)

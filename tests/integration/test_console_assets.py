@@ -4,6 +4,7 @@ fresh style nonce per page, nosniff, redirects, unknown and hidden names, and
 a console_dir that cannot serve."""
 import os
 import re
+import socket
 import shutil
 import subprocess
 import tempfile
@@ -75,6 +76,15 @@ class ConsoleAssets(GatewayWithFakes):
         st, hdr, _ = self.get("/console/", "POST")
         self.assertEqual((st, hdr["allow"]), (405, "GET, HEAD"))
         self.assertEqual(self.get("/consolex")[0], 404)
+
+
+    def test_other_methods_are_refused_before_any_body_byte(self):
+        for path in ("/console/", "/v1/audit", "/v1/policies/default"):
+            with socket.create_connection(("127.0.0.1", self.gw.port), timeout=5) as c:
+                c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 100000\r\n\r\n".encode())
+                head = c.recv(4096).decode("latin-1")  # the body is never sent
+            self.assertTrue(head.startswith("HTTP/1.1 405"), f"{path}: {head[:200]}")
 
 
 class ConsoleOff(GatewayWithFakes):
