@@ -38,9 +38,11 @@ static const char SCHEMA[] =
     " inode INTEGER NOT NULL, offset INTEGER NOT NULL);";
 
 enum { ST_INSERT, ST_RULE, ST_GET_POS, ST_SET_POS, ST_COUNT };
-static const char *const STMTS[ST_COUNT] = {
+static const char SQL_INSERT[] =
     "INSERT OR IGNORE INTO audit(request_id, ts, tenant, endpoint, tool, language, policy,"
-    " verdict, outcome, status, total_ms, rules, line) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " verdict, outcome, status, total_ms, rules, line) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char *const STMTS[ST_COUNT] = {
+    SQL_INSERT,
     "INSERT OR IGNORE INTO audit_rule(rule, audit_id) VALUES(?, ?)",
     "SELECT inode, offset FROM position WHERE one = 1",
     "INSERT OR REPLACE INTO position(one, inode, offset) VALUES(1, ?, ?)",

@@ -325,8 +325,8 @@ Test(audit_tenants, admin_and_audit_code)
     const char *bad[] = {
         "{\"tenants\": {\"a\": {\"tokens\": [\"tenant-token-0123456789\"], \"admin\": 1}}}",
         "{\"tenants\": {\"a\": {\"tokens\": [\"tenant-token-0123456789\"], \"audit_code\": 1}}}",
-        "{\"tenants\": {\"a\": {\"tokens\": [\"tenant-token-0123456789\"], \"audit_code\": "
-        "\"some\"}}}",
+        ("{\"tenants\": {\"a\": {\"tokens\": [\"tenant-token-0123456789\"], \"audit_code\": "
+         "\"some\"}}}"),
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ts = NULL;
