@@ -26,6 +26,18 @@ static int summary(sqlite3 *d, void *arg)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+static void cleanup(void)
+{
+    static const char *const ext[] = {"", "-wal", "-shm"};
+    char path[80];
+    gw_audit_index_close(x);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s%s", db, ext[i]);
+        unlink(path);
+    }
+    unlink(logp);
+}
+
 static void setup(void)
 {
     snprintf(db, sizeof(db), "/tmp/sg-fuzz-aidx-%d.db", (int)getpid());
@@ -34,6 +46,7 @@ static void setup(void)
     struct sg_error err = {0};
     if (gw_audit_index_open(&c, 0, &x, &err) < 0)
         abort();
+    atexit(cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
