@@ -19,7 +19,7 @@ else
 endif
 GRAMMARS := build/grammars
 
-PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto
+PKGS := tree-sitter libmicrohttpd libcurl jansson libcrypto sqlite3
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wformat=2 -Wvla -Wundef -Wcast-qual -Wwrite-strings
 CFLAGS ?= -O2 -g
@@ -66,6 +66,8 @@ include images/build.mk
 -include deploy/build.mk
 include tests/build.mk
 include bench/build.mk
+# console/ is not in the images' build context: optional there.
+-include console/build.mk
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -93,9 +95,9 @@ clean:
 # Debian packages the build, the tests and the stack need. `make deps` is
 # idempotent: it installs only what is missing, then fetches the grammars.
 DEB_DEPS := build-essential clang pkg-config libtree-sitter-dev libmicrohttpd-dev \
-            libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev \
+            libcurl4-openssl-dev libjansson-dev libcriterion-dev libunistring-dev libssl-dev libsqlite3-dev \
             python3 python3-venv openssl ca-certificates debootstrap docker.io runsc docker-compose \
-            clang-format clang-tidy
+            clang-format clang-tidy chromium chromium-driver
 deps:
 	@missing=$$(for p in $(DEB_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 	    grep -q 'install ok installed' || echo $$p; done); \

@@ -50,7 +50,7 @@ struct sg_http_request {
     struct MHD_Connection *conn;
 };
 
-#define SG_HTTP_MAX_EXTRA_HEADERS 4
+#define SG_HTTP_MAX_EXTRA_HEADERS 6
 
 struct sg_http_response {
     int status;               /* default 200 */
@@ -58,7 +58,7 @@ struct sg_http_response {
     size_t body_len;          /* 0 means strlen(body) */
     const char *content_type; /* static string; default application/json */
     const char *header_names[SG_HTTP_MAX_EXTRA_HEADERS]; /* static strings */
-    char header_values[SG_HTTP_MAX_EXTRA_HEADERS][128];
+    char header_values[SG_HTTP_MAX_EXTRA_HEADERS][256];
     int header_count;
     const char *error_code; /* static; set by sg_http_error(), NULL otherwise */
 };

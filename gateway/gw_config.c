@@ -43,6 +43,14 @@ static const struct key keys[] = {
      "tokens/tenants file; empty = no auth (loopback only)"},
     {"audit_log", "SANDGATE_AUDIT_LOG", STR(audit_log), 0, 0,
      "audit log path, \"-\" for stdout, empty to disable"},
+    {"audit_index", "SANDGATE_AUDIT_INDEX", STR(audit_index), 0, 0,
+     "SQLite index of the audit log for GET /v1/audit and the console; empty = off"},
+    {"audit_index_retention_days", "SANDGATE_AUDIT_INDEX_RETENTION_DAYS",
+     U64(audit_index_retention_days), 1, 3650, "audit index keeps this many days of lines"},
+    {"audit_index_max_rows", "SANDGATE_AUDIT_INDEX_MAX_ROWS", U64(audit_index_max_rows), 1000,
+     1000000000, "audit index keeps at most this many lines (the newest)"},
+    {"console_dir", "SANDGATE_CONSOLE_DIR", STR(console_dir), 0, 0,
+     "built console assets served at /console/; empty = no console"},
     {"max_body_bytes", "SANDGATE_MAX_BODY_BYTES", U64(max_body_bytes), 1024, 256u << 20,
      "request body cap (413 above)"},
     {"max_code_bytes", "SANDGATE_MAX_CODE_BYTES", U64(max_code_bytes), 1, 64u << 20,
@@ -148,6 +156,8 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->max_bodies_bytes = 64u << 20;
     cfg->idle_timeout_s = 60;
     cfg->audit_queue_max = 8192;
+    cfg->audit_index_retention_days = 30;
+    cfg->audit_index_max_rows = 5000000;
     cfg->drain_timeout_ms = 30000;
     cfg->analysis_cache_entries = 4096;
     cfg->analysis_cache_bytes = 32u << 20;
@@ -465,6 +475,10 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
                             "listen: %s is not a loopback address and no tokens_file is set: "
                             "refusing to expose an unauthenticated gateway",
                             cfg->listen);
+    if (cfg->audit_index[0] && (!cfg->audit_log[0] || strcmp(cfg->audit_log, "-") == 0))
+        return sg_error_set(err, -EINVAL,
+                            "audit_index: needs audit_log to be a file (it is "
+                            "built from it)");
     for (int l = 0; l < SG_LANG_COUNT; l++)
         if (cfg->executor_count[l] == 0)
             return sg_error_set(err, -EINVAL, "executors.%s: no executor URL", sg_lang_name(l));

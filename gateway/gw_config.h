@@ -39,6 +39,10 @@ struct gw_config {
     char default_policy[65];
     char tokens_file[GW_PATH_MAX]; /* "" = no auth, loopback only */
     char audit_log[GW_PATH_MAX];   /* "-" = stdout, "" = off */
+    char audit_index[GW_PATH_MAX]; /* SQLite index of audit_log; "" = off */
+    uint64_t audit_index_retention_days;
+    uint64_t audit_index_max_rows;
+    char console_dir[GW_PATH_MAX]; /* built console assets; "" = no console */
     uint64_t max_body_bytes;
     uint64_t max_code_bytes;
     uint64_t max_arguments_bytes;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "analyze.h"
+#include "gw_audit_detail.h"
 #include "gw_request.h"
 #include "gw_respond.h"
 #include "gw_util.h"
@@ -487,7 +488,10 @@ static void audit(struct job *j, int status)
         json_object_set_new(
             o, "network",
             json_pack("{s:O,s:O?}", "allow", j->net_allow, "decisions", j->net_result));
-    char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
+    gw_audit_detail_add(o, j->tenant, j->analyzed ? &j->an.violations : NULL,
+                        j->analyzed && !j->an.accepted, j->parsed ? j->req.code : NULL,
+                        j->parsed ? j->req.code_len : 0);
+    char *line = o ? gw_audit_detail_fit(o, GW_JSON_FLAGS) : NULL;
     if (line)
         gw_audit_write(j->s->audit, line, strlen(line));
     free(line);

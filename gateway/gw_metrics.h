@@ -27,6 +27,8 @@ enum gw_endpoint {
     GW_EP_MCP,
     GW_EP_V1_CANCEL,
     GW_EP_SESSIONS,
+    GW_EP_AUDIT,
+    GW_EP_CONSOLE,
     GW_EP_OTHER,
     GW_EP_COUNT
 };

@@ -38,16 +38,22 @@ static const struct route routes[] = {
 /* /v1/sessions and everything under it; the handler checks the methods. */
 static const struct route sessions_route = {"/v1/sessions", "*", GW_EP_SESSIONS};
 
+/* /v1/audit and /v1/audit/{request_id}; the handler checks the method. */
+static const struct route audit_route = {"/v1/audit", "*", GW_EP_AUDIT};
+/* /console and the console's files (gw_console.h); the handler checks the method. */
+static const struct route console_route = {"/console", "*", GW_EP_CONSOLE};
+
 /* POST /v1/jobs/{job_id}/cancel: one route for every id (the id is checked
  * by gw_jobs_cancel). */
 static const struct route cancel_route = {"/v1/jobs/{job_id}/cancel", "POST", GW_EP_V1_CANCEL};
 #define CANCEL_PREFIX "/v1/jobs/"
 #define CANCEL_SUFFIX "/cancel"
 
-/* /mcp also takes DELETE (end a session); GET is 405: no server stream. */
+/* "*": the handler checks the method. /mcp also takes DELETE (end a session);
+ * GET is 405: no server stream. */
 static int method_ok(const struct route *rt, const char *method)
 {
-    return rt->ep == GW_EP_SESSIONS || strcmp(method, rt->method) == 0 ||
+    return strcmp(rt->method, "*") == 0 || strcmp(method, rt->method) == 0 ||
            (rt->ep == GW_EP_MCP && strcmp(method, "DELETE") == 0);
 }
 
@@ -180,6 +186,10 @@ static const struct route *find_route(const char *url)
 {
     if (gw_sessions_path(url))
         return &sessions_route;
+    if (gw_audit_api_path(url))
+        return &audit_route;
+    if (gw_console_path(url))
+        return &console_route;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(routes[i].path, url) == 0)
             return &routes[i];
@@ -235,6 +245,10 @@ static void dispatch(struct gw_server *s, const struct sg_http_request *req,
         return gw_jobs_cancel(&s->jobs, req, resp);
     case GW_EP_SESSIONS:
         return gw_sessions_handle(&s->sessions, req, resp);
+    case GW_EP_AUDIT:
+        return gw_audit_api_handle(&s->audit_api, req, resp);
+    case GW_EP_CONSOLE:
+        return gw_console_handle(s->console, req, resp);
     default:
         return gw_jobs_handle(&s->jobs, rt->ep, req, resp);
     }
@@ -274,6 +288,11 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
         refused(s, rt ? rt->ep : GW_EP_OTHER, NULL, req, resp);
         return SG_HTTP_ANSWER_NOW;
     }
+    if ((rt->ep == GW_EP_AUDIT || rt->ep == GW_EP_CONSOLE) && strcmp(req->method, "GET") != 0 &&
+        strcmp(req->method, "HEAD") != 0) {
+        gw_server_handle(s, req, resp); /* read-only: their 405 before any body byte */
+        return SG_HTTP_ANSWER_NOW;
+    }
     if (rt->ep != GW_EP_RUN && rt->ep != GW_EP_V1_RUN && rt->ep != GW_EP_V1_ANALYZE &&
         rt->ep != GW_EP_MCP && rt->ep != GW_EP_V1_CANCEL && rt->ep != GW_EP_SESSIONS)
         return SG_HTTP_GO_ON;
@@ -291,7 +310,7 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
 bool gw_server_get_on_worker(void *ctx, const struct sg_http_request *req)
 {
     (void)ctx;
-    return gw_sessions_path(req->url);
+    return gw_sessions_path(req->url) || gw_audit_api_path(req->url); /* SQLite reads */
 }
 
 void gw_server_refused(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
@@ -319,6 +338,20 @@ static int read_executor_token(const char *path, char **ret, struct sg_error *er
     if (r == 0 && !(*ret = strdup(token)))
         r = sg_error_set(err, -ENOMEM, "out of memory");
     explicit_bzero(token, sizeof(token));
+    return r;
+}
+
+/* The audit index's tailing thread and the /v1/audit views (gw_audit_api.h). */
+static int open_audit_index(struct gw_server *s, struct sg_error *err)
+{
+    const struct gw_config *c = &s->cfg;
+    s->audit_api = (struct gw_audit_api){c, &s->rules, NULL, s->ratelimit, s->audit};
+    if (!c->audit_index[0])
+        return 0;
+    struct gw_audit_index_config ic = {c->audit_index, c->audit_log, c->audit_index_retention_days,
+                                       c->audit_index_max_rows, 0};
+    int r = gw_audit_index_open(&ic, 1, &s->audit_index, err);
+    s->audit_api.index = s->audit_index;
     return r;
 }
 
@@ -360,6 +393,9 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
                         &s->mcp, err)) < 0)
         goto fail;
     s->mcp->code_sessions = &s->sessions;
+    if ((r = open_audit_index(s, err)) < 0 ||
+        (r = gw_console_new(cfg->console_dir, &s->console, err)) < 0)
+        goto fail;
     *ret = s;
     return 0;
 fail:
@@ -432,6 +468,8 @@ void gw_server_free(struct gw_server *s)
     gw_mcp_free(s->mcp);
     gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);
+    gw_audit_index_close(s->audit_index);
+    gw_console_free(s->console);
     gw_audit_close(s->audit);
     gw_metrics_free(s->metrics);
     gw_ratelimit_free(s->ratelimit);
@@ -451,6 +489,10 @@ int gw_server_check(const struct gw_config *cfg, struct sg_error *err)
     if (r < 0 || (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0)
         return r;
     free(token);
+    struct gw_console *console = NULL;
+    if ((r = gw_console_new(cfg->console_dir, &console, err)) < 0)
+        return r;
+    gw_console_free(console);
     if (cfg->audit_log[0] && strcmp(cfg->audit_log, "-") != 0) {
         int fd = open(cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
         if (fd < 0)

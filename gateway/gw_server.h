@@ -13,7 +13,10 @@
 #include <stdint.h>
 
 #include "gw_audit.h"
+#include "gw_audit_api.h"
+#include "gw_audit_index.h"
 #include "gw_config.h"
+#include "gw_console.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
 #include "gw_sessions.h"
@@ -41,6 +44,10 @@ struct gw_server {
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;
     atomic_uint_fast64_t reloads_ok, reloads_failed;
+
+    struct gw_audit_index *audit_index; /* NULL when audit_index is off */
+    struct gw_audit_api audit_api;      /* GET /v1/audit... */
+    struct gw_console *console;         /* GET /console/... */
 };
 
 /* Build everything from cfg (already validated): rules, router (one health

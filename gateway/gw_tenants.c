@@ -126,6 +126,26 @@ static int load_policies(struct gw_tenant *t, json_t *arr, const char *path, str
     return 0;
 }
 
+/* "admin" and "audit_code": what the tenant sees of the audit and keeps in it. */
+static int load_audit_field(struct gw_tenant *t, const char *k, json_t *v, const char *sub,
+                            struct sg_error *err)
+{
+    if (strcmp(k, "admin") == 0) {
+        if (!json_is_boolean(v))
+            return sg_error_set(err, -EINVAL, "%s: expected true or false", sub);
+        t->admin = json_is_true(v);
+        return 0;
+    }
+    static const char *const names[] = {"rejected", "none", "all"}; /* enum gw_audit_code */
+    const char *s = json_string_value(v);
+    for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i]) == 0) {
+            t->audit_code = (enum gw_audit_code)i;
+            return 0;
+        }
+    return sg_error_set(err, -EINVAL, "%s: expected \"none\", \"rejected\" or \"all\"", sub);
+}
+
 static int load_field(struct gw_tenant *t, const char *k, json_t *v, const char *path,
                       struct sg_error *err)
 {
@@ -157,6 +177,8 @@ static int load_field(struct gw_tenant *t, const char *k, json_t *v, const char 
         t->max_sessions = json_integer_value(v);
         return 0;
     }
+    if (strcmp(k, "admin") == 0 || strcmp(k, "audit_code") == 0)
+        return load_audit_field(t, k, v, sub, err);
     if (strcmp(k, "max_limits") == 0)
         return load_u64_pair(v, "timeout_ms", &t->max_timeout_ms, "memory_mb", &t->max_memory_mb,
                              sub, err);

@@ -10,7 +10,9 @@
  *       "rate_limit": {"per_second": 20, "burst": 40},
  *       "max_limits": {"timeout_ms": 60000, "memory_mb": 512},
  *       "networks": ["172.28.0.0/16"],       trusted sources, see gw_netauth.h
- *       "network": {"allow": [...], "default": [...]}}}   egress, see gw_egress.h
+ *       "network": {"allow": [...], "default": [...]},   egress, see gw_egress.h
+ *       "admin": false,               true: reads every tenant's audit (/v1/audit)
+ *       "audit_code": "rejected"}}}   code kept in the audit: none | rejected | all
  *
  * Only digests are kept in memory, and a lookup hashes the presented token
  * and compares it with every stored digest in constant time (no early exit),
@@ -37,6 +39,10 @@
 #define GW_TENANT_POLICIES_MAX 32
 #define GW_TOKENS_FILE_MAX (1024 * 1024)
 
+/* What code a tenant's audit lines keep for the console (capped in size,
+ * gw_audit_index.h): the default keeps the code of rejected submissions. */
+enum gw_audit_code { GW_AUDIT_CODE_REJECTED = 0, GW_AUDIT_CODE_NONE, GW_AUDIT_CODE_ALL };
+
 struct gw_tenant {
     char *name;                   /* owned */
     unsigned char (*digests)[32]; /* owned, digest_count entries */
@@ -51,6 +57,8 @@ struct gw_tenant {
     int64_t max_sessions;            /* open sessions at once; -1 = the configured max_sessions */
     size_t network_count;            /* trusted source networks (in gw_tenants.nets) */
     struct gw_tenant_network egress; /* hosts its jobs may reach (gw_egress.h) */
+    int admin;                       /* "admin": true reads every tenant's audit */
+    enum gw_audit_code audit_code;   /* "audit_code": "none" | "rejected" | "all" */
 };
 
 struct gw_tenants {

@@ -84,6 +84,9 @@ build_one() {
         # The daemons compile the grammars the host fetched and verified.
         make --no-print-directory grammars >/dev/null || die "make grammars failed"
     fi
+    if [ "$name" = gateway ]; then # the console's page, bundled on the host (npm)
+        make --no-print-directory console >/dev/null || die "make console failed"
+    fi
     say "building ${TAGS[$name]}:$TAG (base $base)"
     started=$(date +%s)
     local args=(--build-arg BASE_IMAGE="$base")

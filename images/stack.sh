@@ -91,9 +91,10 @@ prepare() {
         say "new client token in $cfg/client.token"
     fi
     if [ ! -s "$cfg/tokens.json" ]; then
-        printf '{"tenants": {"default": {"tokens": ["%s"]}}}\n' "$(cat "$cfg/client.token")" \
-            >"$cfg/tokens.json"
-        say "new tokens file $cfg/tokens.json (tenant \"default\")"
+        # the operator's own tenant: "admin" reads every tenant's audit (the console)
+        printf '{"tenants": {"default": {"tokens": ["%s"], "admin": true}}}\n' \
+            "$(cat "$cfg/client.token")" >"$cfg/tokens.json"
+        say "new tokens file $cfg/tokens.json (tenant \"default\", admin)"
     fi
     [ -s "$cfg/executor.token" ] || new_secret >"$cfg/executor.token"
     if [ "$(id -u)" = 0 ]; then
@@ -261,6 +262,7 @@ $(token_hint "$token_file")
     -H 'Content-Type: application/json' \\
     -d '{"language": "python", "arguments": {"name": "world"},
          "code_b64": "'\$(printf 'def main(name):\\n    return {"hello": name}\\n' | base64 -w0)'"}'
+Console: http://$HOST:$PORT/console/  (sign in with the token in $token_file)
 More: make demo    Stop: make down
 EOT
 }

@@ -220,10 +220,14 @@ class TestPolicyAndForwarding(GatewayCase):
         self.assertEqual(bad["rules"][0], "import.not-allowed")
         self.assertIsNone(bad["executor"])
         self.assertEqual((broken["status"], broken["outcome"]), (400, "bad_json"))
+        # code is kept only as audit_code says: by default a rejection's, for
+        # the console's job page (gateway.md, "What the audit keeps of the code")
+        self.assertEqual(bad["code"], BAD_PY)
+        self.assertEqual(bad["violations"][0]["rule"], "import.not-allowed")
+        self.assertNotIn("code", ok)
         with open(self.gw.audit_path) as f:
             text = f.read()
-        self.assertNotIn("os.system", text, "the audit log never holds code")
-        self.assertNotIn("return {'x'", text)
+        self.assertNotIn("return {'x'", text, "an accepted job's code is not kept")
 
     def test_informational_endpoints(self):
         st, _, body = self.gw.call("GET", "/healthz")
