@@ -528,6 +528,26 @@ def main():
             f"-A {chain} -j DROP"])
         self.assertIn(f"-A {chain} -j DROP", iptables_rules("ip6tables").splitlines())
 
+    def test_health_metrics_and_audit_name_the_gvisor(self):
+        info = docker("GET", "/info")["Runtimes"]
+        out = subprocess.run([info["runsc"]["path"], "--version"], capture_output=True,
+                             text=True, check=True).stdout
+        version = out.split()[2]
+        platform = [a.split("=", 1)[1] for a in info["runsc"].get("runtimeArgs", [])
+                    if a.startswith("--platform=")] or ["default"]
+        facts = {"runtime": "runsc", "runsc_version": version, "platform": platform[0]}
+        _, _, h = self.py.health()
+        self.assertEqual(h["sandbox"], facts)
+        self.assertNotIn("warnings", h)
+        _, _, text = sgtest.http("GET", self.py.url + "/metrics")
+        self.assertIn(f'sandgate_executor_runsc_info{{runtime="runsc",version="{version}",'
+                      f'platform="{platform[0]}",accepted_old="false"}} 1', text)
+        body = self.ok("def main():\n    return 1\n")
+        self.gw.wait_for(lambda: any(x["request_id"] == body["job_id"]
+                                     for x in self.gw.audit_lines()), what="audit line")
+        line = [x for x in self.gw.audit_lines() if x["request_id"] == body["job_id"]][0]
+        self.assertEqual(line["sandbox"], facts)
+
     def test_zz_metrics_count_decisions_by_verdict(self):
         _, _, text = sgtest.http("GET", self.py.url + "/metrics")
         counts = {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
