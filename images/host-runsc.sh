@@ -9,7 +9,9 @@
 #                 answers its API-version ioctl), then systrap, then ptrace;
 #                 each probe is a `runsc do` sandbox that must print its token
 #                 within RUNSC_PROBE_S seconds (kvm hung on some hosts). The
-#                 first that answers is RUNSC_PLATFORM_CHOSEN.
+#                 first that answers is RUNSC_PLATFORM_CHOSEN. The choice
+#                 recorded for the installed runsc version is reused (no
+#                 probe on every `make up`; a new runsc is probed again).
 #                 SANDGATE_RUNSC_PLATFORM (environment or .env) forces one:
 #                 it is still probed, and a failure is a problem, not a
 #                 silent fallback.
@@ -206,6 +208,14 @@ choose_platform() {
         fi
         RUNSC_PLATFORM_CHOSEN=$forced
         say "platform $forced (forced by SANDGATE_RUNSC_PLATFORM)"
+        return 0
+    fi
+    # probed before for this very runsc: keep its choice (a new runsc probes again)
+    if [ -f "$STATE_DIR/runsc" ] &&
+        grep -qxF "version=$(runsc_version)" "$STATE_DIR/runsc" &&
+        p=$(sed -n 's/^platform=\(kvm\|systrap\|ptrace\)$/\1/p' "$STATE_DIR/runsc") && [ -n "$p" ]; then
+        RUNSC_PLATFORM_CHOSEN=$p
+        say "platform $p (probed before for runsc $(runsc_version): $STATE_DIR/runsc; delete it to probe again)"
         return 0
     fi
     for p in $RUNSC_PLATFORMS; do

@@ -193,6 +193,8 @@ class Runsc(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="sg-runsc-")
         self.runsc = os.path.join(self.dir, "runsc")
+        self.state = os.path.join(self.dir, "state")
+        os.mkdir(self.state)
         with open(self.runsc, "w") as f:
             f.write(FAKE_RUNSC % {"dir": self.dir})
         os.chmod(self.runsc, 0o755)
@@ -227,7 +229,7 @@ class Runsc(unittest.TestCase):
         e = dict(os.environ, SANDGATE_RUNSC=self.runsc, SANDGATE_APT_DIR=self.apt,
                  SANDGATE_APT_GET=self.apt_get, SANDGATE_OS_RELEASE=self.os_release,
                  SANDGATE_KVM_DEVICE=os.path.join(self.dir, "no-kvm"),
-                 SANDGATE_RUNSC_PROBE_S="2", SANDGATE_STATE_DIR=self.dir)
+                 SANDGATE_RUNSC_PROBE_S="2", SANDGATE_STATE_DIR=self.state)
         e.pop("SANDGATE_RUNSC_PLATFORM", None)
         e.update(env)
         t0 = time.monotonic()
@@ -302,11 +304,23 @@ class Runsc(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("not one of kvm systrap ptrace", r.stderr)
 
+    def test_a_recorded_choice_for_this_version_is_kept_and_a_new_version_probes_again(self):
+        with open(os.path.join(self.state, "runsc"), "w") as f:
+            f.write("version=0.0~20221219.0\nplatform=systrap\npath=/x\n")
+        r, _ = self.run_fn("choose_platform")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.probes(), [])
+        self.assertIn("chosen=systrap", r.stdout)
+        self.version("runsc version 0.0~20240729.0")
+        r, _ = self.run_fn("choose_platform")
+        self.assertEqual(self.probes(), ["systrap", "ptrace"])
+        self.assertIn("chosen=ptrace", r.stdout)
+
     def test_record(self):
         self.version("runsc version 0.0~20240729.0")
         r, _ = self.run_fn("RUNSC_PLATFORM_CHOSEN=systrap; record_runsc")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        rec = dict(l.split("=", 1) for l in read(os.path.join(self.dir, "runsc")).splitlines())
+        rec = dict(l.split("=", 1) for l in read(os.path.join(self.state, "runsc")).splitlines())
         self.assertEqual((rec["version"], rec["platform"], rec["path"]),
                          ("0.0~20240729.0", "systrap", self.runsc))
 
