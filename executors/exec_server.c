@@ -203,7 +203,9 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
     if (line)
         job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
                 req->limits.max_output_bytes, &hooks, &o, &run_ms);
-    else
+    if (line && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
+        job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
+    else if (!line)
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
     json_t *net = lease_return(s, req, &l);
