@@ -19,7 +19,10 @@ if ! [ -x "$DIR/usr/bin/runsc" ]; then
     (cd "$DIR" && apt-get download -q "runsc=$VERSION" >&2)
     dpkg-deb -x "$DIR"/runsc_*.deb "$DIR"
 fi
-"$DIR/usr/bin/runsc" --version | grep -q 20221219 || { echo "old-runsc: $DIR/usr/bin/runsc is not 20221219" >&2; exit 1; }
+# (whole outputs first: grep -q would close the pipe early, and pipefail
+# would call the writer's SIGPIPE a failure)
+registered() { [[ $(docker info --format '{{json .Runtimes}}') == *"\"$NAME\""* ]]; }
+[[ $("$DIR/usr/bin/runsc" --version) == *20221219* ]] || { echo "old-runsc: $DIR/usr/bin/runsc is not 20221219" >&2; exit 1; }
 changed=$(python3 - "$DAEMON_JSON" "$NAME" "$DIR/usr/bin/runsc" <<'PY'
 import json, os, sys
 path, name, binary = sys.argv[1:]
@@ -37,9 +40,9 @@ PY
 if [ "$changed" = changed ]; then
     kill -HUP "$(pgrep -x dockerd)"
     for _ in $(seq 20); do
-        docker info --format '{{json .Runtimes}}' | grep -q "\"$NAME\"" && break
+        registered && break
         sleep 0.5
     done
 fi
-docker info --format '{{json .Runtimes}}' | grep -q "\"$NAME\"" || { echo "old-runsc: $NAME not registered" >&2; exit 1; }
+registered || { echo "old-runsc: $NAME not registered" >&2; exit 1; }
 echo "$NAME"

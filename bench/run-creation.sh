@@ -14,7 +14,7 @@ IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
 [ "$(id -u)" = 0 ] || { echo "run-creation: needs root (runsc run, cgroups)"; exit 1; }
 docker image inspect "$IMAGE" >/dev/null 2>&1 || { echo "run-creation: $IMAGE missing (make images)"; exit 1; }
 RUNTIMES=runsc
-old=$(bench/old-runsc.sh 2>/dev/null) && RUNTIMES="$old runsc"
+old=$(bench/old-runsc.sh) && RUNTIMES="$old runsc"
 print_load
 for rt in $RUNTIMES; do
     bench/creation_cost.py "$IMAGE" "$rt" "$N"

@@ -31,7 +31,7 @@ IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
 RUNTIMES=${POOLS_BENCH_RUNTIMES:-}
 if [ -z "$RUNTIMES" ]; then
     RUNTIMES=runsc
-    if [ "$(id -u)" = 0 ] && old=$(bench/old-runsc.sh 2>/dev/null); then
+    if [ "$(id -u)" = 0 ] && old=$(bench/old-runsc.sh); then
         RUNTIMES="$old runsc"
     else
         echo "run-pools: the old runsc is not registered (bench/old-runsc.sh as root): current runsc only"
