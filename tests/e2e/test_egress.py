@@ -563,3 +563,33 @@ def main():
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AcceptedOldRunsc(unittest.TestCase):
+    """An operator who accepts an old runsc (--runsc-accept-old) gets an
+    executor that serves, and a warning in every /healthz answer and the
+    info gauge (a fake runsc script stands in for the old binary)."""
+
+    def test_the_warning_is_in_every_health_answer(self):
+        tex.require_engine_and_images()
+        d = tempfile.mkdtemp(prefix="sg-oldrunsc-")
+        fake = os.path.join(d, "runsc")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "runsc version 0.0~20221219.0"\n')
+        os.chmod(fake, 0o755)
+        ex = tex.Executor("python", pool_size=1,
+                          extra=("--runsc-path", fake, "--runsc-accept-old", "true"))
+        try:
+            for _ in range(2):
+                _, _, h = ex.health()
+                self.assertEqual(h["sandbox"]["runsc_version"], "0.0~20221219.0", h)
+                self.assertEqual(len(h["warnings"]), 1, h)
+                self.assertIn("older than the minimum 20240729", h["warnings"][0])
+            _, _, text = sgtest.http("GET", ex.url + "/metrics")
+            self.assertIn('version="0.0~20221219.0"', text)
+            self.assertIn('accepted_old="true"} 1', text)
+        finally:
+            rc = ex.stop()
+            shutil.rmtree(d, ignore_errors=True)
+        self.assertEqual(rc, 0)
+        self.assertEqual(ex.containers(), [])
