@@ -17,13 +17,13 @@ print_load() {
 # free_port: a free TCP port on loopback.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # bare_rate RUNS IMAGE CMD...: containers/s for RUNS single-use
-# `docker run --rm --runtime=runsc` containers, 4 at a time (the creation
+# `docker run --rm --runtime=$BARE_RUNTIME` (runsc) containers, 4 at a time (the creation
 # ceiling: every job uses up a sandbox).
 bare_rate() {
     local runs=$1 image=$2 t0 t1
     shift 2
     t0=$(date +%s.%N)
-    seq "$runs" | xargs -P 4 -I{} docker run --rm --runtime=runsc --network none \
+    seq "$runs" | xargs -P 4 -I{} docker run --rm --runtime="${BARE_RUNTIME:-runsc}" --network none \
         --security-opt seccomp=unconfined --entrypoint "$1" "$image" "${@:2}" >/dev/null
     t1=$(date +%s.%N)
     python3 -c "print(round($runs / ($t1 - $t0), 2))"

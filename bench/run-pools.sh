@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # run-pools.sh - pool flavours through the whole path: the release sandgate in
 # front of a Python sandgate-executor with a plain and a pandas flavour, on
-# the real dockerd + runsc:
-#   hello-world and pandas-job latency p50/p99 via POST /v1/run at concurrency 1
-#   (each job sent when every pool is full and quiet), and sustained jobs/s at
-#   concurrency 4 for a 70 % hello / 30 % pandas mix, beside the bare
-#   `docker run --rm --runtime=runsc` rate measured in the same run, with the
-#   planned warm-pool memory against --pool-memory-mb, and the CPU seconds the
-#   machine spends per bare container and per job of the mix (its CPUs over
-#   that is the most jobs/s the mix can reach here, whatever the pools do).
+# the real dockerd + runsc, once per gVisor runtime, side by side in one run:
+# the current runsc (runtime "runsc", the platform host-setup.sh chose) and,
+# when this runs as root, bookworm's old 0.0~20221219 on ptrace (runtime
+# "runsc-20221219", registered by bench/old-runsc.sh; POOLS_BENCH_RUNTIMES
+# picks others). For each:
+#   the bare `docker run --rm` rate (4 at a time) and CPU-s per container;
+#   hello-world and pandas-job latency p50/p99 via POST /v1/run at
+#   concurrency 1 (each job sent when every pool is full and quiet);
+#   sustained jobs/s at concurrency 4 for a 70 % hello / 30 % pandas mix, the
+#   pool's creation rate meanwhile and the CPU-s per job of the mix.
 # Targets: pandas p50 <= 2x hello p50; hello p50 <= 15 ms; the mix >= 80 % of
-# the bare rate; planned memory within the budget. Prints the figures and the
-# load average before and after; fails only when it cannot measure.
+# the bare rate. Prints the figures, one table (new/old ratios) and the load
+# average before and after; fails only when it cannot measure.
 # SANDGATE_TAG picks the sandbox image tag (latest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,15 @@ PLAIN=${POOLS_BENCH_PLAIN:-4}     # warm plain sandboxes
 PANDAS=${POOLS_BENCH_PANDAS:-2}   # warm pandas sandboxes
 BUDGET=${POOLS_BENCH_MEMORY_MB:-400}
 IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
+RUNTIMES=${POOLS_BENCH_RUNTIMES:-}
+if [ -z "$RUNTIMES" ]; then
+    RUNTIMES=runsc
+    if [ "$(id -u)" = 0 ] && old=$(bench/old-runsc.sh); then
+        RUNTIMES="$old runsc"
+    else
+        echo "run-pools: the old runsc is not registered (bench/old-runsc.sh as root): current runsc only"
+    fi
+fi
 for b in "$EXECUTOR" "$SANDGATE"; do
     [ -x "$b" ] || { echo "run-pools: $b is not built (make bench-bins)"; exit 1; }
 done
@@ -33,10 +44,13 @@ images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
 docker image inspect "$IMAGE" >/dev/null 2>&1 || { echo "run-pools: $IMAGE missing (make images)"; exit 1; }
 bench_workdir
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
+# measure RUNTIME: every figure for one runtime; appends a row to $work/table.
+measure() {
+local rt=$1
+echo "== runtime $rt: $(docker info --format "{{json (index .Runtimes \"$rt\")}}")"
+echo "bare docker run --rm --runtime=$rt, $BARE runs, 4 in parallel ..."
 c0=$(cpu_busy_s)
-bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
+bare=$(BARE_RUNTIME=$rt bare_rate "$BARE" "$IMAGE" /bin/true)
 c1=$(cpu_busy_s)
 bare_cpu=$(per_unit "$c0" "$c1" "$BARE")
 echo "  bare rate: $bare containers/s, $bare_cpu CPU-s per container ($(nproc) CPUs)"
@@ -44,23 +58,24 @@ echo "  bare rate: $bare containers/s, $bare_cpu CPU-s per container ($(nproc) C
 ep=$(free_port)
 ex=http://127.0.0.1:$ep
 "$EXECUTOR" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
+    --runtime "$rt" --runsc-accept-old true \
     --instance "bench-pools-$$" --flavour "plain:$PLAIN" --flavour "pandas=numpy,pandas:$PANDAS" \
     --pool-memory-mb "$BUDGET" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
-    2>"$work/executor.log" & pids+=($!)
+    2>"$work/executor-$rt.log" & pids+=($!)
 gp=$(free_port)
 gw=http://127.0.0.1:$gp
 cat >"$work/sandgate.json" <<JSON
 {"port": $gp, "policies_dir": "policies", "audit_log": "$work/audit.log",
  "log_level": "warn", "executors": {"python": ["$ex"], "nodejs": ["$ex"]}}
 JSON
-"$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
+"$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate-$rt.log" & pids+=($!)
 for _ in $(seq 600); do
     curl -fsS "$ex/healthz" 2>/dev/null | python3 2>/dev/null -c 'import json,sys
 h = json.load(sys.stdin)
 sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' && break
     sleep 0.2
 done
-curl -fsS "$gw/healthz" >/dev/null || { echo "run-pools: gateway not up"; cat "$work/sandgate.log"; exit 1; }
+curl -fsS "$gw/healthz" >/dev/null || { echo "run-pools: gateway not up"; cat "$work/sandgate-$rt.log"; exit 1; }
 
 hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
 pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")
@@ -90,4 +105,31 @@ for f in json.load(sys.stdin)["flavours"]:
     est = "" if f["memory_measured"] else " (estimated)"
     print("%s %s MB%s, refill %.0f ms;" % (f["name"], f["memory_mb"], est, f["create_ms"]), end=" ")
 ' <<<"$health")"
+kill "${pids[@]: -2}" 2>/dev/null || true
+wait "${pids[@]: -2}" 2>/dev/null || true
+printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$rt" "$bare" "$bare_cpu" "$h50" \
+    "$(jq_ hello.p99_ms <<<"$hello")" "$p50" "$(jq_ pandas.p99_ms <<<"$pandas")" "$jps" \
+    "$(jq_ creates_per_s <<<"$mix")" "$mix_cpu" "$(jq_ hello.p50_ms <<<"$mix")" >>"$work/table"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for rt in $RUNTIMES; do measure "$rt"; done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$work/table" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+cols = ["bare runs/s", "CPU-s/bare", "hello p50 ms", "hello p99 ms", "pandas p50 ms",
+        "pandas p99 ms", "mix jobs/s (c=4)", "pool creates/s", "CPU-s/mix job", "mix hello p50 ms"]
+print("| runtime | " + " | ".join(cols) + " |")
+print("|---" * (len(cols) + 1) + "|")
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+if len(rows) == 2:
+    ratios = []
+    for a, b in zip(rows[1][1:], rows[0][1:]):
+        try:
+            ratios.append("%.2f" % (float(a) / float(b)))
+        except (ValueError, ZeroDivisionError):
+            ratios.append("-")
+    print("| %s / %s | " % (rows[1][0], rows[0][0]) + " | ".join(ratios) + " |")
+PY

@@ -60,6 +60,8 @@ static const struct opt opts[] = {
      EXEC_CREATE_PARALLEL_MAX},
     {"runtime", "SANDGATE_RUNTIME", OPT_STR, F(runtime), 1, 0},
     {"insecure-runtime", NULL, OPT_INSECURE, F(runtime), 1, 0},
+    {"runsc-path", "SANDGATE_RUNSC_PATH", OPT_STR, F(runsc_path), 0, 0},
+    {"runsc-accept-old", "SANDGATE_RUNSC_ACCEPT_OLD", OPT_BOOL, F(runsc_accept_old), 0, 0},
     {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), SG_MEMORY_MB_MIN,
      SG_MEMORY_MB_MAX},
     {"cpus", "SANDGATE_CPUS", OPT_CPUS, F(nano_cpus), 0, 0},
@@ -128,6 +130,11 @@ static const char usage_text[] =
     "  --runtime NAME        OCI runtime registered with dockerd (runsc) env SANDGATE_RUNTIME\n"
     "  --insecure-runtime NAME  run under a non-gVisor runtime (e.g. runc); logs a\n"
     "                        warning on every job. For development only.\n"
+    "  --runsc-path PATH     the runsc whose --version is read at start (default: the\n"
+    "                        path dockerd registered for --runtime)  env SANDGATE_RUNSC_PATH\n"
+    "  --runsc-accept-old B  start with a runsc older than the minimum (20240729) or\n"
+    "                        of unknown version, with a warning in every /healthz\n"
+    "                        (false; a start is refused)     env SANDGATE_RUNSC_ACCEPT_OLD\n"
     "  --memory-mb N         memory limit, swap equal to memory (256; 32..65536 MiB;\n"
     "                        also 512m, 1g)  env SANDBOX_MAX_MEMORY (256m, 1g, 512k,\n"
     "                        or a bare number of bytes, as Docker reads it)\n"

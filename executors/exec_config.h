@@ -51,9 +51,11 @@ struct exec_config {
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];
-    bool insecure_runtime; /* runtime chosen with --insecure-runtime (runc) */
-    unsigned memory_mb;    /* container memory (and memory+swap) limit */
-    int64_t nano_cpus;     /* CPU quota, 1e9 = one core */
+    bool insecure_runtime;     /* runtime chosen with --insecure-runtime (runc) */
+    char runsc_path[PATH_MAX]; /* runsc read at start; empty: dockerd's registration */
+    bool runsc_accept_old;     /* an old or unknown runsc starts, with a warning */
+    unsigned memory_mb;        /* container memory (and memory+swap) limit */
+    int64_t nano_cpus;         /* CPU quota, 1e9 = one core */
     unsigned pids_limit;
     unsigned timeout_ms;         /* default wall-clock limit of a job */
     unsigned max_timeout_ms;     /* requests above this are clamped */

@@ -203,13 +203,17 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
     if (line)
         job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
                 req->limits.max_output_bytes, &hooks, &o, &run_ms);
-    else
+    if (line && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
+        job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
+    else if (!line)
         outcome_runner_error(&o, "cannot encode the job");
     free(line);
     json_t *net = lease_return(s, req, &l);
     json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
     if (body && net)
         json_object_set(body, "network", net);
+    if (body && s->runsc)
+        json_object_set_new(body, "sandbox", runsc_info_json(s->runsc, s->cfg->runtime));
     json_decref(net);
     job_answer(st, resp, body);
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
@@ -294,6 +298,32 @@ static json_t *egress_json(struct exec_server *s)
                      "tearing_down", ps.tearing_down);
 }
 
+/* The gVisor facts; an accepted old runsc is a warning in every answer. */
+static void add_runsc(const struct exec_server *s, json_t *j)
+{
+    if (!s->runsc)
+        return;
+    json_object_set_new(j, "sandbox", runsc_info_json(s->runsc, s->cfg->runtime));
+    if (s->runsc->warning[0])
+        json_object_set_new(j, "warnings", json_pack("[s]", s->runsc->warning));
+}
+
+/* sandgate_executor_runsc_info: an info gauge (value 1) labelled with the facts. */
+static void render_runsc(const struct exec_server *s, struct sg_buf *b)
+{
+    const struct runsc_info *ri = s->runsc;
+    if (!ri)
+        return;
+    sg_buf_printf(b,
+                  "# HELP sandgate_executor_runsc_info The sandboxes' runtime, runsc version "
+                  "and gVisor platform (value 1).\n"
+                  "# TYPE sandgate_executor_runsc_info gauge\n"
+                  "sandgate_executor_runsc_info{runtime=\"%s\",version=\"%s\",platform=\"%s\","
+                  "accepted_old=\"%s\"} 1\n",
+                  s->cfg->runtime, ri->version[0] ? ri->version : "unknown",
+                  ri->platform[0] ? ri->platform : "unknown", ri->warning[0] ? "true" : "false");
+}
+
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
     struct pool_set_stats *st = stats_snapshot(s, resp);
@@ -324,6 +354,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
         json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
                             json_integer(st->held_mb));
         json_object_set_new(j, "egress", egress_json(s));
+        add_runsc(s, j);
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);
@@ -342,6 +373,7 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
     if (base)
         sg_buf_printf(&b, "%s", base);
     pool_set_render_metrics(st, &b);
+    render_runsc(s, &b);
     free(base);
     free(st);
     resp->status = 200;

@@ -12,21 +12,23 @@
 #include "httpsrv.h"
 #include "metrics.h"
 #include "pools.h"
+#include "runsc_info.h"
 #include "sessions.h"
 #include "sg_token.h"
 
 struct exec_server {
-    const struct exec_config *cfg; /* borrowed */
-    struct pool_set *pools;        /* borrowed: one warm pool per flavour */
-    struct sessions *sessions;     /* borrowed: the session table */
-    struct pool *net_pool;         /* borrowed: networked sandboxes; NULL: none */
-    struct docker_client *dc;      /* borrowed */
-    struct metrics *metrics;       /* borrowed */
-    char token[SG_TOKEN_MAX];      /* empty: no token required */
-    const char *runtime_json;      /* borrowed; GET /v1/runtime, NULL = unknown */
-    struct exec_jobs *jobs;        /* borrowed: running jobs, for cancel */
-    atomic_int in_flight;          /* /v1/exec handlers running */
-    atomic_bool draining;          /* SIGTERM: new jobs get 503 */
+    const struct exec_config *cfg;  /* borrowed */
+    struct pool_set *pools;         /* borrowed: one warm pool per flavour */
+    struct sessions *sessions;      /* borrowed: the session table */
+    struct pool *net_pool;          /* borrowed: networked sandboxes; NULL: none */
+    struct docker_client *dc;       /* borrowed */
+    struct metrics *metrics;        /* borrowed */
+    char token[SG_TOKEN_MAX];       /* empty: no token required */
+    const char *runtime_json;       /* borrowed; GET /v1/runtime, NULL = unknown */
+    const struct runsc_info *runsc; /* borrowed: the gVisor read at start; NULL = unknown */
+    struct exec_jobs *jobs;         /* borrowed: running jobs, for cancel */
+    atomic_int in_flight;           /* /v1/exec handlers running */
+    atomic_bool draining;           /* SIGTERM: new jobs get 503 */
 };
 
 /* The sg_httpsrv handler; ctx is a struct exec_server. */

@@ -291,6 +291,18 @@ static void confirm_oom(struct docker_client *dc, const char *id, double run_ms,
     }
 }
 
+void job_confirm_oom_exit(struct docker_client *dc, const struct sandbox *sb, double run_ms,
+                          struct exec_outcome *o)
+{
+    if (o->status != EXEC_PROGRAM_ERROR || o->exit_code <= 0)
+        return;
+    struct docker_state st = {.exit_code = OUTCOME_SIGKILL_EXIT};
+    confirm_oom(dc, sb->id, run_ms, &st);
+    if (st.oom_killed)
+        outcome_limit(o, "memory", EXEC_CODE_MEMORY,
+                      "memory limit exceeded (the engine reports an out-of-memory kill)");
+}
+
 static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
                          struct exec_outcome *o)
 {

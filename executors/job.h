@@ -93,6 +93,16 @@ void job_read_result(int fd, unsigned deadline_ms, struct job_io *io);
 
 /* Classify how io ended into *o (the result line, or the sandbox's state
  * when the stream closed). */
+/* runsc 20240729 ends the program that reaches the container's memory limit
+ * with exit status 1 and keeps the sandbox (runsc 20221219 killed the whole
+ * sandbox); the engine reports an "oom" event for the container either way.
+ * A program error with a positive exit becomes the memory limit when the
+ * engine reports one since the job started (waits up to
+ * JOB_OOM_EVENT_WAIT_MS for it): the engine's word, never the program's.
+ * Callers ask only when the job came near the limit or its interpreter died. */
+void job_confirm_oom_exit(struct docker_client *dc, const struct sandbox *sb, double run_ms,
+                          struct exec_outcome *o);
+
 void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *io,
                   struct exec_outcome *o);
 

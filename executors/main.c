@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "pools.h"
 #include "runtime_info.h"
+#include "runsc_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sessions.h"
@@ -64,6 +65,22 @@ static int check_engine(struct docker_client *dc, struct exec_config *cfg, struc
                             "with 'make images'",
                             cfg->image, err->msg);
     return 0;
+}
+
+/* The gVisor (runsc_info.h) and the engine. With --runsc-path an old runsc is
+ * refused before dockerd is asked; else its registration names the binary. */
+static int start_checks(const struct exec_config *cfg, struct docker_client **dc,
+                        struct runsc_info *ri, struct sg_error *err)
+{
+    int r = runsc_info_load(NULL, cfg, ri, err);
+    if (r == 0 && (r = docker_client_new(cfg->docker_socket, dc, err)) == 0 &&
+        (r = check_engine(*dc, cfg, err)) == 0)
+        r = runsc_info_load(*dc, cfg, ri, err);
+    if (r == 0)
+        sg_log(SG_LOG_INFO, "runsc", "runtime=%s version=%s platform=%s path=%s", cfg->runtime,
+               ri->version[0] ? ri->version : "-", ri->platform[0] ? ri->platform : "-",
+               ri->path[0] ? ri->path : "-");
+    return r;
 }
 
 /* The image's runtime listing, or NULL (logged): jobs run either way. */
@@ -188,13 +205,13 @@ static int wait_for_stop(void)
 }
 
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
-                 const char *token, struct sg_error *err)
+                 const char *token, const struct runsc_info *ri, struct sg_error *err)
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
     struct sessions *sessions = NULL;
     struct sg_httpsrv *http = NULL;
-    struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m};
+    struct exec_server srv = {.cfg = cfg, .dc = dc, .metrics = m, .runsc = ri};
     snprintf(srv.token, sizeof(srv.token), "%s", token);
     struct pool_set_config pc = {dc,
                                  body,
@@ -275,8 +292,9 @@ int main(int argc, char **argv)
     char *seccomp = NULL, *body = NULL;
     int rc = 1;
     unsigned reaped = 0;
-    if (docker_client_new(cfg.docker_socket, &dc, &err) < 0 || check_engine(dc, &cfg, &err) < 0) {
-        rc = fail("engine_check_failed", &err);
+    struct runsc_info ri = {0};
+    if (start_checks(&cfg, &dc, &ri, &err) < 0) {
+        rc = fail(err.code == -EPERM ? "runsc_refused" : "engine_check_failed", &err);
         goto out;
     }
     if (pool_reap(dc, cfg.instance, &reaped, &err) < 0) {
@@ -289,7 +307,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (sandbox_create_body(&cfg, seccomp, NULL, &body, &err) < 0 ||
-        serve(&cfg, dc, body, token, &err) < 0) {
+        serve(&cfg, dc, body, token, &ri, &err) < 0) {
         rc = fail("serve_failed", &err);
         goto out;
     }

@@ -31,6 +31,8 @@ struct metrics {
     unsigned long long limits[N_LIMITS];
     unsigned long long rejected[N_REASONS];
     unsigned long long creates_ok, creates_failed;
+    unsigned long long phase_n;      /* launches with their parts timed */
+    double phase_ms[METRICS_PHASES]; /* sums */
     unsigned long long egress_allowed, egress_denied;
     struct sg_histogram job_latency, create_latency;
 };
@@ -97,6 +99,30 @@ void metrics_create(struct metrics *m, double ms, bool ok)
     pthread_mutex_unlock(&m->mu);
 }
 
+void metrics_create_phases(struct metrics *m, const double ms[METRICS_PHASES])
+{
+    pthread_mutex_lock(&m->mu);
+    m->phase_n++;
+    for (int i = 0; i < METRICS_PHASES; i++)
+        m->phase_ms[i] += ms[i];
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void render_phases(const struct metrics *m, struct sg_buf *b)
+{
+    static const char *const names[METRICS_PHASES] = {"create", "attach", "start", "ready"};
+    sg_buf_printf(b, "# HELP sandgate_executor_sandbox_phase_seconds_total Time spent in each "
+                     "part of warm sandbox creation (sum; count below).\n"
+                     "# TYPE sandgate_executor_sandbox_phase_seconds_total counter\n");
+    for (int i = 0; i < METRICS_PHASES; i++)
+        sg_buf_printf(b, "sandgate_executor_sandbox_phase_seconds_total{phase=\"%s\"} %.6f\n",
+                      names[i], m->phase_ms[i] / 1000.0);
+    sg_buf_printf(b,
+                  "# TYPE sandgate_executor_sandbox_phase_launches_total counter\n"
+                  "sandgate_executor_sandbox_phase_launches_total %llu\n",
+                  m->phase_n);
+}
+
 void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long long denied)
 {
     pthread_mutex_lock(&m->mu);
@@ -130,6 +156,7 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
                   "sandgate_executor_container_creates_total{result=\"ok\"} %llu\n"
                   "sandgate_executor_container_creates_total{result=\"failed\"} %llu\n",
                   m->creates_ok, m->creates_failed);
+    render_phases(m, &b);
     sg_buf_printf(&b,
                   "# HELP sandgate_executor_egress_decisions_total Egress proxy decisions on "
                   "networked jobs' connections, by verdict.\n"

@@ -29,6 +29,18 @@ void metrics_rejected(struct metrics *m, const char *reason);
 /* One container launch (create+attach+start) and whether it worked. */
 void metrics_create(struct metrics *m, double ms, bool ok);
 
+/* The parts of one warm sandbox's creation, in ms (PHASE_* order): Engine
+ * API create, attach, start (runsc boots the sandbox), the runner's ready
+ * line after the start. Rendered as sums with the count of launches. */
+enum {
+    METRICS_PHASE_CREATE,
+    METRICS_PHASE_ATTACH,
+    METRICS_PHASE_START,
+    METRICS_PHASE_READY,
+    METRICS_PHASES
+};
+void metrics_create_phases(struct metrics *m, const double ms[METRICS_PHASES]);
+
 /* Egress decisions of one networked job (egress.h), by verdict. */
 void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long long denied);
 

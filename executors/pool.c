@@ -180,9 +180,15 @@ static void launch_one(struct pool *p)
     double ms = attach_now_ms() - t0;
     if (p->metrics)
         metrics_create(p->metrics, ms, r == 0);
+    double t_up = attach_now_ms();
     bool ready = r == 0 && p->wait_ready ? wait_ready(p, &sb) : true;
-    if (r == 0)
+    double phases[METRICS_PHASES] = {sb.create_ms, sb.attach_ms, sb.start_ms,
+                                     attach_now_ms() - t_up};
+    if (r == 0) {
         ms = attach_now_ms() - t0; /* the refill time: until it is warm */
+        if (p->metrics && ready && p->wait_ready)
+            metrics_create_phases(p->metrics, phases);
+    }
     pthread_mutex_lock(&p->mu);
     if (!ready && !p->warned_ready && !p->stopping) {
         p->warned_ready = true; /* an image whose runner sends no ready line */
@@ -201,8 +207,10 @@ static void launch_one(struct pool *p)
             enqueue_teardown(p, &sb);
         else
             p->idle[p->n_idle++] = sb;
-        sg_log(SG_LOG_DEBUG, "sandbox_ready", "container=%.12s flavour=%s launch_ms=%.1f", sb.id,
-               p->name, ms);
+        sg_log(SG_LOG_DEBUG, "sandbox_ready",
+               "container=%.12s flavour=%s launch_ms=%.1f create_ms=%.1f attach_ms=%.1f "
+               "start_ms=%.1f ready_ms=%.1f",
+               sb.id, p->name, ms, phases[0], phases[1], phases[2], phases[3]);
     } else {
         unsigned shift = p->fail_streak < 5 ? p->fail_streak : 5;
         double backoff = (double)POOL_BACKOFF_MIN_MS * (double)(1u << shift);

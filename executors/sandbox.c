@@ -110,12 +110,18 @@ int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *r
 {
     memset(ret, 0, sizeof(*ret));
     ret->fd = -1;
+    double t0 = attach_now_ms();
     int r = docker_create(dc, body, ret->id, err);
     if (r < 0)
         return r;
+    double t1 = attach_now_ms();
     r = attach_open(docker_client_socket(dc), ret->id, SANDBOX_ATTACH_TIMEOUT_MS, &ret->fd, err);
+    double t2 = attach_now_ms();
     if (r == 0)
         r = docker_start(dc, ret->id, err);
+    ret->create_ms = (float)(t1 - t0);
+    ret->attach_ms = (float)(t2 - t1);
+    ret->start_ms = (float)(attach_now_ms() - t2);
     if (r < 0) {
         sandbox_destroy(dc, ret, NULL);
         return r;

@@ -23,6 +23,9 @@ struct sandbox {
     char id[DOCKER_ID_LEN + 1];
     int fd;          /* the attach stream; -1 when closed */
     double ready_ms; /* monotonic time the container was started */
+    /* How long each step of sandbox_launch took (ms): Engine API create,
+     * attach, start (which returns once runsc has booted the sandbox). */
+    float create_ms, attach_ms, start_ms;
     /* Its address on the egress network, looked up once at launch (a
      * networked pool's sandbox; "" otherwise): the key of the job's
      * allow-list at the proxy, kept off the job's path. */

@@ -303,6 +303,8 @@ static void run_cell(struct sessions *s, struct session *x, struct exec_request 
     sess_exchange(x, line, nonce, er->limits.timeout_ms + SESSIONS_CANCEL_GRACE_MS + JOB_GRACE_MS,
                   &io);
     job_classify(s->c.dc, &x->sb, &io, &o);
+    if (io.end == JOB_END_RESULT && json_is_true(json_object_get(io.result, "session_lost")))
+        job_confirm_oom_exit(s->c.dc, &x->sb, io.run_ms, &o); /* the interpreter died */
     const char *why = NULL;
     if (io.end != JOB_END_RESULT)
         why = x->doomed ? "the session was deleted or expired while the cell ran"

@@ -39,6 +39,7 @@ struct job {
     struct gw_exec_result ex;
     json_t *net_allow;   /* the job's canonical allow-list, or NULL: no network */
     json_t *net_result;  /* the executor's {allowed, denied}, or NULL */
+    json_t *sandbox;     /* the executor's sandbox facts (runtime, runsc version), or NULL */
     json_t *rt_rules;    /* run-time rules the sandbox reported (audit), or NULL */
     const char *outcome; /* executor status or error code, for the audit line */
     char outcome_buf[48];
@@ -433,6 +434,8 @@ static void execute(struct job *j, struct sg_http_response *resp)
     }
     json_t *o = gw_result_from_executor(ans);
     json_t *rtv = gw_runtime_violations(ans);
+    if (json_is_object(json_object_get(ans, "sandbox")))
+        j->sandbox = json_incref(json_object_get(ans, "sandbox"));
     record_runtime(j, rtv);
     if (j->net_allow && json_is_object(json_object_get(ans, "network"))) {
         j->net_result = json_incref(json_object_get(ans, "network"));
@@ -488,6 +491,8 @@ static void audit(struct job *j, int status)
         json_object_set_new(
             o, "network",
             json_pack("{s:O,s:O?}", "allow", j->net_allow, "decisions", j->net_result));
+    if (o && j->sandbox)
+        json_object_set(o, "sandbox", j->sandbox);
     gw_audit_detail_add(o, j->tenant, j->analyzed ? &j->an.violations : NULL,
                         j->analyzed && !j->an.accepted, j->parsed ? j->req.code : NULL,
                         j->parsed ? j->req.code_len : 0);
@@ -567,6 +572,7 @@ static void handle(struct job *jp, const struct sg_http_request *req, struct sg_
     json_decref(j.rt_rules);
     json_decref(j.net_allow);
     json_decref(j.net_result);
+    json_decref(j.sandbox);
     if (j.analyzed)
         sg_analysis_free(&j.an);
     gw_request_free(&j.req);

@@ -2,12 +2,16 @@
 # host-setup.sh [--check | --fix]
 #
 # Checks (and with --fix, as root on Debian, repairs) what the sandgate stack
-# needs from the host: a reachable dockerd, the runsc runtime registered with
+# needs from the host: a reachable dockerd, a current runsc registered with
 # the arguments sandgate relies on, and a memory cgroup for container limits.
 #   --check  report problems with the command that fixes each; exit 1 if any
-#   --fix    install docker.io + runsc if missing, register runsc (and
-#            runsc-net, the networked pools' runtime) in
-#            /etc/docker/daemon.json, start (or reload) dockerd; say what changed
+#   --fix    install docker.io if missing and runsc >= the minimum (on
+#            bookworm from bookworm-backports, pinned: host-runsc.sh), pick
+#            the gVisor platform by probe, register runsc (and runsc-net,
+#            the networked pools' runtime) with it in /etc/docker/daemon.json,
+#            start (or reload: SIGHUP, never a restart) dockerd, install the
+#            egress packet filter for the stack's egress network if it exists
+#            (egress-firewall.sh); say what changed
 #
 # A dockerd that is still running but not answering (starting up, or on its
 # way out after it was stopped) is waited for, up to
@@ -19,6 +23,8 @@
 # can drive this with a fake daemon; the script can be sourced for its
 # functions.
 set -uo pipefail
+# shellcheck source=images/host-runsc.sh
+. "$(dirname "${BASH_SOURCE[0]}")/host-runsc.sh"
 
 DAEMON_JSON=${SANDGATE_DOCKER_DAEMON_JSON:-/etc/docker/daemon.json}
 DOCKERD_LOG=${SANDGATE_DOCKERD_LOG:-/var/log/sandgate-dockerd.log}
@@ -77,7 +83,6 @@ PY
 fix_packages() {
     local missing=()
     command -v dockerd >/dev/null || missing+=(docker.io)
-    command -v runsc >/dev/null || missing+=(runsc)
     command -v python3 >/dev/null || missing+=(python3)
     if [ ${#missing[@]} -gt 0 ]; then
         say "installing ${missing[*]} (apt)"
@@ -85,15 +90,16 @@ fix_packages() {
         apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null ||
             { problem "apt-get install ${missing[*]} failed"; return 1; }
     fi
+    fix_runsc
 }
 
 fix_daemon_json() {
     mkdir -p "$(dirname "$DAEMON_JSON")"
     local before=""
     [ -f "$DAEMON_JSON" ] && before=$(cat "$DAEMON_JSON")
-    python3 - "$DAEMON_JSON" "$(command -v runsc)" <<'PY'
+    python3 - "$DAEMON_JSON" "$(runsc_bin)" "${RUNSC_PLATFORM_CHOSEN:-}" <<'PY'
 import json, os, sys
-path, runsc = sys.argv[1], sys.argv[2]
+path, runsc, platform = sys.argv[1], sys.argv[2], sys.argv[3]
 cfg = {}
 if os.path.exists(path) and os.path.getsize(path) > 0:
     cfg = json.load(open(path))
@@ -109,6 +115,13 @@ for a in ("--network=none", "--oci-seccomp"):
 # on the internal egress network use it; an existing entry is left as it is.
 cfg["runtimes"].setdefault("runsc-net", {"path": runsc,
                                          "runtimeArgs": ["--network=host", "--oci-seccomp"]})
+# The platform the probe chose (host-runsc.sh), on both: any other --platform
+# goes, every other argument stays.
+if platform:
+    for name in ("runsc", "runsc-net"):
+        rt = cfg["runtimes"][name]
+        rest = [a for a in rt.get("runtimeArgs", []) if not a.startswith("--platform=")]
+        rt["runtimeArgs"] = rest + ["--platform=" + platform]
 tmp = path + ".tmp"
 with open(tmp, "w") as f:
     json.dump(cfg, f, indent=2)
@@ -116,7 +129,7 @@ with open(tmp, "w") as f:
 os.replace(tmp, path)
 PY
     if [ "$before" != "$(cat "$DAEMON_JSON")" ]; then
-        say "registered runsc (args --network=none --oci-seccomp) and runsc-net (--network=host --oci-seccomp, networked pools only) in $DAEMON_JSON"
+        say "registered runsc (args --network=none --oci-seccomp${RUNSC_PLATFORM_CHOSEN:+ --platform=$RUNSC_PLATFORM_CHOSEN}) and runsc-net (--network=host, networked pools only) in $DAEMON_JSON"
         return 0
     fi
     return 1
@@ -146,11 +159,23 @@ start_dockerd() {
     return 1
 }
 
+# The stack's egress network (make up made it), when it exists: its packet
+# filter (egress-firewall.sh), so networked sandboxes reach only the proxy.
+fix_egress_firewall() {
+    local net=${SANDGATE_EGRESS_NETWORK:-sandgate-egress} sub proxy
+    "$DOCKER_CLI" network inspect "$net" >/dev/null 2>&1 || return 0
+    sub=$("$DOCKER_CLI" network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$net" | awk '{print $1}')
+    proxy=${SANDGATE_EGRESS_PROXY_IP:-${sub%.0/24}.2}
+    "$(dirname "${BASH_SOURCE[0]}")/egress-firewall.sh" install "$net" "$proxy:3128" ||
+        problem "the egress packet filter of $net could not be installed"
+}
+
 main() {
 mode=${1:---check}
 if [ "$mode" = "--fix" ]; then
     [ "$(id -u)" = 0 ] || { echo "host-setup: --fix needs root" >&2; exit 1; }
     fix_packages || exit 1
+    choose_platform || exit 1
     changed=0
     fix_daemon_json && changed=1
     if dockerd_running && [ $changed = 1 ]; then
@@ -160,6 +185,8 @@ if [ "$mode" = "--fix" ]; then
     fi
     start_dockerd || exit 1
     for _ in $(seq 1 20); do runsc_registered && break; sleep 0.5; done
+    record_runsc
+    fix_egress_firewall
 elif [ "$mode" != "--check" ]; then
     echo "usage: host-setup.sh [--check | --fix]" >&2
     exit 2
@@ -170,6 +197,7 @@ if ! docker_ok; then
 else
     runsc_registered || problem "the runsc runtime is not registered with dockerd. Fix: add {\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":$RUNSC_ARGS}}} to $DAEMON_JSON and 'kill -HUP \$(pidof dockerd)', or run 'images/host-setup.sh --fix'."
     runsc_args_ok || problem "runsc must run with --network=none (no sandbox network) and --oci-seccomp (otherwise gVisor ignores seccomp profiles). Fix: set runtimeArgs $RUNSC_ARGS for runsc in $DAEMON_JSON and reload dockerd, or run 'images/host-setup.sh --fix'."
+    check_runsc_version
     if ! [ -d /sys/fs/cgroup/memory ] && ! grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         problem "no memory cgroup controller: container memory limits cannot be enforced."
     fi

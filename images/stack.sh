@@ -7,8 +7,11 @@
 #           and tokens file, the gateway<->executor secret, the audit
 #           directory; create the stack, bind the trusted networks (below),
 #           then compose up -d and wait until /readyz is green
-#   down    compose down (containers, networks, volumes) and remove the
-#           sandbox containers the stack's executors created
+#           and install the egress network's host packet filter
+#           (egress-firewall.sh: its sandboxes reach the proxy and nothing
+#           else, this host included; needs root)
+#   down    remove that filter, compose down (containers, networks, volumes)
+#           and remove the sandbox containers the stack's executors created
 #   wait    wait for /readyz only
 #   reload  reload the gateway's policies and tokens (SIGHUP sent inside the
 #           container by sandgate-reload: `docker kill -s HUP` would switch
@@ -106,6 +109,13 @@ prepare() {
     fi
     DOCKER_GID=$(stat -c %g /var/run/docker.sock) || die "no /var/run/docker.sock"
     export DOCKER_GID
+    # The runsc dockerd runs, mounted read-only into the executors, which read
+    # its version at start (README, "gVisor").
+    local rt
+    rt=$(setting SANDGATE_RUNTIME runsc)
+    SANDGATE_RUNSC_HOST_PATH=$(docker info --format "{{with index .Runtimes \"$rt\"}}{{.Path}}{{end}}" 2>/dev/null)
+    [ -n "$SANDGATE_RUNSC_HOST_PATH" ] || die "runtime $rt is not registered with dockerd ('images/host-setup.sh --fix')"
+    export SANDGATE_RUNSC_HOST_PATH
 }
 
 wait_ready() {
@@ -235,6 +245,17 @@ write_egress_block() {
     mv "$STACK_DIR/config/egress-block.tmp" "$STACK_DIR/config/egress-block"
 }
 
+# The egress network's host packet filter (images/egress-firewall.sh). Without
+# root the stack still starts, networked jobs then rest on the proxy settings
+# alone: said loudly.
+egress_firewall() {
+    if [ "$(id -u)" != 0 ]; then
+        say "WARNING: not root: skipped the egress packet filter's $1; a networked job's own socket can reach this host (README, \"Network\"). Run 'images/egress-firewall.sh $*' as root." >&2
+        return 0
+    fi
+    images/egress-firewall.sh "$@" >&2 || die "images/egress-firewall.sh $* failed"
+}
+
 up() {
     prepare
     egress_subnet
@@ -247,6 +268,7 @@ up() {
     local changed
     changed=$(bind_networks)
     write_egress_block
+    egress_firewall install "$SANDGATE_EGRESS_NETWORK" "$SANDGATE_EGRESS_PROXY_IP:3128"
     compose up -d --remove-orphans
     if [ "$changed" = changed ]; then
         # A gateway that was already running reloads the tokens file.
@@ -271,6 +293,8 @@ down() {
     export DOCKER_GID=${DOCKER_GID:-0}
     export SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}
     say "stopping the stack (project $PROJECT)"
+    docker network inspect "$SANDGATE_EGRESS_NETWORK" >/dev/null 2>&1 &&
+        egress_firewall remove "$SANDGATE_EGRESS_NETWORK"
     compose down -v --remove-orphans
     local left
     left=$(sandbox_containers)

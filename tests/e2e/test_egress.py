@@ -14,15 +14,23 @@ link-local / metadata names and addresses are refused even with "*"; the
 next job in a networked sandbox's place reaches nothing of the previous job's
 list; an offline job still sees only `lo`; a tenant asking beyond its list is
 refused (403) before any sandbox; the result and the audit line list the
-proxy's decisions; the executor's /metrics counts them by verdict. Every
-container, network and file made here is removed."""
+proxy's decisions; the executor's /metrics counts them by verdict. The
+host packet filter (images/egress-firewall.sh, installed here for this
+suite's network as `make up` does for the stack's) is in place, proved by
+reading the rules: a job's own socket (requests without the proxy
+settings, a raw socket) to a listener this test starts on the network's
+gateway address (this host) or to a peer container on the network reaches
+neither, while the proxy path works and is recorded. Every container,
+network, rule and file made here is removed."""
 import base64
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import uuid
@@ -39,6 +47,8 @@ SBX_NET = f"sg-egress-sbx-{RUN_ID}"
 OUT_NET = f"sg-egress-out-{RUN_ID}"
 ORIGIN = f"sg-origin-{RUN_ID}"
 PROXY = f"sg-proxy-{RUN_ID}"
+PEER = f"sg-peer-{RUN_ID}"
+FIREWALL = os.path.join(sgtest.ROOT, "images", "egress-firewall.sh")
 METADATA_NAME = "metadata.sandgate.test"
 # RAGFlow's network cases call an external site; here a test-only name that
 # the proxy's hosts file maps to the origin container stands in for it.
@@ -114,6 +124,15 @@ class Stack:
                                                   f"{RAGFLOW_NAME}:{self.origin_ip}"]})
         docker("POST", f"/networks/{OUT_NET}/connect", {"Container": PROXY})
         self.proxy = address(PROXY, SBX_NET) + ":3128"
+        # another container on the sandboxes' network, listening
+        create_container(PEER, tex.IMAGES["python"], SBX_NET, User="65534:65534",
+                         Entrypoint=["python3", "-m", "http.server", "8080"])
+        self.peer_ip = address(PEER, SBX_NET)
+        net = docker("GET", f"/networks/{SBX_NET}")
+        self.net_id = net["Id"][:12]
+        self.gateway_ip = net["IPAM"]["Config"][0]["Gateway"]
+        subprocess.run([FIREWALL, "install", SBX_NET, self.proxy], check=True,
+                       capture_output=True, text=True)
         self.wait_proxy()
 
     def wait_proxy(self, timeout=30):
@@ -126,13 +145,47 @@ class Stack:
         raise AssertionError("the egress proxy did not start:\n" + logs.stderr[-2000:])
 
     def remove(self):
-        for name in (PROXY, ORIGIN):
+        fw = subprocess.run([FIREWALL, "remove", SBX_NET], capture_output=True, text=True)
+        for name in (PROXY, ORIGIN, PEER):
             sgtest.docker_api("DELETE", f"/containers/{name}?force=1")
         for net in (SBX_NET, OUT_NET):
             sgtest.docker_api("DELETE", f"/networks/{net}")
         # the proxy wrote some files as its own user: remove them through it
         subprocess.run(["rm", "-rf", self.state], check=False)
         shutil.rmtree(self.state, ignore_errors=True)
+        assert fw.returncode == 0, fw.stderr
+        assert f"SG-EGRESS-{self.net_id}" not in iptables_rules(), "rules left behind"
+
+
+def iptables_rules(cmd="iptables"):
+    return subprocess.run([cmd, "-w", "10", "-S"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+class Listener:
+    """A TCP listener on this host's address on the sandboxes' network that
+    counts the connections it accepts."""
+
+    def __init__(self, host):
+        self.sock = socket.create_server((host, 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, peer = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(peer)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached")
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+        self.thread.join(5)
 
 
 def probe_policy():
@@ -420,6 +473,81 @@ module.exports = {{ main }};
         self.assertEqual(st, 403, body)
         self.assertEqual(body["error"]["code"], "network_not_allowed")
 
+    def test_the_host_filter_lets_a_job_reach_the_proxy_and_nothing_else(self):
+        listener = Listener(self.stack.gateway_ip)
+        try:
+            code = f"""
+import requests, socket
+def attempt(f):
+    try:
+        return f()
+    except Exception as e:
+        return "failed: " + type(e).__name__
+def raw(host, port):  # not create_connection, which the runner tunnels through the proxy
+    s = socket.socket()
+    s.settimeout(3)
+    s.connect((host, port))
+    s.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
+    return s.recv(100).decode()
+def direct(url):
+    session = requests.Session()
+    session.trust_env = False
+    return session.get(url, timeout=3).text
+def main():
+    host = "http://{self.stack.gateway_ip}:{listener.port}/"
+    return {{"requests": attempt(lambda: direct(host)),
+             "socket": attempt(lambda: raw("{self.stack.gateway_ip}", {listener.port})),
+             "peer": attempt(lambda: raw("{self.stack.peer_ip}", 8080)),
+             "proxy": requests.get("http://{ORIGIN}:8080/p", timeout=10).text}}
+"""
+            body = self.ok(code, [f"{ORIGIN}:8080"], policy="netprobe")
+        finally:
+            listener.close()
+        v = body["result"]["value"]
+        self.assertEqual(listener.accepted, [], v)
+        for key in ("requests", "socket", "peer"):
+            self.assertTrue(v[key].startswith("failed: "), v)
+        self.assertEqual(v["proxy"], "origin says hi /p")
+        self.assertEqual(body["network"]["allowed"], [f"{ORIGIN}:8080"])
+        self.assertEqual([(c["host"], c["port"]) for c in body["network"]["connections"]],
+                         [(ORIGIN, 8080)])
+        # the rules, read back: INPUT and DOCKER-USER jump to the chain first,
+        # the network's bridge goes to its own chain, which ends in a drop
+        rules = iptables_rules().splitlines()
+        chain = f"SG-EGRESS-{self.stack.net_id}"
+        self.assertIn("-A INPUT -j SANDGATE-EGRESS", rules)
+        self.assertIn("-A DOCKER-USER -j SANDGATE-EGRESS", rules)
+        self.assertIn(f"-A SANDGATE-EGRESS -i br-{self.stack.net_id} -j {chain}", rules)
+        pip, pport = self.stack.proxy.split(":")
+        mine = [r for r in rules if r.startswith(f"-A {chain} ")]
+        self.assertEqual(mine, [
+            f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN",
+            f"-A {chain} -d {pip}/32 -p tcp -m tcp --dport {pport} -m conntrack --ctstate NEW "
+            "-j RETURN",
+            f"-A {chain} -p tcp -j REJECT --reject-with tcp-reset",
+            f"-A {chain} -j DROP"])
+        self.assertIn(f"-A {chain} -j DROP", iptables_rules("ip6tables").splitlines())
+
+    def test_health_metrics_and_audit_name_the_gvisor(self):
+        info = docker("GET", "/info")["Runtimes"]
+        out = subprocess.run([info["runsc"]["path"], "--version"], capture_output=True,
+                             text=True, check=True).stdout
+        version = out.split()[2]
+        platform = [a.split("=", 1)[1] for a in info["runsc"].get("runtimeArgs", [])
+                    if a.startswith("--platform=")] or ["default"]
+        facts = {"runtime": "runsc", "runsc_version": version, "platform": platform[0]}
+        _, _, h = self.py.health()
+        self.assertEqual(h["sandbox"], facts)
+        self.assertNotIn("warnings", h)
+        _, _, text = sgtest.http("GET", self.py.url + "/metrics")
+        self.assertIn(f'sandgate_executor_runsc_info{{runtime="runsc",version="{version}",'
+                      f'platform="{platform[0]}",accepted_old="false"}} 1', text)
+        body = self.ok("def main():\n    return 1\n")
+        self.gw.wait_for(lambda: any(x["request_id"] == body["job_id"]
+                                     for x in self.gw.audit_lines()), what="audit line")
+        line = [x for x in self.gw.audit_lines() if x["request_id"] == body["job_id"]][0]
+        self.assertEqual(line["sandbox"], facts)
+
     def test_zz_metrics_count_decisions_by_verdict(self):
         _, _, text = sgtest.http("GET", self.py.url + "/metrics")
         counts = {l.split('"')[1]: int(l.split()[-1]) for l in text.splitlines()
@@ -435,3 +563,33 @@ module.exports = {{ main }};
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AcceptedOldRunsc(unittest.TestCase):
+    """An operator who accepts an old runsc (--runsc-accept-old) gets an
+    executor that serves, and a warning in every /healthz answer and the
+    info gauge (a fake runsc script stands in for the old binary)."""
+
+    def test_the_warning_is_in_every_health_answer(self):
+        tex.require_engine_and_images()
+        d = tempfile.mkdtemp(prefix="sg-oldrunsc-")
+        fake = os.path.join(d, "runsc")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "runsc version 0.0~20221219.0"\n')
+        os.chmod(fake, 0o755)
+        ex = tex.Executor("python", pool_size=1,
+                          extra=("--runsc-path", fake, "--runsc-accept-old", "true"))
+        try:
+            for _ in range(2):
+                _, _, h = ex.health()
+                self.assertEqual(h["sandbox"]["runsc_version"], "0.0~20221219.0", h)
+                self.assertEqual(len(h["warnings"]), 1, h)
+                self.assertIn("older than the minimum 20240729", h["warnings"][0])
+            _, _, text = sgtest.http("GET", ex.url + "/metrics")
+            self.assertIn('version="0.0~20221219.0"', text)
+            self.assertIn('accepted_old="true"} 1', text)
+        finally:
+            rc = ex.stop()
+            shutil.rmtree(d, ignore_errors=True)
+        self.assertEqual(rc, 0)
+        self.assertEqual(ex.containers(), [])

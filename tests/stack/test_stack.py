@@ -93,6 +93,13 @@ def setUpModule():
         raise AssertionError(f"stack.sh up failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
     state["up_s"] = time.monotonic() - started
     state["url"] = f"http://127.0.0.1:{state['port']}"
+    status, net = sgtest.docker_api("GET", f"/networks/{PROJECT}-egress")
+    state["egress_id"] = net["Id"][:12] if status == 200 else None
+
+
+def iptables_rules():
+    return subprocess.run(["iptables", "-w", "10", "-S"], capture_output=True, text=True,
+                          check=True).stdout
 
 
 def tearDownModule():
@@ -102,6 +109,7 @@ def tearDownModule():
     shutil.rmtree(state["dir"], ignore_errors=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert left == {"containers": [], "networks": [], "volumes": []}, f"left behind: {left}"
+    assert f"SG-EGRESS-{state['egress_id']}" not in iptables_rules(), "egress rules left behind"
 
 
 def call(path, body, token=TOKEN, timeout=60, raw=None):
@@ -236,6 +244,30 @@ class Stack(unittest.TestCase):
         for c in net["connections"]:
             self.assertEqual((c["host"], c["status"]), ("denied.example.invalid", 403), net)
         self.assertEqual(body["pool"]["flavour"], "egress")
+
+    def test_egress_packet_filter_installed_and_gvisor_audited(self):
+        """make up installs the egress network's host packet filter (its
+        sandboxes reach the proxy and nothing else; tests/e2e/test_egress.py
+        proves what it stops), and the audit line names the gVisor a job ran on."""
+        nid = state["egress_id"]
+        self.assertIsNotNone(nid)
+        rules = iptables_rules().splitlines()
+        self.assertIn(f"-A SANDGATE-EGRESS -i br-{nid} -j SG-EGRESS-{nid}", rules)
+        self.assertIn(f"-A SG-EGRESS-{nid} -j DROP", rules)
+        st, _, body = run_native("def main():\n    return 2\n")
+        self.assertEqual(st, 200, body)
+        info = sgtest.docker_api("GET", "/info")[1]["Runtimes"]["runsc"]
+        version = subprocess.run([info["path"], "--version"], capture_output=True, text=True,
+                                 check=True).stdout.split()[2]
+        audit = os.path.join(state["dir"], "audit", "audit.log")
+        deadline = time.monotonic() + 10
+        while True:
+            lines = [json.loads(l) for l in open(audit) if body["job_id"] in l]
+            if lines or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(lines[0]["sandbox"]["runtime"], "runsc", lines)
+        self.assertEqual(lines[0]["sandbox"]["runsc_version"], version, lines)
 
     def test_reload_on_sighup(self):
         body = {"code": "def main():\n    return 1\n", "language": "python"}

@@ -578,6 +578,27 @@ Test(metrics, counts_and_histograms)
     cr_assert(strstr(t, "sandgate_executor_pool_idle 1\n"));
     free(t);
     metrics_free(m);
+}
+
+Test(metrics, creation_phases_are_summed)
+{
+    struct metrics *m = metrics_new();
+    const double a[METRICS_PHASES] = {10, 20, 300, 40}, b[METRICS_PHASES] = {30, 0, 100, 60};
+    metrics_create_phases(m, a);
+    metrics_create_phases(m, b);
+    struct metrics_gauges g = {0};
+    char *t = metrics_render(m, &g);
+    cr_assert(
+        strstr(t, "sandgate_executor_sandbox_phase_seconds_total{phase=\"create\"} 0.040000\n"));
+    cr_assert(
+        strstr(t, "sandgate_executor_sandbox_phase_seconds_total{phase=\"attach\"} 0.020000\n"));
+    cr_assert(
+        strstr(t, "sandgate_executor_sandbox_phase_seconds_total{phase=\"start\"} 0.400000\n"));
+    cr_assert(
+        strstr(t, "sandgate_executor_sandbox_phase_seconds_total{phase=\"ready\"} 0.100000\n"));
+    cr_assert(strstr(t, "sandgate_executor_sandbox_phase_launches_total 2\n"));
+    free(t);
+    metrics_free(m);
     metrics_free(NULL);
 }
 
