@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "pool.h"
 #include "pools.h"
+#include "pkgset.h"
 #include "runtime_info.h"
 #include "sandbox.h"
 #include "seccomp.h"
@@ -181,7 +182,7 @@ static int wait_for_stop(void)
 }
 
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
-                 const char *token, struct sg_error *err)
+                 const char *token, const char *runtime, struct sg_error *err)
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
@@ -209,7 +210,6 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                         .head = exec_server_head,
                                         .get_on_worker = exec_server_get_on_worker};
     int r = -ENOMEM;
-    char *runtime = NULL;
     if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
         r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
         goto out;
@@ -220,7 +220,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     srv.pools = pools;
     if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
         goto out;
-    srv.runtime_json = load_runtime(dc, cfg, &runtime);
+    srv.runtime_json = runtime;
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
     log_listening(cfg, http);
@@ -234,7 +234,6 @@ out:
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     exec_jobs_free(srv.jobs);
     metrics_free(m);
-    free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);
     return r;
 }
@@ -265,7 +264,7 @@ int main(int argc, char **argv)
     if (cfg.token_file[0] && sg_token_file_read(cfg.token_file, token, &err) < 0)
         return fail("token_file_invalid", &err);
     struct docker_client *dc = NULL;
-    char *seccomp = NULL, *body = NULL;
+    char *seccomp = NULL, *body = NULL, *runtime = NULL;
     int rc = 1;
     unsigned reaped = 0;
     if (docker_client_new(cfg.docker_socket, &dc, &err) < 0 || check_engine(dc, &cfg, &err) < 0) {
@@ -281,14 +280,20 @@ int main(int argc, char **argv)
         rc = fail("seccomp_check_failed", &err);
         goto out;
     }
+    load_runtime(dc, &cfg, &runtime);
+    if (pkgset_load_all(dc, &cfg, &runtime, &err) < 0) {
+        rc = fail("package_set_failed", &err);
+        goto out;
+    }
     if (sandbox_create_body(&cfg, seccomp, NULL, &body, &err) < 0 ||
-        serve(&cfg, dc, body, token, &err) < 0) {
+        serve(&cfg, dc, body, token, runtime, &err) < 0) {
         rc = fail("serve_failed", &err);
         goto out;
     }
     rc = 0;
 out:
     free(body);
+    free(runtime);
     free(seccomp);
     docker_client_free(dc);
     return rc;

@@ -91,16 +91,59 @@ json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, cha
     return out;
 }
 
-/* Every module name of a listing: the standard ones, then each package's. */
+/* The modules of a list of packages, each once, appended to all. */
+static void package_modules(json_t *all, json_t *packages)
+{
+    size_t i, j, k;
+    json_t *pkg, *m, *seen;
+    json_array_foreach(packages, i, pkg)
+    {
+        json_array_foreach(json_object_get(pkg, "modules"), j, m)
+        {
+            bool dup = false;
+            json_array_foreach(all, k, seen)
+            {
+                if ((dup = json_equal(seen, m)))
+                    break;
+            }
+            if (!dup && json_is_string(m))
+                json_array_append(all, m);
+        }
+    }
+}
+
+/* Every module name of a listing: the standard ones, each package's, then
+ * each package set's (the executor's manifests, "sets"). */
 static json_t *listing_modules(json_t *listing)
 {
     json_t *all = json_array();
     json_array_extend(all, json_object_get(listing, "stdlib_modules"));
     size_t i;
-    json_t *pkg;
+    json_t *set, *pkg;
     json_array_foreach(json_object_get(listing, "packages"), i, pkg)
         json_array_extend(all, json_object_get(pkg, "modules"));
+    json_array_foreach(json_object_get(listing, "sets"), i, set)
+        package_modules(all, json_object_get(set, "packages"));
     return all;
+}
+
+/* Which of each package set's modules the policy lets a job import: set by
+ * set, under set.policies.<policy>.importable. */
+static void sets_importable(json_t *listing, const struct sg_policy *p,
+                            const struct sg_lang_policy *lp, char sep)
+{
+    size_t i;
+    json_t *set;
+    json_array_foreach(json_object_get(listing, "sets"), i, set)
+    {
+        json_t *mods = json_array(), *pols = json_object_get(set, "policies");
+        if (!json_is_object(pols))
+            json_object_set_new(set, "policies", pols = json_object());
+        package_modules(mods, json_object_get(set, "packages"));
+        json_object_set_new(pols, p->name,
+                            json_pack("{s:o}", "importable", gw_info_importable(lp, mods, sep)));
+        json_decref(mods);
+    }
 }
 
 static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs,
@@ -126,6 +169,7 @@ static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs
         json_object_set_new(pols, p->name,
                             json_pack("{s:b,s:o}", "enabled", lp->enabled, "importable",
                                       gw_info_importable(lp, mods, lang == 0 ? '.' : '/')));
+        sets_importable(listing, p, lp, lang == 0 ? '.' : '/');
     }
     json_decref(mods);
     json_object_set_new(listing, "available", json_true());

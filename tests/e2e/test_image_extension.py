@@ -76,10 +76,7 @@ class TestExtendedImages(unittest.TestCase):
             raise AssertionError(f"extended build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
         cls.py = tex.Executor("python", pool_size=1, extra=("--image", EXT["python"]))
         cls.js = tex.Executor("nodejs", pool_size=1, extra=("--image", EXT["nodejs"]))
-        cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
-                                                      "nodejs": [cls.js.url]},
-                                        "exec_grace_ms": 10000},
-                                       policies={"data": DATA_POLICY})
+        cls.gw = gateway_fakes.gateway_for(cls.py, cls.js, policies={"data": DATA_POLICY})
 
     @classmethod
     def remove_images(cls):
@@ -88,10 +85,7 @@ class TestExtendedImages(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, left = tex.stop_gateway_and_executors(cls.gw, (cls.py, cls.js))
-        cls.remove_images()
-        assert rc == 0
-        assert left == [], f"containers left behind: {left}"
+        tex.stop_clean(cls.gw, (cls.py, cls.js), then=cls.remove_images)
 
     def test_the_listing_shows_the_added_packages_with_versions(self):
         st, _, py = sgtest.http("GET", self.py.url + "/v1/runtime")
