@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """build-sets.py - build one image per package set declared in flavours/.
 
-usage: images/build-sets.py [--dir DIR] [--wheelhouse DIR] [--tag TAG] [--check] [NAME...]
+usage: images/build-sets.py [--dir DIR] [--wheelhouse DIR] [--tag TAG] [--language L]...
+                            [--check] [NAME...]
 
 Each *.json file of the set directory (SANDGATE_FLAVOURS_DIR, default
 flavours/) declares one package set (docs/images.md, "Adding packages"): its
@@ -21,7 +22,10 @@ tampered package stops the build naming it. Each image records its manifest
 An unchanged set is a cache hit (the Docker layer cache).
 
 --check validates the files and the pins, builds nothing. NAME... builds only
-those sets (LANGUAGE-NAME or NAME).
+those sets (LANGUAGE-NAME or NAME), --language only that language's. After
+building every set of a language, WORK/executors.env (build/sets/) holds
+SANDGATE_SETS_PYTHON / SANDGATE_SETS_NODEJS: the images to give its executor
+(images/stack.sh passes them to the stack's executors as SANDGATE_SETS).
 """
 import argparse
 import base64
@@ -491,6 +495,7 @@ def main():
     ap.add_argument("--wheelhouse", default=os.environ.get("SANDGATE_WHEELHOUSE"))
     ap.add_argument("--tag", default=os.environ.get("SANDGATE_TAG") or "latest")
     ap.add_argument("--work", default="build/sets")
+    ap.add_argument("--language", action="append", choices=LANGUAGES)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
@@ -505,6 +510,8 @@ def main():
                 raise SetError(f"no set '{n}' in {args.dir}")
         sets = [s for s in sets if s["name"] in args.names or
                 f"{s['language']}-{s['name']}" in args.names]
+    if args.language:
+        sets = [s for s in sets if s["language"] in args.language]
     for s in sets:
         if args.check:
             with tempfile.TemporaryDirectory() as ctx:
@@ -513,6 +520,28 @@ def main():
             say(f"{s['language']}-{s['name']}: valid, every package matches its pin")
         else:
             build_set(s, args, os.path.abspath(args.work))
+    if not args.check and not args.names:
+        write_env(args, sets)
+
+
+def write_env(args, sets):
+    """executors.env: for each language built here, its set images (the
+    other language's line is kept as it was)."""
+    path = os.path.join(args.work, "executors.env")
+    lines = {}
+    if os.path.isfile(path):
+        for line in open(path, encoding="utf-8").read(MAX_FILE).splitlines():
+            if "=" in line:
+                lines[line.split("=", 1)[0]] = line
+    for lang in sorted({s["language"] for s in sets}):
+        key = f"SANDGATE_SETS_{lang.upper()}"
+        images = " ".join(f"sandgate/set-{lang}-{s['name']}:{args.tag}" for s in sets
+                          if s["language"] == lang)
+        lines[key] = f"{key}={images}"
+    os.makedirs(args.work, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(v + "\n" for _, v in sorted(lines.items())))
+    say(f"executor settings in {path}")
 
 
 if __name__ == "__main__":
