@@ -6,7 +6,8 @@ writes; the built-in plain set is built from the repository's flavours/ as
 any declared set. The executors take the sets (--set IMAGE) and read each
 image's manifest; a job importing a set's packages runs on that set's warm
 pool (pool.flavour) under a policy that allows them and is rejected, naming
-the policy, under one that does not. The listings show
+the policy, under one that does not; a package no set provides is rejected
+at the gateway, saying so. The listings show
 the sets with their packages, versions and sources. A tampered, missing or
 unpinned wheel and a tampered npm tarball stop the build naming the package;
 building an unchanged set again is a cache hit.
@@ -41,7 +42,7 @@ SET_JS = f"sandgate/set-nodejs-e2e:{TAG}"
 SET_PLAIN = f"sandgate/set-python-plain:{TAG}"
 SETS_POLICY = {"name": "sets", "extends": "default",
                "description": "default plus the e2e sets' packages",
-               "python": {"imports": {"modules": ["sgtiny", "tabulate"]}},
+               "python": {"imports": {"modules": ["sgtiny", "tabulate", "sgmissing"]}},
                "javascript": {"imports": {"modules": ["sgtinyjs"]}}}
 PY_JOB = ("import sgtiny\nfrom tabulate import tabulate\n\n"
           "def main():\n    return [sgtiny.answer(), tabulate([['x', 1]], tablefmt='plain').split()]\n")
@@ -282,6 +283,14 @@ class TestPackageSets(unittest.TestCase):
                 st, body = self.run_job(lang, code)
                 self.assertEqual(body["exit_code"], -999, body)
                 self.assertIn(f"'{mod}' is not allowed by policy 'default'", body["stderr"])
+
+    def test_a_package_no_set_provides_is_rejected_saying_so(self):
+        st, body = self.run_job("python", "import sgmissing\n\ndef main():\n    return 1\n",
+                                "sets")
+        self.assertEqual(body["exit_code"], -999, body)
+        self.assertEqual([v["rule"] for v in body["violations"]], ["import.not-installed"])
+        self.assertIn("module 'sgmissing' is not installed: no image or package set",
+                      body["stderr"])
 
     def test_executor_listing_shows_the_sets(self):
         st, _, py = sgtest.http("GET", self.py.url + "/v1/runtime")
