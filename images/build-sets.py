@@ -49,7 +49,7 @@ MAX_PREIMPORT = 16  # executors/flavour.h FLAVOUR_MODULES_MAX
 MAX_POOL_SIZE = 64  # FLAVOUR_SIZE_MAX
 MAX_MEMORY_MB = 65536  # PKGSET_MEMORY_MB_MAX
 MAX_WHEEL_BYTES = 256 * 1024 * 1024
-MAX_MODULES = 64  # per package, PKGSET_MODULES_MAX
+MAX_MODULES = 64  # per package (PKGSET_MODULES_MAX) and per set (FLAVOUR_PROVIDES_MAX)
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,30}$")
 DEBIAN_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]{1,63}(=[A-Za-z0-9.+:~-]{1,64})?$")
@@ -191,8 +191,9 @@ def load_set(path):
     if lang not in LANGUAGES:
         raise SetError(f"{base}: language: one of {', '.join(LANGUAGES)}")
     desc = doc.get("description", "")
-    if not isinstance(desc, str) or len(desc) > 1024:
-        raise SetError(f"{base}: description: text of at most 1024 characters")
+    if not isinstance(desc, str) or len(desc.encode()) > 1024 or \
+            any(ord(c) < 0x20 or ord(c) == 0x7f for c in desc):
+        raise SetError(f"{base}: description: one line of at most 1024 bytes")
     s = {"file": path, "name": name, "language": lang, "description": desc,
          "source": open(path, "rb").read()}
     try:
@@ -441,7 +442,23 @@ def debian_packages(image_id, debs):
     return out
 
 
+def check_modules(s, packages):
+    """Every module a valid name, at most MAX_MODULES in the set (what one
+    executor flavour holds: executors/flavour.h FLAVOUR_PROVIDES_MAX)."""
+    mods = set()
+    for p in packages:
+        for m in p["modules"]:
+            if not MODULE_RE.match(m):
+                raise SetError(f"set {s['name']}: {p['name']} provides '{m}', not a module name "
+                               f"of at most 63 bytes")
+            mods.add(m)
+    if len(mods) > MAX_MODULES:
+        raise SetError(f"set {s['name']}: its packages provide {len(mods)} modules, more than "
+                       f"{MAX_MODULES}: split it into two sets")
+
+
 def manifest(s, packages):
+    check_modules(s, packages)
     doc = {"set": s["name"], "language": s["language"], "preimport": s["preimport"],
            "packages": packages,
            "declared_sha256": hashlib.sha256(s["source"]).hexdigest()}
@@ -515,8 +532,8 @@ def main():
     for s in sets:
         if args.check:
             with tempfile.TemporaryDirectory() as ctx:
-                stage_wheels(s, args.wheelhouse, ctx)
-                stage_npm(s, args.wheelhouse, ctx)
+                check_modules(s, stage_wheels(s, args.wheelhouse, ctx) +
+                              stage_npm(s, args.wheelhouse, ctx))
             say(f"{s['language']}-{s['name']}: valid, every package matches its pin")
         else:
             build_set(s, args, os.path.abspath(args.work))

@@ -39,6 +39,7 @@ BUILD = os.path.join(sgtest.ROOT, "images", "build-sets.py")
 TAG = os.environ.get("SANDGATE_TAG") or "latest"
 SET_PY = f"sandgate/set-python-e2e:{TAG}"
 SET_JS = f"sandgate/set-nodejs-e2e:{TAG}"
+SET_PY2 = f"sandgate/set-python-e2e2:{TAG}"
 SET_PLAIN = f"sandgate/set-python-plain:{TAG}"
 SETS_POLICY = {"name": "sets", "extends": "default",
                "description": "default plus the e2e sets' packages",
@@ -65,20 +66,21 @@ def write_json(path, doc):
         json.dump(doc, f)
 
 
-def make_wheel(path, version="1.0"):
-    """A pure-Python wheel of sgtiny, built by hand: a zip with the package,
-    METADATA, WHEEL and RECORD (what pip checks)."""
-    files = {"sgtiny/__init__.py": b"def answer():\n    return 42\n",
-             f"sgtiny-{version}.dist-info/METADATA":
-                 f"Metadata-Version: 2.1\nName: sgtiny\nVersion: {version}\n".encode(),
-             f"sgtiny-{version}.dist-info/WHEEL":
+def make_wheel(path, name="sgtiny", version="1.0"):
+    """A pure-Python wheel of package `name`, built by hand: a zip with the
+    package, METADATA, WHEEL and RECORD (what pip checks)."""
+    info = f"{name}-{version}.dist-info"
+    files = {f"{name}/__init__.py": b"def answer():\n    return 42\n",
+             f"{info}/METADATA":
+                 f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+             f"{info}/WHEEL":
                  b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = ""
     for name, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record += f"{name},sha256={digest},{len(data)}\n"
-    record += f"sgtiny-{version}.dist-info/RECORD,,\n"
-    files[f"sgtiny-{version}.dist-info/RECORD"] = record.encode()
+    record += f"{info}/RECORD,,\n"
+    files[f"{info}/RECORD"] = record.encode()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files.items():
             z.writestr(zipfile.ZipInfo(name, FIXED), data)
@@ -111,6 +113,11 @@ def write_sets(d):
         json.dump({"name": "e2e", "language": "python", "debian": ["python3-tabulate"],
                    "python": {"wheels": [{"file": "sgtiny-1.0-py3-none-any.whl", "sha256": sha}]},
                    "preimport": ["sgtiny"], "pool": {"size": 1, "memory_mb": 60}}, f)
+    other = make_wheel(os.path.join(d, "wheelhouse", "sgother-1.0-py3-none-any.whl"), "sgother")
+    with open(os.path.join(d, "python-e2e2.json"), "w") as f:  # no sandbox: only routing
+        json.dump({"name": "e2e2", "language": "python", "pool": {"size": 0},
+                   "python": {"wheels": [{"file": "sgother-1.0-py3-none-any.whl",
+                                          "sha256": other}]}}, f)
     with open(os.path.join(d, "nodejs-e2e.json"), "w") as f:
         json.dump({"name": "e2e", "language": "nodejs",
                    "npm": [{"package": "sgtinyjs@1.0.0", "integrity": integ}],
@@ -227,14 +234,14 @@ class TestPackageSets(unittest.TestCase):
             raise AssertionError(f"set build failed:\n{r.stdout}\n{r.stderr[-3000:]}\n"
                                  f"{plain.stderr[-2000:]}")
         cls.py = tex.Executor("python", pool_size=1, wait_idle=False,
-                              extra=("--set", SET_PLAIN, "--set", SET_PY,
+                              extra=("--set", SET_PLAIN, "--set", SET_PY, "--set", SET_PY2,
                                      "--pool-memory-mb", "400"))
         cls.js = tex.Executor("nodejs", pool_size=1, wait_idle=False, extra=("--set", SET_JS))
         cls.gw = gateway_fakes.gateway_for(cls.py, cls.js, policies={"sets": SETS_POLICY})
 
     @classmethod
     def remove(cls):
-        for image in (SET_PY, SET_JS, SET_PLAIN):
+        for image in (SET_PY, SET_PY2, SET_JS, SET_PLAIN):
             subprocess.run(["docker", "rmi", "--no-prune", image], capture_output=True,
                            timeout=120)
         shutil.rmtree(cls.dir, ignore_errors=True)
@@ -292,11 +299,18 @@ class TestPackageSets(unittest.TestCase):
         self.assertIn("module 'sgmissing' is not installed: no image or package set",
                       body["stderr"])
 
+    def test_modules_of_two_sets_at_once_are_refused_by_the_executor(self):
+        st, _, body = self.py.run("def main():\n    return 1\n", imports=["sgtiny", "sgother"])
+        self.assertEqual(st, 503, body)
+        self.assertEqual(body["error"]["code"], "no_package_set")
+        self.assertIn("no package set of this executor installs 'sgtiny'",
+                      body["error"]["message"])
+
     def test_executor_listing_shows_the_sets(self):
         st, _, py = sgtest.http("GET", self.py.url + "/v1/runtime")
         self.assertEqual(st, 200, py)
         sets = {s["set"]: s for s in py["sets"]}
-        self.assertEqual(set(sets), {"plain", "e2e"})
+        self.assertEqual(set(sets), {"plain", "e2e", "e2e2"})
         e2e = sets["e2e"]
         self.assertEqual(e2e["image"], SET_PY)
         pkgs = {p["name"]: p for p in e2e["packages"]}
