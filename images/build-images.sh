@@ -190,6 +190,8 @@ main() {
     env_default SANDGATE_PYTHON_PREIMPORT
     env_default SANDGATE_PYTHON_PACKAGES
     env_default SANDGATE_NODE_PACKAGES
+    env_default SANDGATE_FLAVOURS_DIR
+    env_default SANDGATE_WHEELHOUSE
     [ ${#names[@]} -gt 0 ] || names=("${ORDER[@]}")
     for name in "${names[@]}"; do
         [ -n "${SPEC[$name]:-}" ] || die "unknown image '$name' (known: ${ORDER[*]})"
