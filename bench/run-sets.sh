@@ -63,4 +63,8 @@ for f in json.load(sys.stdin)["flavours"]:
     print("%s %s MB%s x %s;" % (f["name"], f["memory_mb"], est, f["target"]), end=" ")
 ' <<<"$health")"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-docker rmi --no-prune "$SET_IMAGE" >/dev/null 2>&1 || true
+# the daemons first: the image is in use while the executor's sandboxes are
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+pids=()
+docker rmi --no-prune "$SET_IMAGE" >/dev/null 2>&1 || echo "run-sets: $SET_IMAGE is still in use"

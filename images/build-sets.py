@@ -23,7 +23,7 @@ An unchanged set is a cache hit (the Docker layer cache).
 
 --check validates the files and the pins, builds nothing. NAME... builds only
 those sets (LANGUAGE-NAME or NAME), --language only that language's. After
-building every set of a language, WORK/executors.env (build/sets/) holds
+building every set of a language, WORK/executors-TAG.env (build/sets/) holds
 SANDGATE_SETS_PYTHON / SANDGATE_SETS_NODEJS: the images to give its executor
 (images/stack.sh passes them to the stack's executors as SANDGATE_SETS).
 """
@@ -544,7 +544,7 @@ def main():
 def write_env(args, sets):
     """executors.env: for each language built here, its set images (the
     other language's line is kept as it was)."""
-    path = os.path.join(args.work, "executors.env")
+    path = os.path.join(args.work, f"executors-{args.tag}.env")
     lines = {}
     if os.path.isfile(path):
         for line in open(path, encoding="utf-8").read(MAX_FILE).splitlines():

@@ -36,7 +36,9 @@ def build(names, **env):
     e = dict(os.environ)
     e.update({"SANDGATE_TAG": TAG, "SANDGATE_PYTHON_PACKAGES": "", "SANDGATE_NODE_PACKAGES": ""})
     e.update(env)
-    return subprocess.run([BUILD, *names], capture_output=True, text=True, env=e, timeout=900)
+    with tempfile.TemporaryDirectory() as no_sets:  # no package set images under this tag
+        e["SANDGATE_FLAVOURS_DIR"] = no_sets
+        return subprocess.run([BUILD, *names], capture_output=True, text=True, env=e, timeout=900)
 
 
 class TestBuildRefusals(unittest.TestCase):
