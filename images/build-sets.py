@@ -544,6 +544,8 @@ def main():
 def write_env(args, sets):
     """executors.env: for each language built here, its set images (the
     other language's line is kept as it was)."""
+    if not sets:
+        return
     path = os.path.join(args.work, f"executors-{args.tag}.env")
     lines = {}
     if os.path.isfile(path):
