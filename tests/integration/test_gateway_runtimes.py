@@ -78,7 +78,7 @@ SET_LISTING = dict(PY_LISTING, sets=[{
                   "source": "openpyxl-3.1.2-py2.py3-none-any.whl sha256:00",
                   "modules": ["openpyxl"]}]}])
 XL_POLICY = {"name": "xl", "extends": "default",
-             "python": {"imports": {"modules": ["openpyxl", "yaml", "helper"]}}}
+             "python": {"imports": {"modules": ["openpyxl", "yaml", "shapes"]}}}
 
 
 class TestPackageSetsAtTheGateway(GatewayWithFakes):
@@ -119,8 +119,8 @@ class TestPackageSetsAtTheGateway(GatewayWithFakes):
 
     def test_installed_modules_and_the_jobs_own_files_run(self):
         for code, extra in (("import openpyxl, numpy, json\n\ndef main():\n    return 1\n", {}),
-                            ("import helper\n\ndef main():\n    return 1\n",
-                             {"files": {"helper.py": "eD0x"}})):
+                            ("import shapes\n\ndef main():\n    return 1\n",
+                             {"files": {"shapes.py": "eD0x"}})):
             with self.subTest(code=code):
                 out = self.run_job(code, **extra)
                 self.assertEqual(out["status"], "success", out)
