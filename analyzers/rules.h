@@ -23,6 +23,8 @@
 /* Analysis */
 #define SG_RULE_IMPORT_NOT_ALLOWED "import.not-allowed"
 #define SG_RULE_IMPORT_DENIED "import.denied"
+/* the gateway's, after analysis: no image or package set installs the module */
+#define SG_RULE_IMPORT_NOT_INSTALLED "import.not-installed"
 /* a network module (the policy's network_modules) in a job without network */
 #define SG_RULE_NETWORK_DISABLED "network.disabled"
 #define SG_NETWORK_DISABLED_HOW                                                                    \

@@ -69,3 +69,25 @@ bench_workdir() {
 jq_() { python3 -c 'import json,sys; d=json.load(sys.stdin)
 for k in sys.argv[1].split("."): d = d.get(k) if isinstance(d, dict) else None
 print(d)' "$1"; }
+
+# gateway_for EXEC_URL POLICIES_DIR: starts the release sandgate in front of
+# one executor (both languages), sets $gw, appends its pid to $pids, waits
+# until every flavour of the executor has its target of idle sandboxes and
+# the gateway answers. Logs in $work.
+gateway_for() {
+    local ex=$1 policies=$2 gp
+    gp=$(free_port)
+    gw=http://127.0.0.1:$gp
+    cat >"$work/sandgate.json" <<JSON
+{"port": $gp, "policies_dir": "$policies", "audit_log": "$work/audit.log",
+ "log_level": "warn", "executors": {"python": ["$ex"], "nodejs": ["$ex"]}}
+JSON
+    "$BUILD/sandgate" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
+    for _ in $(seq 600); do
+        curl -fsS "$ex/healthz" 2>/dev/null | python3 2>/dev/null -c 'import json,sys
+h = json.load(sys.stdin)
+sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' && break
+        sleep 0.2
+    done
+    curl -fsS "$gw/healthz" >/dev/null || { echo "gateway not up"; cat "$work/sandgate.log"; exit 1; }
+}

@@ -2,7 +2,8 @@
 """pools_load.py - load through the gateway's POST /v1/run for the pool
 flavours benchmark (stdlib only; loopback only).
 
-  pools_load.py latency GW EXEC KIND N     N sequential KIND jobs (hello|pandas),
+  pools_load.py latency GW EXEC KIND N     N sequential KIND jobs (hello|pandas|tabulate:
+                                           tabulate under the policy bench-sets),
                                            each sent when every pool is full and quiet
   pools_load.py mix GW EXEC C S PCT        C concurrent clients for S seconds, PCT % of
                                            the jobs pandas, the rest hello-world
@@ -23,7 +24,11 @@ JOBS = {
     "pandas": "import pandas as pd\n\ndef main():\n"
               "    df = pd.DataFrame({'a': [1, 2, 3], 'b': [4, 5, 6]})\n"
               "    return {'sum': int(df['a'].sum()), 'mean_b': float(df['b'].mean())}\n",
+    # a package set's package (bench/run-sets.sh): the policy that allows it
+    "tabulate": "from tabulate import tabulate\n\ndef main():\n"
+                "    return tabulate([['a', 1], ['b', 2]], tablefmt='plain')\n",
 }
+POLICY = {"tabulate": "bench-sets"}
 MAX_SECONDS = 600
 
 
@@ -56,8 +61,10 @@ def wait_warm(ex, deadline):
 
 def one(gw, kind, out):
     t0 = time.perf_counter()
-    status, raw = call(*gw, "POST", "/v1/run", {"language": "python", "code": JOBS[kind]},
-                       timeout=120)
+    body = {"language": "python", "code": JOBS[kind]}
+    if kind in POLICY:
+        body["policy"] = POLICY[kind]
+    status, raw = call(*gw, "POST", "/v1/run", body, timeout=120)
     ms = (time.perf_counter() - t0) * 1000
     body = json.loads(raw)
     key = body.get("status", "?") if status == 200 else f"http_{status}"

@@ -62,20 +62,7 @@ ex=http://127.0.0.1:$ep
     --instance "bench-pools-$$" --flavour "plain:$PLAIN" --flavour "pandas=numpy,pandas:$PANDAS" \
     --pool-memory-mb "$BUDGET" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
     2>"$work/executor-$rt.log" & pids+=($!)
-gp=$(free_port)
-gw=http://127.0.0.1:$gp
-cat >"$work/sandgate.json" <<JSON
-{"port": $gp, "policies_dir": "policies", "audit_log": "$work/audit.log",
- "log_level": "warn", "executors": {"python": ["$ex"], "nodejs": ["$ex"]}}
-JSON
-"$SANDGATE" -c "$work/sandgate.json" 2>"$work/sandgate-$rt.log" & pids+=($!)
-for _ in $(seq 600); do
-    curl -fsS "$ex/healthz" 2>/dev/null | python3 2>/dev/null -c 'import json,sys
-h = json.load(sys.stdin)
-sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' && break
-    sleep 0.2
-done
-curl -fsS "$gw/healthz" >/dev/null || { echo "run-pools: gateway not up"; cat "$work/sandgate-$rt.log"; exit 1; }
+gateway_for "$ex" policies
 
 hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
 pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")

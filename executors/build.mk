@@ -7,7 +7,8 @@ EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c e
                  executors/pool.c executors/seccomp.c executors/exec_server.c \
                  executors/flavour.c executors/pools.c executors/sessions.c \
                  executors/sessions_http.c executors/exec_sse.c
-EXECUTOR_SRCS += executors/runtime_info.c executors/exec_jobs.c executors/runsc_info.c
+EXECUTOR_SRCS += executors/runtime_info.c executors/exec_jobs.c executors/runsc_info.c \
+                 executors/pkgset.c
 BINS += $(BUILD)/sandgate-executor
 
 $(BUILD)/sandgate-executor: $(BUILD)/obj/executors/main.o $(LIB_EXECUTOR) $(LIB_COMMON)

@@ -27,6 +27,7 @@ enum opt_kind {
     OPT_SECCOMP_ENABLE,
     OPT_SECCOMP,
     OPT_FLAVOUR,
+    OPT_SET,
     OPT_BOOL,
     OPT_FLAG, /* no value: sets a bool */
     OPT_HELP,
@@ -52,6 +53,7 @@ static const struct opt opts[] = {
     {"pool-size", "SANDBOX_EXECUTOR_MANAGER_POOL_SIZE", OPT_UINT, F(pool_size), 1,
      EXEC_POOL_SIZE_MAX},
     {"flavour", "SANDGATE_FLAVOURS", OPT_FLAVOUR, F(flavours), 0, 0},
+    {"set", "SANDGATE_SETS", OPT_SET, F(sets), 0, 0},
     {"pool-memory-mb", "SANDGATE_POOL_MEMORY_MB", OPT_SIZE_MB, F(pool_memory_mb), 0,
      EXEC_POOL_MEMORY_MB_MAX},
     {"pool-adaptive", "SANDGATE_POOL_ADAPTIVE", OPT_BOOL, F(pool_adaptive), 0, 0},
@@ -119,6 +121,11 @@ static const char usage_text[] =
     "                        A job takes the cheapest flavour holding every such module\n"
     "                        it imports, or a lighter one when that pool is empty.\n"
     "                        env SANDGATE_FLAVOURS (specs separated by ';' or spaces)\n"
+    "  --set IMAGE           a package set's image (built by 'make images' from\n"
+    "                        flavours/): one more warm pool, on that image, as its\n"
+    "                        manifest declares; jobs importing what only it installs go\n"
+    "                        there (repeatable; with sets and no --flavour, the sets are\n"
+    "                        all the pools)   env SANDGATE_SETS (separated by ';' or spaces)\n"
     "  --pool-memory-mb N    memory budget of all warm sandboxes together, measured per\n"
     "                        flavour (0: no budget)            env SANDGATE_POOL_MEMORY_MB\n"
     "  --pool-adaptive B     pool sizes follow the recent mix of jobs, up to each\n"
@@ -265,6 +272,35 @@ static int apply_str(const struct opt *o, const char *v, char *field)
 
 /* Apply one value; perr says why it is wrong (may stay empty: the caller's
  * message names the flag or variable and the value). */
+/* One package set image name (v[0..n)): [A-Za-z0-9._/:@-], 1..FLAVOUR_IMAGE_MAX. */
+static int add_set(struct exec_config *c, const char *v, size_t n, struct sg_error *err)
+{
+    if (n == 0 || n > FLAVOUR_IMAGE_MAX ||
+        strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/:@-") < n)
+        return sg_error_set(err, -EINVAL,
+                            "--set: an image name of 1..%u bytes of "
+                            "[A-Za-z0-9._/:@-]",
+                            FLAVOUR_IMAGE_MAX);
+    if (c->n_sets >= FLAVOUR_MAX)
+        return sg_error_set(err, -E2BIG, "--set: more than %u sets", FLAVOUR_MAX);
+    memcpy(c->sets[c->n_sets], v, n);
+    c->sets[c->n_sets++][n] = '\0';
+    return 0;
+}
+
+static int add_set_list(struct exec_config *c, const char *v, struct sg_error *err)
+{
+    while (*v) {
+        size_t n = strcspn(v, "; \t\n");
+        if (n && add_set(c, v, n, err) < 0)
+            return -EINVAL;
+        v += n;
+        if (*v)
+            v++;
+    }
+    return 0;
+}
+
 static int apply(const struct opt *o, const char *v, bool from_env, struct exec_config *c,
                  struct sg_error *perr)
 {
@@ -305,6 +341,14 @@ static int apply(const struct opt *o, const char *v, bool from_env, struct exec_
             c->flavours_from_flags = true;
         }
         return flavour_set_add(&c->flavours, v, perr);
+    case OPT_SET:
+        if (from_env)
+            return add_set_list(c, v, perr);
+        if (!c->sets_from_flags) { /* the first flag replaces the environment's list */
+            c->n_sets = 0;
+            c->sets_from_flags = true;
+        }
+        return add_set(c, v, strlen(v), perr);
     case OPT_HELP:
         return 0;
     default:
@@ -484,6 +528,8 @@ static int finish(struct exec_config *c, struct sg_error *err)
                             c->max_timeout_ms, c->timeout_ms);
     if (c->create_parallel > c->pool_size)
         c->create_parallel = c->pool_size;
+    if (c->n_sets) /* finished once their manifests are read (pkgset_load_all) */
+        return 0;
     if (c->flavours.n == 0)
         flavour_set_defaults(&c->flavours, c->language == SG_LANG_PYTHON);
     return flavour_set_finish(&c->flavours, c->pool_size, err);

@@ -46,8 +46,13 @@ struct exec_config {
     unsigned pool_size;          /* the plain flavour's size unless it names one */
     struct flavour_set flavours; /* warm pools by pre-imported modules (flavour.h) */
     bool flavours_from_flags;    /* a --flavour replaced the environment's list */
-    unsigned pool_memory_mb;     /* budget of all warm sandboxes; 0: none */
-    bool pool_adaptive;          /* sizes follow the recent mix of jobs */
+    /* package set images (--set, SANDGATE_SETS): their flavours are added to
+     * `flavours` at start (pkgset_load_all) */
+    char sets[FLAVOUR_MAX][FLAVOUR_IMAGE_MAX + 1];
+    unsigned n_sets;
+    bool sets_from_flags;    /* a --set replaced the environment's list */
+    unsigned pool_memory_mb; /* budget of all warm sandboxes; 0: none */
+    bool pool_adaptive;      /* sizes follow the recent mix of jobs */
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];

@@ -163,6 +163,7 @@ static const char *refusal_code(int r)
     return r == -EBUSY         ? "pool_busy"
            : r == -EHOSTDOWN   ? "docker_unreachable"
            : r == -ENETUNREACH ? "network_unavailable"
+           : r == -ENOENT      ? "no_package_set"
                                : "shutting_down";
 }
 

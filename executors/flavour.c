@@ -15,18 +15,28 @@ static bool module_char(char c)
     return name_char(c) || c == '.' || c == '@' || c == '/';
 }
 
-/* One module name from s[0..len). */
-static int add_module(struct flavour *f, const char *s, size_t len, struct sg_error *err)
+/* Whether s[0..len) is a module name; what: "flavour" or "set". */
+static int check_module(const struct flavour *f, const char *what, const char *s, size_t len,
+                        struct sg_error *err)
 {
     if (len == 0 || len > FLAVOUR_MODULE_MAX)
-        return sg_error_set(err, -EINVAL, "flavour '%s': module names are 1..%u bytes", f->name,
+        return sg_error_set(err, -EINVAL, "%s '%s': module names are 1..%u bytes", what, f->name,
                             FLAVOUR_MODULE_MAX);
     for (size_t i = 0; i < len; i++)
         if (!module_char(s[i]))
             return sg_error_set(err, -EINVAL,
-                                "flavour '%s': module '%.*s' has a character "
+                                "%s '%s': module '%.*s' has a character "
                                 "outside [A-Za-z0-9_.@/-]",
-                                f->name, (int)len, s);
+                                what, f->name, (int)len, s);
+    return 0;
+}
+
+/* One module name from s[0..len). */
+static int add_module(struct flavour *f, const char *s, size_t len, struct sg_error *err)
+{
+    int r = check_module(f, "flavour", s, len, err);
+    if (r < 0)
+        return r;
     if (f->n_modules >= FLAVOUR_MODULES_MAX)
         return sg_error_set(err, -EINVAL, "flavour '%s': more than %u modules", f->name,
                             FLAVOUR_MODULES_MAX);
@@ -155,6 +165,12 @@ static bool same_modules(const struct flavour *a, const struct flavour *b)
     return true;
 }
 
+static bool costlier(const struct flavour *a, const struct flavour *b)
+{
+    return a->n_modules != b->n_modules ? a->n_modules > b->n_modules
+                                        : a->n_provides > b->n_provides;
+}
+
 int flavour_set_finish(struct flavour_set *s, unsigned plain_size, struct sg_error *err)
 {
     if (s->n == 0)
@@ -166,18 +182,19 @@ int flavour_set_finish(struct flavour_set *s, unsigned plain_size, struct sg_err
         for (unsigned k = 0; k < i; k++) {
             if (strcmp(s->f[k].name, f->name) == 0)
                 return sg_error_set(err, -EINVAL, "flavour '%s' is defined twice", f->name);
-            if (same_modules(&s->f[k], f))
+            if (same_modules(&s->f[k], f) && strcmp(s->f[k].image, f->image) == 0)
                 return sg_error_set(err, -EINVAL,
                                     "flavours '%s' and '%s' pre-import the same "
                                     "modules",
                                     s->f[k].name, f->name);
         }
     }
-    /* insertion sort, stable: cost order is module count, then the order given */
+    /* insertion sort, stable: cost order is module count, then the modules
+     * a set's image adds, then the order given */
     for (unsigned i = 1; i < s->n; i++) {
         struct flavour t = s->f[i];
         unsigned k = i;
-        for (; k > 0 && s->f[k - 1].n_modules > t.n_modules; k--)
+        for (; k > 0 && costlier(&s->f[k - 1], &t); k--)
             s->f[k] = s->f[k - 1];
         s->f[k] = t;
     }
@@ -209,6 +226,29 @@ bool flavour_provides(const struct flavour *f, const char *top)
         if (top_eq(f->modules[i], top))
             return true;
     return false;
+}
+
+bool flavour_installs(const struct flavour *f, const char *top)
+{
+    for (unsigned i = 0; i < f->n_provides; i++)
+        if (top_eq(f->provides[i], top))
+            return true;
+    return false;
+}
+
+int flavour_add_provides(struct flavour *f, const char *module, struct sg_error *err)
+{
+    size_t len = strlen(module);
+    int r = check_module(f, "set", module, len, err);
+    if (r < 0)
+        return r;
+    if (flavour_installs(f, module))
+        return 0; /* two packages of a set may share a top-level name */
+    if (f->n_provides >= FLAVOUR_PROVIDES_MAX)
+        return sg_error_set(err, -EINVAL, "set '%s': more than %u modules", f->name,
+                            FLAVOUR_PROVIDES_MAX);
+    memcpy(f->provides[f->n_provides++], module, len + 1);
+    return 0;
 }
 
 void flavour_preimport(const struct flavour *f, char *out, size_t outsz)
@@ -260,6 +300,29 @@ static unsigned coverage(const struct flavour *f, const char *const *heavy, size
     return c;
 }
 
+/* Which flavours install every import some flavour installs (used[f] =
+ * true marks the others as not to be tried); the first import none can
+ * serve with the rest, or NULL. */
+static const char *eligible(const struct flavour_set *s, const char *const *imports, size_t n,
+                            bool *used)
+{
+    const char *missing = NULL;
+    for (size_t i = 0; i < n; i++) {
+        bool required = false;
+        for (unsigned f = 0; f < s->n && !required; f++)
+            required = flavour_installs(&s->f[f], imports[i]);
+        for (unsigned f = 0; f < s->n && required; f++)
+            if (!flavour_installs(&s->f[f], imports[i]))
+                used[f] = true;
+        if (required && !missing)
+            missing = imports[i];
+    }
+    for (unsigned f = 0; f < s->n; f++)
+        if (!used[f])
+            return NULL;
+    return missing;
+}
+
 void flavour_choose(const struct flavour_set *s, const char *const *imports, size_t n,
                     struct flavour_choice *ret)
 {
@@ -269,11 +332,14 @@ void flavour_choose(const struct flavour_set *s, const char *const *imports, siz
     bool extra[FLAVOUR_MAX], used[FLAVOUR_MAX] = {false};
     memset(ret, 0, sizeof(*ret));
     ret->heavy = (unsigned)nh;
+    ret->missing = eligible(s, imports, n, used);
+    if (ret->missing)
+        return;
     for (unsigned f = 0; f < s->n; f++)
         cov[f] = coverage(&s->f[f], heavy, nh, &extra[f]);
     /* ideal: the cheapest flavour that covers every heavy import */
     for (unsigned f = 0; f < s->n && ret->n == 0; f++) {
-        if (cov[f] == nh) {
+        if (!used[f] && cov[f] == nh) {
             ret->order[ret->n++] = f;
             used[f] = true;
         }
@@ -290,8 +356,9 @@ void flavour_choose(const struct flavour_set *s, const char *const *imports, siz
         used[best] = true;
         ret->order[ret->n++] = (unsigned)best;
     }
-    if (ret->n == 0 && s->n > 0) /* nothing fits: the cheapest sandbox still runs it */
-        ret->order[ret->n++] = 0;
+    for (unsigned f = 0; f < s->n && ret->n == 0; f++)
+        if (!used[f]) /* nothing fits: the cheapest sandbox still runs it */
+            ret->order[ret->n++] = f;
 }
 
 int flavour_pick(const struct flavour_choice *c, const unsigned *idle)
@@ -304,6 +371,8 @@ int flavour_pick(const struct flavour_choice *c, const unsigned *idle)
 
 unsigned flavour_mem_estimate(const struct flavour *f)
 {
+    if (f->mem_mb)
+        return f->mem_mb;
     return FLAVOUR_MEM_BASE_MB + FLAVOUR_MEM_PER_MODULE_MB * f->n_modules;
 }
 

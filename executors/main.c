@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "pool.h"
 #include "pools.h"
+#include "pkgset.h"
 #include "runtime_info.h"
 #include "runsc_info.h"
 #include "sandbox.h"
@@ -67,9 +68,10 @@ static int check_engine(struct docker_client *dc, struct exec_config *cfg, struc
     return 0;
 }
 
-/* The gVisor (runsc_info.h) and the engine. With --runsc-path an old runsc is
+/* The gVisor (runsc_info.h) and the engine (check_engine records whether the
+ * image asks for the identity split). With --runsc-path an old runsc is
  * refused before dockerd is asked; else its registration names the binary. */
-static int start_checks(const struct exec_config *cfg, struct docker_client **dc,
+static int start_checks(struct exec_config *cfg, struct docker_client **dc,
                         struct runsc_info *ri, struct sg_error *err)
 {
     int r = runsc_info_load(NULL, cfg, ri, err);
@@ -205,7 +207,8 @@ static int wait_for_stop(void)
 }
 
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
-                 const char *token, const struct runsc_info *ri, struct sg_error *err)
+                 const char *token, const char *runtime, const struct runsc_info *ri,
+                 struct sg_error *err)
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
@@ -233,7 +236,6 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                         .head = exec_server_head,
                                         .get_on_worker = exec_server_get_on_worker};
     int r = -ENOMEM;
-    char *runtime = NULL;
     if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
         r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
         goto out;
@@ -244,7 +246,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
     srv.pools = pools;
     if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
         goto out;
-    srv.runtime_json = load_runtime(dc, cfg, &runtime);
+    srv.runtime_json = runtime;
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
         goto out;
     log_listening(cfg, http);
@@ -258,7 +260,6 @@ out:
     pool_set_free(pools); /* tears down idle sandboxes, drains the teardown queues */
     exec_jobs_free(srv.jobs);
     metrics_free(m);
-    free(runtime);
     sg_log(SG_LOG_INFO, "stopped", NULL);
     return r;
 }
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
     if (cfg.token_file[0] && sg_token_file_read(cfg.token_file, token, &err) < 0)
         return fail("token_file_invalid", &err);
     struct docker_client *dc = NULL;
-    char *seccomp = NULL, *body = NULL;
+    char *seccomp = NULL, *body = NULL, *runtime = NULL;
     int rc = 1;
     unsigned reaped = 0;
     struct runsc_info ri = {0};
@@ -306,14 +307,20 @@ int main(int argc, char **argv)
         rc = fail("seccomp_check_failed", &err);
         goto out;
     }
+    load_runtime(dc, &cfg, &runtime);
+    if (pkgset_load_all(dc, &cfg, &runtime, &err) < 0) {
+        rc = fail("package_set_failed", &err);
+        goto out;
+    }
     if (sandbox_create_body(&cfg, seccomp, NULL, &body, &err) < 0 ||
-        serve(&cfg, dc, body, token, &ri, &err) < 0) {
+        serve(&cfg, dc, body, token, runtime, &ri, &err) < 0) {
         rc = fail("serve_failed", &err);
         goto out;
     }
     rc = 0;
 out:
     free(body);
+    free(runtime);
     free(seccomp);
     docker_client_free(dc);
     return rc;

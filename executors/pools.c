@@ -133,7 +133,7 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     snprintf(label, sizeof(label), "%s.%s", cfg->instance, fl->name);
     flavour_preimport(fl, pre, sizeof(pre));
     char *body = NULL;
-    int r = sandbox_flavour_body(cfg->base_body, label, pre, &body, err);
+    int r = sandbox_flavour_body(cfg->base_body, label, pre, fl->image, &body, err);
     if (r < 0)
         return r;
     /* A heavy flavour's launch is followed by seconds of importing inside the
@@ -151,8 +151,9 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     r = pool_new(&pc, &s->pools[f], err);
     free(body);
     if (r == 0)
-        sg_log(SG_LOG_INFO, "pool_flavour", "flavour=%s preimport=\"%s\" size=%u target=%u",
-               fl->name, pre, fl->size, s->target[f]);
+        sg_log(SG_LOG_INFO, "pool_flavour",
+               "flavour=%s preimport=\"%s\" size=%u target=%u image=%s", fl->name, pre, fl->size,
+               s->target[f], fl->image[0] ? fl->image : "default");
     return r;
 }
 
@@ -234,6 +235,11 @@ int pool_set_acquire(struct pool_set *s, const char *const *imports, size_t n, u
 {
     struct flavour_choice c;
     flavour_choose(&s->fs, imports, n, &c);
+    if (c.n == 0)
+        return sg_error_set(err, -ENOENT,
+                            "no_package_set: no package set of this executor installs '%s' "
+                            "together with the job's other imports",
+                            c.missing ? c.missing : "?");
     pthread_mutex_lock(&s->mu);
     window_advance(s);
     s->arrivals[c.order[0]]++;

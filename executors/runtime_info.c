@@ -71,17 +71,31 @@ static int check_list(json_t *doc, const char *key, int want_version, struct sg_
     return 0;
 }
 
-int runtime_info_from_tar(const char *tar, size_t len, const char *language, char **ret_json,
-                          struct sg_error *err)
+/* The first regular file of an archive as a NUL-terminated copy. */
+static int tar_file_copy(const char *tar, size_t len, size_t max, char **ret, size_t *ret_len,
+                         struct sg_error *err)
 {
     const char *data = NULL;
     size_t n = 0;
     int r = tar_first_file(tar, len, &data, &n);
     if (r < 0)
-        return sg_error_set(err, r, "runtime listing: %s",
+        return sg_error_set(err, r, "%s",
                             r == -ENOENT ? "no file in the archive" : "malformed tar stream");
-    if (n > RUNTIME_INFO_MAX)
-        return sg_error_set(err, -E2BIG, "runtime listing larger than %u bytes", RUNTIME_INFO_MAX);
+    if (n > max)
+        return sg_error_set(err, -E2BIG, "file larger than %zu bytes", max);
+    *ret = malloc(n + 1);
+    if (!*ret)
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    memcpy(*ret, data, n);
+    (*ret)[n] = '\0';
+    *ret_len = n;
+    return 0;
+}
+
+static int listing_check(const char *data, size_t n, const char *language, char **ret_json,
+                         struct sg_error *err)
+{
+    int r = 0;
     json_error_t jerr;
     json_t *doc = json_loadb(data, n, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(doc)) {
@@ -106,32 +120,77 @@ int runtime_info_from_tar(const char *tar, size_t len, const char *language, cha
     return r;
 }
 
-int runtime_info_read(struct docker_client *dc, const struct exec_config *cfg, char **ret_json,
-                      struct sg_error *err)
+int runtime_info_from_tar(const char *tar, size_t len, const char *language, char **ret_json,
+                          struct sg_error *err)
+{
+    char *data = NULL;
+    size_t n = 0;
+    struct sg_error e = {0};
+    int r = tar_file_copy(tar, len, RUNTIME_INFO_MAX, &data, &n, &e);
+    if (r < 0)
+        return sg_error_set(err, r, "runtime listing: %s", e.msg);
+    r = listing_check(data, n, language, ret_json, err);
+    free(data);
+    return r;
+}
+
+/* cfg's create body, with image instead of cfg's when given. */
+static int never_run_body(const struct exec_config *cfg, const char *image, char **ret,
+                          struct sg_error *err)
 {
     static const char *const never_run[] = {"/bin/false", NULL};
+    int r = sandbox_create_body(cfg, NULL, never_run, ret, err);
+    if (r < 0 || !image)
+        return r;
+    json_t *spec = json_loads(*ret, 0, NULL);
+    free(*ret);
+    *ret = NULL;
+    if (spec && json_object_set_new(spec, "Image", json_string(image)) == 0)
+        *ret = json_dumps(spec, JSON_COMPACT);
+    json_decref(spec);
+    return *ret ? 0 : sg_error_set(err, -ENOMEM, "cannot build container spec");
+}
+
+int runtime_info_copy(struct docker_client *dc, const struct exec_config *cfg, const char *image,
+                      const char *path, size_t max, char **ret, size_t *ret_len,
+                      struct sg_error *err)
+{
     char *body = NULL, id[DOCKER_ID_LEN + 1] = "";
-    int r = sandbox_create_body(cfg, NULL, never_run, &body, err);
+    const char *img = image ? image : cfg->image;
+    int r = never_run_body(cfg, image, &body, err);
     if (r == 0)
         r = docker_create(dc, body, id, err);
     free(body);
     if (r < 0)
         return r;
-    char path[128 + DOCKER_ID_LEN];
-    snprintf(path, sizeof(path), "/containers/%s/archive?path=%s", id, RUNTIME_INFO_PATH);
+    char url[256 + DOCKER_ID_LEN];
+    snprintf(url, sizeof(url), "/containers/%s/archive?path=%s", id, path);
     struct sg_buf b;
-    sg_buf_init(&b, RUNTIME_INFO_MAX + 16 * TAR_BLOCK);
+    sg_buf_init(&b, max + 16 * TAR_BLOCK);
     long status = 0;
-    r = docker_call(dc, "GET", path, NULL, RUNTIME_CALL_TIMEOUT_MS,
-                    RUNTIME_INFO_MAX + 16 * TAR_BLOCK, &status, &b, err);
+    struct sg_error e = {0};
+    r = docker_call(dc, "GET", url, NULL, RUNTIME_CALL_TIMEOUT_MS, max + 16 * TAR_BLOCK, &status,
+                    &b, err);
     if (r == 0 && status == 404)
-        r = sg_error_set(err, -ENOENT, "image %s has no %s", cfg->image, RUNTIME_INFO_PATH);
+        r = sg_error_set(err, -ENOENT, "image %s has no %s", img, path);
     else if (r == 0 && status != 200)
-        r = sg_error_set(err, -EIO, "docker archive %s: HTTP %ld", RUNTIME_INFO_PATH, status);
-    else if (r == 0)
-        r = runtime_info_from_tar(b.data, b.len, sg_lang_name(cfg->language), ret_json, err);
+        r = sg_error_set(err, -EIO, "docker archive %s of %s: HTTP %ld", path, img, status);
+    else if (r == 0 && (r = tar_file_copy(b.data, b.len, max, ret, ret_len, &e)) < 0)
+        r = sg_error_set(err, r, "%s of image %s: %s", path, img, e.msg);
     sg_buf_free(&b);
     struct sg_error rm_err = {0};
     docker_remove(dc, id, SANDBOX_REMOVE_TIMEOUT_MS, &rm_err);
+    return r;
+}
+
+int runtime_info_read(struct docker_client *dc, const struct exec_config *cfg, char **ret_json,
+                      struct sg_error *err)
+{
+    char *data = NULL;
+    size_t n = 0;
+    int r = runtime_info_copy(dc, cfg, NULL, RUNTIME_INFO_PATH, RUNTIME_INFO_MAX, &data, &n, err);
+    if (r == 0)
+        r = listing_check(data, n, sg_lang_name(cfg->language), ret_json, err);
+    free(data);
     return r;
 }

@@ -30,6 +30,14 @@
 int runtime_info_from_tar(const char *tar, size_t len, const char *language, char **ret_json,
                           struct sg_error *err);
 
+/* Create a container from image (NULL: cfg's; never started), copy the
+ * regular file path (at most max bytes) out of it, remove the container.
+ * *ret is that file's bytes, NUL-terminated (caller frees with free()), or
+ * -ENOENT when the image has no such file. */
+int runtime_info_copy(struct docker_client *dc, const struct exec_config *cfg, const char *image,
+                      const char *path, size_t max, char **ret, size_t *ret_len,
+                      struct sg_error *err);
+
 /* Create a container from cfg's image (never started), copy the listing out,
  * remove the container. -ENOENT when the image has no listing. */
 int runtime_info_read(struct docker_client *dc, const struct exec_config *cfg, char **ret_json,

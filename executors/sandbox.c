@@ -86,7 +86,7 @@ int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
 }
 
 int sandbox_flavour_body(const char *base_body, const char *pool_label, const char *preimport,
-                         char **ret_body, struct sg_error *err)
+                         const char *image, char **ret_body, struct sg_error *err)
 {
     json_t *spec = json_loads(base_body, 0, NULL);
     json_t *env = json_object_get(spec, "Env"), *labels = json_object_get(spec, "Labels");
@@ -97,6 +97,8 @@ int sandbox_flavour_body(const char *base_body, const char *pool_label, const ch
         snprintf(kv, n, "SANDGATE_PREIMPORT=%s", preimport);
         json_array_append_new(env, json_string(kv));
         json_object_set_new(labels, EXEC_LABEL_POOL, json_string(pool_label));
+        if (image && image[0])
+            json_object_set_new(spec, "Image", json_string(image));
         *ret_body = json_dumps(spec, JSON_COMPACT);
         r = *ret_body ? 0 : r;
     }

@@ -49,10 +49,11 @@ int sandbox_create_body(const struct exec_config *cfg, const char *seccomp_json,
 /* The create body of one pool flavour: base_body (from sandbox_create_body)
  * with SANDGATE_PREIMPORT=preimport in the environment (the runner imports
  * those modules before the job arrives; this replaces any value baked into
- * the image) and the label EXEC_LABEL_POOL=pool_label, by which the pool
- * finds its own containers. Caller frees *ret_body with free(). */
+ * the image), the label EXEC_LABEL_POOL=pool_label, by which the pool
+ * finds its own containers, and, when image is not NULL or empty, that image
+ * (a package set's) instead of base_body's. Caller frees *ret_body with free(). */
 int sandbox_flavour_body(const char *base_body, const char *pool_label, const char *preimport,
-                         char **ret_body, struct sg_error *err);
+                         const char *image, char **ret_body, struct sg_error *err);
 
 /* Create, attach and start. On failure nothing is left behind (the container,
  * if created, is removed). */

@@ -142,6 +142,7 @@ static void acquire_failed(struct sg_http_response *resp, int r, const struct sg
 {
     const char *code = r == -EBUSY       ? "pool_busy"
                        : r == -EHOSTDOWN ? "docker_unreachable"
+                       : r == -ENOENT    ? "no_package_set"
                                          : "shutting_down";
     sg_http_error(resp, 503, code, "no sandbox for the session: %s", e->msg[0] ? e->msg : code);
 }

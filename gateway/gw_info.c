@@ -1,13 +1,16 @@
 #include "gw_info.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "gw_jobs.h"
 #include "gw_respond.h"
+#include "gw_util.h"
 #include "sg_lang.h"
 
 #define ANONYMOUS "anonymous"
 #define RUNTIME_FETCH_TIMEOUT_MS 5000u
+#define MODULE_NAME_MAX 256u /* bytes of one import name checked against the listings */
 
 json_t *gw_info_identity(const struct gw_ruleset *rs, const struct gw_tenant *tenant,
                          const struct sg_http_request *req)
@@ -91,16 +94,59 @@ json_t *gw_info_importable(const struct sg_lang_policy *lp, json_t *modules, cha
     return out;
 }
 
-/* Every module name of a listing: the standard ones, then each package's. */
+/* The modules of a list of packages, each once, appended to all. */
+static void package_modules(json_t *all, json_t *packages)
+{
+    size_t i, j, k;
+    json_t *pkg, *m, *seen;
+    json_array_foreach(packages, i, pkg)
+    {
+        json_array_foreach(json_object_get(pkg, "modules"), j, m)
+        {
+            bool dup = false;
+            json_array_foreach(all, k, seen)
+            {
+                if ((dup = json_equal(seen, m)))
+                    break;
+            }
+            if (!dup && json_is_string(m))
+                json_array_append(all, m);
+        }
+    }
+}
+
+/* Every module name of a listing: the standard ones, each package's, then
+ * each package set's (the executor's manifests, "sets"). */
 static json_t *listing_modules(json_t *listing)
 {
     json_t *all = json_array();
     json_array_extend(all, json_object_get(listing, "stdlib_modules"));
     size_t i;
-    json_t *pkg;
+    json_t *set, *pkg;
     json_array_foreach(json_object_get(listing, "packages"), i, pkg)
         json_array_extend(all, json_object_get(pkg, "modules"));
+    json_array_foreach(json_object_get(listing, "sets"), i, set)
+        package_modules(all, json_object_get(set, "packages"));
     return all;
+}
+
+/* Which of each package set's modules the policy lets a job import: set by
+ * set, under set.policies.<policy>.importable. */
+static void sets_importable(json_t *listing, const struct sg_policy *p,
+                            const struct sg_lang_policy *lp, char sep)
+{
+    size_t i;
+    json_t *set;
+    json_array_foreach(json_object_get(listing, "sets"), i, set)
+    {
+        json_t *mods = json_array(), *pols = json_object_get(set, "policies");
+        if (!json_is_object(pols))
+            json_object_set_new(set, "policies", pols = json_object());
+        package_modules(mods, json_object_get(set, "packages"));
+        json_object_set_new(pols, p->name,
+                            json_pack("{s:o}", "importable", gw_info_importable(lp, mods, sep)));
+        json_decref(mods);
+    }
 }
 
 static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs,
@@ -126,6 +172,7 @@ static json_t *language_runtime(struct gw_server *s, const struct gw_ruleset *rs
         json_object_set_new(pols, p->name,
                             json_pack("{s:b,s:o}", "enabled", lp->enabled, "importable",
                                       gw_info_importable(lp, mods, lang == 0 ? '.' : '/')));
+        sets_importable(listing, p, lp, lang == 0 ? '.' : '/');
     }
     json_decref(mods);
     json_object_set_new(listing, "available", json_true());
@@ -147,4 +194,94 @@ void gw_info_runtimes(struct gw_server *s, const struct sg_http_request *req,
                         json_pack("{s:o,s:s}", "runtimes", langs, "default_policy", def->name));
     }
     gw_ruleset_unref(rs);
+}
+
+/* Every module name the executors of each language install (a JSON object
+ * used as a set; NULL: unknown), and until when it is reused. */
+static struct {
+    pthread_mutex_t mu;
+    json_t *modules[SG_LANG_COUNT];
+    uint64_t until_ns[SG_LANG_COUNT];
+} installed = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The module set of lang's listing, fetched now (NULL when there is none). */
+static json_t *fetch_installed(struct gw_router *router, int lang)
+{
+    struct gw_exec_result ex;
+    gw_router_get(router, lang, "/v1/runtime", RUNTIME_FETCH_TIMEOUT_MS, &ex);
+    json_t *listing = ex.outcome == GW_EXEC_OK ? json_loadb(ex.body, ex.body_len, 0, NULL) : NULL;
+    gw_exec_result_free(&ex);
+    json_t *set = NULL;
+    if (json_is_object(listing)) {
+        json_t *mods = listing_modules(listing);
+        set = json_object();
+        size_t i;
+        json_t *m;
+        json_array_foreach(mods, i, m)
+        {
+            if (json_is_string(m))
+                json_object_set(set, json_string_value(m), json_true());
+        }
+        json_decref(mods);
+    }
+    json_decref(listing);
+    return set;
+}
+
+/* A new reference to lang's module set, refreshed when stale; NULL: unknown. */
+static json_t *installed_modules(struct gw_router *router, int lang)
+{
+    uint64_t now = gw_now_ns();
+    pthread_mutex_lock(&installed.mu);
+    json_t *set = now < installed.until_ns[lang] ? json_incref(installed.modules[lang]) : NULL;
+    int fresh = now < installed.until_ns[lang];
+    pthread_mutex_unlock(&installed.mu);
+    if (fresh)
+        return set;
+    set = fetch_installed(router, lang); /* outside the lock: jobs of the other language go on */
+    pthread_mutex_lock(&installed.mu);
+    json_decref(installed.modules[lang]);
+    installed.modules[lang] = json_incref(set);
+    installed.until_ns[lang] =
+        now + (uint64_t)(set ? GW_INFO_INSTALLED_TTL_MS : GW_INFO_INSTALLED_RETRY_MS) * 1000000u;
+    pthread_mutex_unlock(&installed.mu);
+    return set;
+}
+
+/* Whether name[0..len) is the job's own: one of its input files' stem. */
+static int own_file(json_t *files, const char *name, size_t len)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(files, key, v)
+    {
+        if (strncmp(key, name, len) == 0 && (key[len] == '.' || key[len] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+int gw_info_missing_import(struct gw_router *router, int lang, const char *imports, json_t *files,
+                           char *ret, size_t retsz)
+{
+    if (!imports || !imports[0] || lang < 0 || lang >= SG_LANG_COUNT)
+        return 0;
+    json_t *set = installed_modules(router, lang);
+    int found = 0;
+    for (const char *p = imports; set && *p && !found;) {
+        size_t n = strcspn(p, ",");
+        char name[MODULE_NAME_MAX];
+        if (n > 0 && n < sizeof(name) && p[0] != '_' && p[0] != '.' && strncmp(p, "node:", 5) &&
+            !own_file(files, p, n)) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            if (!json_object_get(set, name)) {
+                snprintf(ret, retsz, "%s", name);
+                found = 1;
+            }
+        }
+        p += n + (p[n] == ',');
+    }
+    json_decref(set);
+    return found;
 }

@@ -10,10 +10,12 @@
 
 #include "analyze.h"
 #include "gw_audit_detail.h"
+#include "gw_info.h"
 #include "gw_request.h"
 #include "gw_respond.h"
 #include "gw_util.h"
 #include "log.h"
+#include "rules.h"
 #include "sha256.h"
 #include "verdict_cache.h"
 
@@ -503,6 +505,27 @@ static void audit(struct job *j, int status)
     json_decref(o);
 }
 
+/* An accepted job importing a module that no image or package set
+ * installs is rejected here, saying so, rather than failing at run time. */
+static void require_installed(struct job *j)
+{
+    char mod[SG_IMPORTS_TEXT_MAX];
+    if (gw_info_missing_import(j->s->router, j->req.lang, j->an.stats.imports.text, j->req.files,
+                               mod, sizeof(mod)) <= 0)
+        return;
+    const char *at = memmem(j->req.code, j->req.code_len, mod, strlen(mod));
+    size_t off = at ? (size_t)(at - j->req.code) : 0;
+    struct sg_span span;
+    sg_span_from_bytes(j->req.code, j->req.code_len, off, at ? off + strlen(mod) : 0, &span);
+    sg_violations_add(&j->an.violations, SG_RULE_IMPORT_NOT_INSTALLED, &span, j->req.code,
+                      j->req.code_len,
+                      "module '%s' is not installed: no image or package set of the %s "
+                      "executors provides it (declare it in a package set: "
+                      "docs/images.md, \"Adding packages\")",
+                      mod, sg_lang_name(j->req.lang));
+    j->an.accepted = 0;
+}
+
 /* The pipeline; each step fills resp and stops the chain on failure. */
 static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
@@ -519,6 +542,8 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
         j->outcome = j->an.accepted ? "accept" : "reject";
         return respond_analysis(j, resp);
     }
+    if (j->an.accepted)
+        require_installed(j);
     if (!j->an.accepted) {
         j->outcome = "rejected";
         json_t *o = gw_result_rejected(&j->an.violations);

@@ -24,6 +24,9 @@
 #       package a listed one depends on must be listed too.
 # A package in an image is not importable by jobs until a policy allows it
 # (policies/README.md, "Extending the images").
+#   4. package sets: images/build-sets.py builds one image per set declared in
+#      flavours/ (SANDGATE_FLAVOURS_DIR) on top of the python/nodejs image just
+#      built: sandgate/set-LANGUAGE-NAME:$TAG (docs/images.md, "Adding packages")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -190,21 +193,34 @@ main() {
     env_default SANDGATE_PYTHON_PREIMPORT
     env_default SANDGATE_PYTHON_PACKAGES
     env_default SANDGATE_NODE_PACKAGES
+    env_default SANDGATE_FLAVOURS_DIR
+    env_default SANDGATE_WHEELHOUSE
     [ ${#names[@]} -gt 0 ] || names=("${ORDER[@]}")
     for name in "${names[@]}"; do
         [ -n "${SPEC[$name]:-}" ] || die "unknown image '$name' (known: ${ORDER[*]})"
     done
-    # Extras are checked (and npm tarballs verified) before anything is built.
+    # Extras and package sets are checked (npm tarballs and wheels verified
+    # against their pins) before anything is built.
+    local langs=()
     for name in "${names[@]}"; do
         if [ "$name" = python ]; then PYTHON_EXTRA=$(python_packages); fi
         if [ "$name" = nodejs ]; then node_packages; fi
+        if [ "$name" = python ] || [ "$name" = nodejs ]; then langs+=(--language "$name"); fi
     done
+    if [ ${#langs[@]} -gt 0 ]; then
+        python3 images/build-sets.py --tag "$TAG" "${langs[@]}" --check || die "package sets"
+    fi
     host_check || die "the host is not ready (see above)"
     base=$(choose_base)
     say "base image: $base"
     for name in "${names[@]}"; do
         build_one "$name" "$base"
     done
+    # One image per package set of flavours/ on top of its language's image
+    # (docs/images.md, "Adding packages").
+    if [ ${#langs[@]} -gt 0 ]; then
+        python3 images/build-sets.py --tag "$TAG" "${langs[@]}" || die "package sets"
+    fi
 }
 
 main "$@"

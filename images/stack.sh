@@ -66,6 +66,21 @@ PUBLISH_HOST=$HOST
 [ "$HOST" = "$PUBLISH" ] && PUBLISH_HOST=0.0.0.0 && HOST=127.0.0.1
 [ "$HOST" = 0.0.0.0 ] && HOST=127.0.0.1
 export SANDGATE_STACK_DIR=$STACK_DIR
+# The package set images `make images` built for the sandbox images' tag
+# (images/build-sets.py): the executors' pools (SANDGATE_SETS), unless the
+# environment or .env says.
+SANDBOX_TAG=$(setting SANDBOX_BASE_PYTHON_IMAGE sandgate/sandbox-python:latest)
+SETS_ENV=build/sets/executors-${SANDBOX_TAG##*:}.env
+for lang in PYTHON NODEJS; do
+    v=$(setting "SANDGATE_SETS_$lang" "")
+    if [ -z "$v" ] && [ -f "$SETS_ENV" ]; then
+        v=$(sed -n "s/^SANDGATE_SETS_$lang=//p" "$SETS_ENV" | tail -1)
+        for image in $v; do # built for another tag since: the built-in flavours
+            docker image inspect "$image" >/dev/null 2>&1 || { v=""; break; }
+        done
+    fi
+    export "SANDGATE_SETS_$lang=$v"
+done
 RAGFLOW_NETWORK=$(setting SANDGATE_RAGFLOW_NETWORK "")
 COMPOSE_FILES=(-f docker-compose.yml)
 if [ -n "$RAGFLOW_NETWORK" ]; then

@@ -47,8 +47,32 @@ static json_t *against_listing(const struct sg_lang_policy *lp, char sep, json_t
                                                     json_object_get(pkg, "version")));
         }
     }
-    return json_pack("{s:s,s:O,s:o,s:o}", "file", file, "interpreter",
-                     json_object_get(doc, "interpreter"), "importable", ok, "not_importable", no);
+    json_t *out =
+        json_pack("{s:s,s:O?,s:o,s:o}", "file", file, "interpreter",
+                  json_object_get(doc, "interpreter"), "importable", ok, "not_importable", no);
+    json_t *set = json_object_get(doc, "set");
+    if (out && json_is_string(set))
+        json_object_set(out, "set", set);
+    return out;
+}
+
+/* against_listing, and for a listing as GET /v1/runtime serves it (with
+ * the executor's package sets), each set's packages under "sets". */
+static json_t *against_all(const struct sg_lang_policy *lp, char sep, json_t *doc, const char *file)
+{
+    json_t *out = against_listing(lp, sep, doc, file), *sets = json_object_get(doc, "sets");
+    if (!out || !json_is_array(sets))
+        return out;
+    json_t *arr = json_array();
+    size_t i;
+    json_t *set;
+    json_array_foreach(sets, i, set)
+    {
+        if (json_is_object(set))
+            json_array_append_new(arr, against_listing(lp, sep, set, file));
+    }
+    json_object_set_new(out, "sets", arr);
+    return out;
 }
 
 /* A listing file: its language index, or -1 after printing why. */
@@ -69,7 +93,8 @@ static int read_listing(const char *file, json_t **ret)
     if (l < 0 || !json_is_array(json_object_get(doc, "packages"))) {
         fprintf(stderr,
                 "sandgate-check: %s: not a runtime listing (the image's "
-                "/opt/sandgate/runtime.json)\n",
+                "/opt/sandgate/runtime.json) or a package set's manifest "
+                "(/opt/sandgate/set.json)\n",
                 file);
         json_decref(doc);
         return -1;
@@ -94,8 +119,7 @@ static json_t *build(const struct sg_policy *p, char *const *listings, int n)
         json_t *runs = json_object_get(entry, "runtimes");
         if (!runs)
             json_object_set_new(entry, "runtimes", runs = json_array());
-        json_array_append_new(runs,
-                              against_listing(lang_of(p, l), l ? '/' : '.', doc, listings[i]));
+        json_array_append_new(runs, against_all(lang_of(p, l), l ? '/' : '.', doc, listings[i]));
         json_decref(doc);
     }
     return json_pack("{s:{s:s,s:s},s:o}", "policy", "name", p->name, "sha256", p->sha256,
@@ -118,6 +142,23 @@ static void print_names(FILE *out, const char *label, json_t *arr, const char *k
     fputc('\n', out);
 }
 
+/* One image listing or package set of the JSON form as text. */
+static void write_runtime(FILE *out, json_t *r)
+{
+    json_t *in = json_object_get(r, "interpreter");
+    const char *set = json_string_value(json_object_get(r, "set"));
+    if (set)
+        fprintf(out, "  package set %s (%s):\n", set,
+                json_string_value(json_object_get(r, "file")));
+    else
+        fprintf(out, "  image listing %s (%s %s):\n", json_string_value(json_object_get(r, "file")),
+                json_string_value(json_object_get(in, "name")),
+                json_string_value(json_object_get(in, "version")));
+    print_names(out, "  importable", json_object_get(r, "importable"), NULL);
+    print_names(out, "  installed but not importable", json_object_get(r, "not_importable"),
+                "module");
+}
+
 static void write_text(FILE *out, json_t *doc)
 {
     json_t *langs = json_object_get(doc, "languages");
@@ -138,14 +179,10 @@ static void write_text(FILE *out, json_t *doc)
         json_t *r;
         json_array_foreach(json_object_get(e, "runtimes"), i, r)
         {
-            json_t *in = json_object_get(r, "interpreter");
-            fprintf(out, "  image listing %s (%s %s):\n",
-                    json_string_value(json_object_get(r, "file")),
-                    json_string_value(json_object_get(in, "name")),
-                    json_string_value(json_object_get(in, "version")));
-            print_names(out, "  importable", json_object_get(r, "importable"), NULL);
-            print_names(out, "  installed but not importable", json_object_get(r, "not_importable"),
-                        "module");
+            write_runtime(out, r);
+            size_t k;
+            json_t *set;
+            json_array_foreach(json_object_get(r, "sets"), k, set) write_runtime(out, set);
         }
     }
 }

@@ -1,7 +1,9 @@
 /* check_modules.h - sandgate-check --list-modules: the modules a policy lets
  * a job import, per language, and, given image runtime listings (the
- * /opt/sandgate/runtime.json of a sandbox image, as GET /v1/runtimes serves
- * it), which installed modules are importable under it and which are not. */
+ * /opt/sandgate/runtime.json of a sandbox image, or an executor's listing as
+ * GET /v1/runtime serves it, with its package sets) or package set manifests
+ * (a set image's /opt/sandgate/set.json), which installed modules are
+ * importable under it and which are not, set by set. */
 #ifndef SG_CHECK_MODULES_H
 #define SG_CHECK_MODULES_H
 

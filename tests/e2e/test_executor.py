@@ -92,6 +92,18 @@ def stop_gateway_and_executors(gw, executors):
     return rc, left
 
 
+def stop_clean(gw, executors, then=None):
+    """stop_gateway_and_executors, then `then()` (cleanup that must run
+    either way), then assert a clean exit and no container left behind."""
+    try:
+        rc, left = stop_gateway_and_executors(gw, executors)
+    finally:
+        if then:
+            then()
+    assert rc == 0, f"gateway exited with {rc}"
+    assert left == [], f"containers left behind: {left}"
+
+
 class ExecutorCase(unittest.TestCase):
     """A class-wide executor; asserts a clean stop and no container left."""
     language = "python"

@@ -36,7 +36,9 @@ def build(names, **env):
     e = dict(os.environ)
     e.update({"SANDGATE_TAG": TAG, "SANDGATE_PYTHON_PACKAGES": "", "SANDGATE_NODE_PACKAGES": ""})
     e.update(env)
-    return subprocess.run([BUILD, *names], capture_output=True, text=True, env=e, timeout=900)
+    with tempfile.TemporaryDirectory() as no_sets:  # no package set images under this tag
+        e["SANDGATE_FLAVOURS_DIR"] = no_sets
+        return subprocess.run([BUILD, *names], capture_output=True, text=True, env=e, timeout=900)
 
 
 class TestBuildRefusals(unittest.TestCase):
@@ -76,10 +78,7 @@ class TestExtendedImages(unittest.TestCase):
             raise AssertionError(f"extended build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
         cls.py = tex.Executor("python", pool_size=1, extra=("--image", EXT["python"]))
         cls.js = tex.Executor("nodejs", pool_size=1, extra=("--image", EXT["nodejs"]))
-        cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
-                                                      "nodejs": [cls.js.url]},
-                                        "exec_grace_ms": 10000},
-                                       policies={"data": DATA_POLICY})
+        cls.gw = gateway_fakes.gateway_for(cls.py, cls.js, policies={"data": DATA_POLICY})
 
     @classmethod
     def remove_images(cls):
@@ -88,10 +87,7 @@ class TestExtendedImages(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, left = tex.stop_gateway_and_executors(cls.gw, (cls.py, cls.js))
-        cls.remove_images()
-        assert rc == 0
-        assert left == [], f"containers left behind: {left}"
+        tex.stop_clean(cls.gw, (cls.py, cls.js), then=cls.remove_images)
 
     def test_the_listing_shows_the_added_packages_with_versions(self):
         st, _, py = sgtest.http("GET", self.py.url + "/v1/runtime")

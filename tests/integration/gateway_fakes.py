@@ -352,6 +352,13 @@ class Gateway:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def gateway_for(py, js, **kw):
+    """A gateway in front of one Python and one Node executor (anything with
+    a .url), with the grace real sandboxes need."""
+    return Gateway({"executors": {"python": [py.url], "nodejs": [js.url]},
+                    "exec_grace_ms": 10000}, **kw)
+
+
 class GatewayWithFakes(unittest.TestCase):
     """A test case whose setUp builds one gateway (self.gw) in front of a
     Python and a Node fake executor (self.py, self.js): tearDown stops all

@@ -70,3 +70,74 @@ class TestRuntimes(GatewayWithFakes):
         self.assertEqual(st, 200, body)
         self.assertFalse(body["runtimes"]["python"]["available"])
         self.assertIn("no healthy python executor", body["runtimes"]["python"]["error"])
+
+
+SET_LISTING = dict(PY_LISTING, sets=[{
+    "set": "xl", "language": "python", "image": "sandgate/set-python-xl:t", "preimport": [],
+    "packages": [{"name": "openpyxl", "version": "3.1.2", "kind": "wheel",
+                  "source": "openpyxl-3.1.2-py2.py3-none-any.whl sha256:00",
+                  "modules": ["openpyxl"]}]}])
+XL_POLICY = {"name": "xl", "extends": "default",
+             "python": {"imports": {"modules": ["openpyxl", "yaml", "shapes"]}}}
+
+
+class TestPackageSetsAtTheGateway(GatewayWithFakes):
+    """The gateway knows what the executors install (their listings, with
+    package sets): a set's modules are listed with what each policy allows,
+    and a job importing a module that nothing installs is rejected at the
+    gateway, saying so, instead of failing at run time."""
+
+    def setUp(self):
+        self.py = FakeExecutor("python")
+        self.py.runtime = SET_LISTING
+        self.js = FakeExecutor("nodejs")
+        self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]}},
+                          policies={"xl": XL_POLICY})
+
+    def run_job(self, code, policy="xl", **extra):
+        body = dict({"language": "python", "code": code, "policy": policy}, **extra)
+        st, _, out = self.gw.call("POST", "/v1/run", body)
+        self.assertEqual(st, 200, out)
+        return out
+
+    def test_the_listing_shows_each_set_with_what_each_policy_allows(self):
+        st, _, body = self.gw.call("GET", "/v1/runtimes")
+        py = body["runtimes"]["python"]
+        xl = py["sets"][0]
+        self.assertEqual(xl["policies"]["xl"]["importable"], ["openpyxl"])
+        self.assertEqual(xl["policies"]["default"]["importable"], [])
+        self.assertIn("openpyxl", py["policies"]["xl"]["importable"])
+
+    def test_a_module_nothing_installs_is_rejected_saying_so(self):
+        out = self.run_job("import json\nimport yaml\n\ndef main():\n    return 1\n")
+        self.assertEqual(out["exit_code"], -999, out)
+        rules = [v["rule"] for v in out["violations"]]
+        self.assertEqual(rules, ["import.not-installed"])
+        self.assertIn("module 'yaml' is not installed: no image or package set", out["stderr"])
+        self.assertEqual((out["violations"][0]["line"], out["violations"][0]["column"]), (2, 8))
+        self.assertEqual(self.py.jobs, [], "never reaches an executor")
+
+    def test_installed_modules_and_the_jobs_own_files_run(self):
+        for code, extra in (("import openpyxl, numpy, json\n\ndef main():\n    return 1\n", {}),
+                            ("import shapes\n\ndef main():\n    return 1\n",
+                             {"files": {"shapes.py": "eD0x"}})):
+            with self.subTest(code=code):
+                out = self.run_job(code, **extra)
+                self.assertEqual(out["status"], "success", out)
+
+    def test_in_an_image_but_not_in_the_policy_names_the_policy(self):
+        out = self.run_job("import openpyxl\n\ndef main():\n    return 1\n", policy="default")
+        self.assertEqual([v["rule"] for v in out["violations"]], ["import.not-allowed"])
+        self.assertIn("not allowed by policy 'default'", out["stderr"])
+
+    def test_without_a_listing_jobs_run_as_before(self):
+        self.py.runtime = None
+        gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]}},
+                     policies={"xl": XL_POLICY})
+        try:
+            st, _, out = gw.call("POST", "/v1/run", {"language": "python", "policy": "xl",
+                                                     "code": "import yaml\n\ndef main():\n"
+                                                             "    return 1\n"})
+            self.assertEqual((st, out["status"]), (200, "success"), out)
+        finally:
+            self.assertEqual(gw.stop(), 0)

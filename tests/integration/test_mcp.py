@@ -556,7 +556,12 @@ class McpCase(unittest.TestCase):
         self.py.runtime = {
             "language": "python", "interpreter": {"name": "CPython", "version": "3.11.2"},
             "stdlib_modules": ["json", "subprocess"],
-            "packages": [{"name": "numpy", "version": "1.24.2", "modules": ["numpy"]}]}
+            "packages": [{"name": "numpy", "version": "1.24.2", "modules": ["numpy"]}],
+            "sets": [{"set": "xl", "language": "python", "image": "sandgate/set-python-xl:t",
+                      "preimport": [], "packages": [
+                          {"name": "openpyxl", "version": "3.1.2", "kind": "wheel",
+                           "source": "openpyxl-3.1.2-py2.py3-none-any.whl sha256:00",
+                           "modules": ["openpyxl"]}]}]}
         self.addCleanup(setattr, self.py, "runtime", None)
         res = self.tool(sid, "list_runtimes", {})
         self.assertFalse(res["isError"])
@@ -567,6 +572,9 @@ class McpCase(unittest.TestCase):
         self.assertEqual(sorted(inst["python"]["policies"]["default"]["importable"]),
                          ["json", "numpy"])
         self.assertEqual(set(inst["python"]["policies"]), {"default", "strict"})
+        xl = inst["python"]["sets"][0]  # a package set: its packages, what each policy allows
+        self.assertEqual((xl["set"], xl["packages"][0]["version"]), ("xl", "3.1.2"))
+        self.assertEqual(xl["policies"]["default"]["importable"], [])
         self.assertFalse(inst["nodejs"]["available"], "the fake node executor has no listing")
         self.assertEqual(doc["policy"]["name"], "default")
         langs = {l["language"]: l for l in doc["languages"]}

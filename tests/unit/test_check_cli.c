@@ -378,6 +378,46 @@ Test(check_cli, list_modules_with_an_image_listing, .init = setup, .fini = teard
     json_decref(doc);
 }
 
+#define SET_MANIFEST                                                                               \
+    "{\"set\":\"xl\",\"language\":\"python\",\"preimport\":[],\"packages\":[{\"name\":"            \
+    "\"sgtiny\",\"version\":\"1.0\",\"kind\":\"wheel\",\"source\":\"w sha256:0\",\"modules\":"     \
+    "[\"sgtiny\"]},{\"name\":\"python3-tabulate\",\"version\":\"0.8.9-1\",\"kind\":"               \
+    "\"debian\",\"source\":\"apt\",\"modules\":[\"tabulate\"]}]}"
+
+Test(check_cli, list_modules_of_package_sets, .init = setup, .fini = teardown)
+{
+    static struct run r;
+    /* a set image's manifest on its own, and an executor's listing with it */
+    const char *set = tmpfile_with(0, "set.json", SET_MANIFEST, strlen(SET_MANIFEST));
+    char both[sizeof(LISTING) + sizeof(SET_MANIFEST) + 16];
+    snprintf(both, sizeof(both), "%.*s,\"sets\":[%s]}", (int)strlen(LISTING) - 1, LISTING,
+             SET_MANIFEST);
+    const char *listing = tmpfile_with(1, "rt.json", both, strlen(both));
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--list-modules", "--runtime",
+                                    set, "--runtime", listing, "--format", "json", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    json_t *runs =
+        json_object_get(json_object_get(json_object_get(doc, "languages"), "python"), "runtimes");
+    json_t *alone = json_array_get(runs, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(alone, "set")), "xl");
+    cr_assert(json_is_null(json_object_get(alone, "interpreter")));
+    json_t *no = json_object_get(alone, "not_importable");
+    cr_assert_eq(json_array_size(no), 2, "the default policy allows neither: %s", r.out);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(no, 0), "version")), "1.0");
+    json_t *in_listing = json_array_get(json_object_get(json_array_get(runs, 1), "sets"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(in_listing, "set")), "xl");
+    cr_assert_eq(json_array_size(json_object_get(in_listing, "not_importable")), 2);
+    json_decref(doc);
+    run_check(&r, NULL,
+              (const char *const[]){"--policies-dir", "policies", "--list-modules", "--runtime",
+                                    listing, NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "package set xl ("), "%s", r.out);
+    cr_assert(strstr(r.out, "sgtiny [sgtiny 1.0]"), "%s", r.out);
+}
+
 Test(check_cli, list_modules_refuses_misuse, .init = setup, .fini = teardown)
 {
     static struct run r;

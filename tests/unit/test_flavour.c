@@ -1,7 +1,8 @@
 /* Unit tests of pool flavours: the spec parser, the choice of a flavour from
  * a job's imports and the pools' state, sizing within a memory budget, the
  * /v1/exec `imports` field, the flavour's container spec, the memory figure
- * read from Docker stats, and --flavour / --pool-memory-mb in the config. */
+ * read from Docker stats, and --flavour / --pool-memory-mb in the config;
+ * package sets: a job importing what only a set installs goes there. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <jansson.h>
@@ -98,8 +99,12 @@ Test(flavour_set, rejects_duplicates_and_too_many)
     cr_assert_eq(flavour_set_add_list(&s, "a=numpy a=pandas", NULL), 0);
     cr_assert_eq(flavour_set_finish(&s, 1, &e), -EINVAL);
     memset(&s, 0, sizeof(s));
-    cr_assert_eq(flavour_set_add_list(&s, "a b=x c=y d=z e=w f=v g=u h=t", NULL), 0);
-    cr_assert_eq(flavour_set_add(&s, "i=s", &e), -E2BIG);
+    for (unsigned i = 0; i < FLAVOUR_MAX; i++) {
+        char spec[32];
+        snprintf(spec, sizeof(spec), "f%u=m%u", i, i);
+        cr_assert_eq(flavour_set_add(&s, spec, NULL), 0);
+    }
+    cr_assert_eq(flavour_set_add(&s, "one_more=s", &e), -E2BIG);
     memset(&s, 0, sizeof(s));
     cr_assert_eq(flavour_set_finish(&s, 1, &e), -EINVAL, "no flavour at all");
 }
@@ -392,7 +397,7 @@ Test(sandbox_flavour, env_and_label)
     struct exec_config c = api_config();
     char *base = NULL, *body = NULL;
     cr_assert_eq(sandbox_create_body(&c, NULL, NULL, &base, NULL), 0);
-    cr_assert_eq(sandbox_flavour_body(base, "inst.pandas", "numpy,pandas", &body, NULL), 0);
+    cr_assert_eq(sandbox_flavour_body(base, "inst.pandas", "numpy,pandas", NULL, &body, NULL), 0);
     json_t *j = json_loads(body, 0, NULL);
     json_t *env = json_object_get(j, "Env");
     bool found = false;
@@ -409,7 +414,7 @@ Test(sandbox_flavour, env_and_label)
         "the rest of the spec is untouched");
     json_decref(j);
     free(body);
-    cr_assert_eq(sandbox_flavour_body("not json", "l", "", &body, NULL), -ENOMEM);
+    cr_assert_eq(sandbox_flavour_body("not json", "l", "", NULL, &body, NULL), -ENOMEM);
     free(base);
 }
 
@@ -490,4 +495,117 @@ Test(pools, sessions_count_against_the_memory_budget)
     cr_assert_eq(pools_budget_left(1000, 300), 700);
     cr_assert_eq(pools_budget_left(1000, 1000), 1, "used up: room for no sandbox, not unlimited");
     cr_assert_eq(pools_budget_left(1000, 4000), 1);
+}
+
+/* ---- package sets: routing (manifests in test_pkgset.c) ---- */
+
+/* plain, numpy (pre-imports numpy) and a set "xl" on its own image that
+ * installs openpyxl and pre-imports nothing, and "sci" installing sklearn. */
+static struct flavour_set sets(void)
+{
+    struct flavour_set s = {0};
+    cr_assert_eq(flavour_set_add_list(&s, "numpy=numpy:1 plain xl sci=numpy", NULL), 0);
+    struct flavour *xl = &s.f[2], *sci = &s.f[3];
+    snprintf(xl->image, sizeof(xl->image), "sandgate/set-python-xl:t");
+    cr_assert_eq(flavour_add_provides(xl, "openpyxl", NULL), 0);
+    cr_assert_eq(flavour_add_provides(xl, "et_xmlfile", NULL), 0);
+    snprintf(sci->image, sizeof(sci->image), "sandgate/set-python-sci:t");
+    cr_assert_eq(flavour_add_provides(sci, "sklearn", NULL), 0);
+    cr_assert_eq(flavour_set_finish(&s, 2, NULL), 0);
+    return s;
+}
+
+Test(pkgset_route, cost_order_puts_plain_before_sets_of_the_same_weight)
+{
+    struct flavour_set s = sets();
+    cr_assert_str_eq(s.f[0].name, "plain", "fewer installed modules first");
+    cr_assert_str_eq(s.f[1].name, "xl");
+}
+
+Test(pkgset_route, a_sets_module_only_goes_to_that_set)
+{
+    struct flavour_set s = sets();
+    cr_assert_str_eq(choose(&s, 2, "openpyxl", "json"), "xl",
+                     "no fall-back to a pool that lacks the package");
+    cr_assert_str_eq(choose(&s, 1, "openpyxl.styles"), "xl", "submodules count by top");
+    cr_assert_str_eq(choose(&s, 2, "sklearn", "numpy"), "sci",
+                     "the set pre-imports numpy too: ideal, and the only one");
+}
+
+Test(pkgset_route, plain_jobs_never_need_a_set_but_may_fall_back_onto_a_light_one)
+{
+    struct flavour_set s = sets();
+    cr_assert_str_eq(choose(&s, 1, "json"), "plain xl",
+                     "a set that pre-imports nothing carries nothing the job does not use");
+    cr_assert_str_eq(choose(&s, 1, "numpy"), "numpy sci plain xl");
+}
+
+Test(pkgset_route, modules_of_two_sets_at_once_have_no_flavour)
+{
+    struct flavour_set s = sets();
+    struct flavour_choice c;
+    const char *both[] = {"openpyxl", "sklearn"};
+    cr_assert_str_eq(choose(&s, 2, "openpyxl", "sklearn"), "");
+    flavour_choose(&s, both, 2, &c);
+    cr_assert_eq(c.n, 0);
+    cr_assert_str_eq(c.missing, "openpyxl");
+    flavour_choose(&s, both, 1, &c);
+    cr_assert_null(c.missing);
+}
+
+Test(pkgset_route, same_modules_on_another_image_is_not_a_duplicate)
+{
+    struct flavour_set s = {0};
+    cr_assert_eq(flavour_set_add_list(&s, "plain xl", NULL), 0);
+    struct sg_error e = {0};
+    cr_assert_eq(flavour_set_finish(&s, 1, &e), -EINVAL, "same modules, same image");
+    memset(&s, 0, sizeof(s));
+    cr_assert_eq(flavour_set_add_list(&s, "plain xl", NULL), 0);
+    snprintf(s.f[1].image, sizeof(s.f[1].image), "img");
+    cr_assert_eq(flavour_set_finish(&s, 1, &e), 0, "%s", e.msg);
+}
+
+Test(pkgset_route, provides_are_bounded_and_checked)
+{
+    struct flavour f = {.name = "x"};
+    struct sg_error e = {0};
+    cr_assert_eq(flavour_add_provides(&f, "", &e), -EINVAL);
+    cr_assert_eq(flavour_add_provides(&f, "a b", &e), -EINVAL);
+    char longname[FLAVOUR_MODULE_MAX + 2];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    cr_assert_eq(flavour_add_provides(&f, longname, &e), -EINVAL);
+    for (unsigned i = 0; i < FLAVOUR_PROVIDES_MAX; i++) {
+        char m[16];
+        snprintf(m, sizeof(m), "m%u", i);
+        cr_assert_eq(flavour_add_provides(&f, m, &e), 0);
+    }
+    cr_assert_eq(flavour_add_provides(&f, "m0", &e), 0, "a module twice is one module");
+    cr_assert_eq(flavour_add_provides(&f, "one_more", &e), -EINVAL);
+    cr_assert(strstr(e.msg, "more than"), "%s", e.msg);
+}
+
+Test(pkgset_route, declared_memory_replaces_the_estimate)
+{
+    struct flavour f = {.name = "x", .n_modules = 2};
+    cr_assert_eq(flavour_mem_estimate(&f), FLAVOUR_MEM_BASE_MB + 2 * FLAVOUR_MEM_PER_MODULE_MB);
+    f.mem_mb = 75;
+    cr_assert_eq(flavour_mem_estimate(&f), 75);
+}
+
+Test(pkgset_route, a_flavour_body_runs_on_its_sets_image)
+{
+    char *body = NULL;
+    const char *base = "{\"Image\":\"sandgate/sandbox-python:t\",\"Env\":[],\"Labels\":{}}";
+    cr_assert_eq(sandbox_flavour_body(base, "i.xl", "", "sandgate/set-python-xl:t", &body, NULL),
+                 0);
+    json_t *j = json_loads(body, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "Image")), "sandgate/set-python-xl:t");
+    json_decref(j);
+    free(body);
+    cr_assert_eq(sandbox_flavour_body(base, "i.plain", "", "", &body, NULL), 0);
+    j = json_loads(body, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "Image")), "sandgate/sandbox-python:t");
+    json_decref(j);
+    free(body);
 }
