@@ -353,8 +353,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     }
     free(token);
     token = NULL;
-    s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
-                               s->metrics, s->ratelimit, s->vcache, s->jobtab};
+    s->jobs = (struct gw_services){&s->cfg,    &s->rules,    s->router, s->audit,
+                                   s->metrics, s->ratelimit, s->vcache, s->jobtab};
     gw_sessions_init(&s->sessions, &s->jobs);
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)

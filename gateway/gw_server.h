@@ -33,7 +33,7 @@ struct gw_server {
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache; /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
-    struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
+    struct gw_services jobs;     /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
     struct gw_sessions sessions; /* /v1/sessions... */
