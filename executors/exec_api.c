@@ -281,6 +281,18 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
     return 0;
 }
 
+/* "mode": "main" (default: call main(arguments)) or "script" (run the code
+ * as the program itself, no main() call: Dify's sandbox API). */
+static int parse_mode(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *mode = json_object_get(root, "mode");
+    const char *m = json_string_value(mode);
+    if (mode && !json_is_null(mode) && (!m || (strcmp(m, "main") && strcmp(m, "script"))))
+        return sg_error_set(err, -EINVAL, "mode must be \"main\" or \"script\"");
+    r->script = m && strcmp(m, "script") == 0;
+    return 0;
+}
+
 static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code,
                      struct exec_request *r, struct sg_error *err)
 {
@@ -315,7 +327,7 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code
     if (stream && !json_is_boolean(stream))
         return sg_error_set(err, -EINVAL, "stream must be a boolean");
     r->stream = json_is_true(stream);
-    return 0;
+    return parse_mode(root, r, err);
 }
 
 /* "network": {"allow": [entry, ...]} (common/sg_netallow.h): re-checked
@@ -411,7 +423,8 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
     if (!job)
         return NULL;
     if ((req->runtime && json_object_set(job, "runtime", req->runtime) < 0) ||
-        (req->stream && json_object_set_new(job, "stream", json_true()) < 0)) {
+        (req->stream && json_object_set_new(job, "stream", json_true()) < 0) ||
+        (req->script && json_object_set_new(job, "mode", json_string("script")) < 0)) {
         json_decref(job);
         return NULL;
     }

@@ -216,8 +216,21 @@ def print_traceback(exc):
     sys.stderr.write("".join(te.format()))
 
 
-def child_call_main(arguments):
+def child_run_script():
+    """Script mode ("mode": "script", Dify's sandbox API): runs main.py as the
+    program itself, as `__main__`, and calls nothing. Returns (outcome, value)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("__main__", os.path.join(WORKSPACE, MAIN_FILE))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["__main__"] = module
+    spec.loader.exec_module(module)
+    return "ok", None
+
+
+def child_call_main(arguments, script=False):
     """Imports main.py and calls main(). Returns (outcome, value)."""
+    if script:
+        return child_run_script()
     import importlib.util
     spec = importlib.util.spec_from_file_location("main", os.path.join(WORKSPACE, MAIN_FILE))
     module = importlib.util.module_from_spec(spec)
@@ -236,11 +249,11 @@ def child_call_main(arguments):
     return "ok", value
 
 
-def child_outcome(arguments):
+def child_outcome(arguments, script=False):
     """Runs the job in the child: (exit status, report, JSON text of the
     return value or None)."""
     try:
-        outcome, value = child_call_main(arguments)
+        outcome, value = child_call_main(arguments, script)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if e.code is not None and not isinstance(e.code, int):
@@ -272,7 +285,7 @@ def child_outcome(arguments):
     return 0, {"outcome": "ok", "present": True}, text
 
 
-def child_run(fds, arguments):
+def child_run(fds, arguments, script=False):
     """Runs the job, reports, hangs up and waits to be killed.
 
     The report carries the exit status and the process's peak memory, and
@@ -281,7 +294,7 @@ def child_run(fds, arguments):
     for this process to be torn down, which under gVisor takes 5-10 ms of
     the job's time (Run.hung_up). A program that ends another way (os._exit,
     a signal) or whose descendants hold the pipes is reaped as before."""
-    code, report, text = child_outcome(arguments)
+    code, report, text = child_outcome(arguments, script)
     flush_std()
     report["exit"] = code
     report["maxrss_kb"] = getrusage(RUSAGE_SELF).ru_maxrss
@@ -452,7 +465,7 @@ def child_main(cfg, fds):
             code = session.child_loop(sys.modules[__name__], fds["res_w"], job_file)
         else:
             job_file.close()
-            code = child_run(fds, arguments)
+            code = child_run(fds, arguments, payload.get("script") is True)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code
         code = 70
     finally:
@@ -511,6 +524,14 @@ def job_nonce(job):
     return nonce if isinstance(nonce, str) and NONCE_RE.fullmatch(nonce) else None
 
 
+def job_script(job):
+    """True for "mode": "script" (run main.py as the program, no main() call)."""
+    mode = job.get("mode", "main")
+    if mode not in ("main", "script"):
+        raise BadJob("'mode' must be \"main\" or \"script\"")
+    return mode == "script"
+
+
 def parse_job(cfg, job):
     if not isinstance(job, dict):
         raise BadJob("job must be a JSON object")
@@ -534,6 +555,7 @@ def parse_job(cfg, job):
     if runtime is not None and not isinstance(runtime, dict):
         raise BadJob("'runtime' must be an object")
     return {
+        "script": job_script(job),
         "code": code.encode("utf-8", "surrogatepass"),
         "arguments": arguments,
         "files": decode_files(cfg, job.get("files")),
@@ -993,7 +1015,8 @@ def parent_run_job(cfg, pid, fds, job):
     streamer = Streamer(job["nonce"], fds) if job["stream"] else None
     run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
-    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"],
+               "script": job["script"]}
     write_all(fds["job_w"], json.dumps(payload).encode("utf-8") + b"\n")
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
