@@ -952,48 +952,64 @@ def apply_denials(fields, run, enforced):
                       message=f"runtime.{denials[0]['type']}: {denials[0]['target']}")
 
 
-def collect_artifacts(cfg):
-    """Regular files directly under artifacts/ with a known extension, in name
-    order, within the count and size caps. Never follows links."""
-    found, skipped, total = [], [], 0
+def read_artifact(cfg, dirfd, name, room):
+    """(entry, None) for a regular file of at most min(art_bytes, room)
+    bytes, else (None, reason). Never follows links."""
     try:
-        dirfd = os.open(os.path.join(WORKSPACE, ARTIFACT_DIR),
-                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
     except OSError:
-        return found, skipped
+        return None, "not a regular file"
     try:
-        names = sorted(os.listdir(dirfd))
-        for name in names:
-            ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-            if ext not in MIME_TYPES:
-                continue
-            if len(found) >= cfg.art_files:
-                skipped.append({"name": name, "reason": "too many artifacts"})
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
-            except OSError:
-                skipped.append({"name": name, "reason": "not a regular file"})
-                continue
-            try:
-                st = os.fstat(fd)
-                if not (st.st_mode & 0o170000 == 0o100000):
-                    skipped.append({"name": name, "reason": "not a regular file"})
-                    continue
-                if st.st_size > cfg.art_bytes or total + st.st_size > cfg.art_total:
-                    skipped.append({"name": name, "reason": "too large"})
-                    continue
-                data = os.read(fd, cfg.art_bytes + 1)
-            finally:
-                os.close(fd)
-            if len(data) > cfg.art_bytes or total + len(data) > cfg.art_total:
-                skipped.append({"name": name, "reason": "too large"})
-                continue
-            total += len(data)
-            found.append({"name": name, "mime_type": MIME_TYPES[ext], "size": len(data),
-                          "content_b64": base64.b64encode(data).decode("ascii")})
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000 == 0o100000):
+            return None, "not a regular file"
+        if st.st_size > cfg.art_bytes or st.st_size > room:
+            return None, "too large"
+        data = os.read(fd, cfg.art_bytes + 1)
     finally:
-        os.close(dirfd)
+        os.close(fd)
+    if len(data) > cfg.art_bytes or len(data) > room:
+        return None, "too large"
+    ext = name.rsplit(".", 1)[-1].lower()
+    return {"name": name, "mime_type": MIME_TYPES[ext], "size": len(data),
+            "content_b64": base64.b64encode(data).decode("ascii")}, None
+
+
+def artifact_names(dirfd, skip):
+    """Names with a known extension in the directory, in name order."""
+    names = sorted(os.listdir(dirfd))
+    return [n for n in names if n not in skip and "." in n
+            and n.rsplit(".", 1)[-1].lower() in MIME_TYPES]
+
+
+def collect_artifacts(cfg, inputs=None):
+    """Regular files with a known extension directly under artifacts/, then,
+    for a job (inputs: its input file names), those it saved at the
+    workspace's root (not main.py, not its input files: RAGFlow returns a
+    chart saved as plt.savefig("chart.png")), in name order, within the count
+    and size caps. Never follows links."""
+    found, skipped, total = [], [], 0
+    places = [(os.path.join(WORKSPACE, ARTIFACT_DIR), set())]
+    if inputs is not None:
+        places.append((WORKSPACE, {MAIN_FILE, ARTIFACT_DIR} | set(inputs)))
+    for path, skip in places:
+        try:
+            dirfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            for name in artifact_names(dirfd, skip):
+                if len(found) >= cfg.art_files:
+                    skipped.append({"name": name, "reason": "too many artifacts"})
+                    continue
+                entry, reason = read_artifact(cfg, dirfd, name, cfg.art_total - total)
+                if entry is None:
+                    skipped.append({"name": name, "reason": reason})
+                    continue
+                total += entry["size"]
+                found.append(entry)
+        finally:
+            os.close(dirfd)
     return found, skipped
 
 
@@ -1036,7 +1052,7 @@ def parent_run_job(cfg, pid, fds, job):
     fields["time_used_ms"] = round(elapsed_ms, 3)
     fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else run.maxrss_kb
     if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
-        fields["artifacts"], skipped = collect_artifacts(cfg)
+        fields["artifacts"], skipped = collect_artifacts(cfg, job["files"])
         if skipped:
             fields["artifacts_skipped"] = skipped
     return fields

@@ -321,6 +321,16 @@ class PythonRunner(unittest.TestCase):
         self.assertEqual(arts["a.png"]["size"], len(png))
         self.assertEqual(arts["notes.md"]["mime_type"], "text/markdown")
 
+    def test_files_saved_at_the_root_are_artifacts_not_the_inputs(self):
+        code = ("def main():\n"
+                "    open('chart.png', 'wb').write(b'\\x89PNG-chart')\n"
+                "    open('data.csv', 'a').write('more\\n')\n"
+                "    open('tool.exe', 'w').write('ignored')\n")
+        r = self.run_py(code, files={"data.csv": b64(b"a,b\n")})
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertEqual([a["name"] for a in r["artifacts"]], ["chart.png"])
+        self.assertEqual(base64.b64decode(r["artifacts"][0]["content_b64"]), b"\x89PNG-chart")
+
     def test_script_mode_runs_the_program_as_main_and_calls_nothing(self):
         code = ("import json\n"
                 "def main():\n"
