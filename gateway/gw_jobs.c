@@ -202,6 +202,12 @@ static void exec_failed(struct job *j, struct sg_http_response *resp)
            j->a.outcome, x->attempts, x->message);
     if (busy && j->a.ep == GW_EP_RUN) /* RAGFlow's own manager: HTTP 200, exit_code -10 */
         return gw_respond_json(resp, 200, gw_result_pool_busy());
+    if (x->outcome == GW_EXEC_FAILED && j->a.ep == GW_EP_RUN) /* may have run: no retry */
+        return gw_respond_json(
+            resp, 200,
+            gw_result_runner_error(GW_EXEC_FAILED_EXIT_CODE,
+                                   x->message[0] ? x->message : "the executor failed",
+                                   "executor_failed"));
     sg_http_error(resp, busy ? 503 : 502, j->a.outcome, "%s",
                   x->message[0] ? x->message : "no executor could take the job");
     if (busy)
@@ -307,8 +313,16 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
     struct gw_adm *a = &j->a;
-    if (gw_admit_caller(a, req, resp) < 0 || gw_admit_rate(a, resp) < 0 ||
-        parse_body(j, req, resp) < 0)
+    if (gw_admit_caller(a, req, resp) < 0)
+        return;
+    if (gw_admit_rate(a, resp) < 0) {
+        if (a->ep == GW_EP_RUN) /* RAGFlow's manager: 429 in its result shape */
+            gw_respond_json(resp, 429,
+                            gw_result_runner_error(GW_RATE_LIMITED_EXIT_CODE,
+                                                   GW_RATE_LIMITED_STDERR, "rate_limited"));
+        return;
+    }
+    if (parse_body(j, req, resp) < 0)
         return;
     const char *accept = sg_http_header(req, "Accept");
     if (a->ep == GW_EP_V1_RUN && (j->req.stream || (accept && strstr(accept, "text/event-stream"))))

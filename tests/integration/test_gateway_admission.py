@@ -69,7 +69,11 @@ class Admission(gateway_fakes.GatewayWithFakes):
         def http(path, body):
             def send():
                 st, hdrs, b = self.gw.call("POST", path, body, auth)
-                err = b.get("error", {}).get("code") if isinstance(b, dict) else None
+                err = None
+                if isinstance(b, dict) and "error" in b:
+                    err = b["error"]["code"]
+                elif isinstance(b, dict) and st >= 400:  # RAGFlow's shape: the code in detail
+                    err = b.get("detail")
                 return st, err, hdrs["x-request-id"]
             return send
 
