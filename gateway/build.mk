@@ -9,7 +9,7 @@ GATEWAY_SRCS += gateway/gw_util.c gateway/gw_config.c gateway/gw_tenants.c gatew
                 gateway/gw_jobs.c gateway/gw_info.c gateway/gw_mcp_rpc.c gateway/gw_mcp_session.c \
                 gateway/gw_mcp_tools.c gateway/gw_mcp_stools.c gateway/gw_mcp_calls.c gateway/gw_mcp.c gateway/gw_server.c gateway/gw_discover.c \
                 gateway/gw_sse.c gateway/gw_relay.c gateway/gw_jobtab.c gateway/gw_sse_out.c \
-                gateway/gw_sessions.c
+                gateway/gw_sessions.c gateway/gw_dify.c
 
 BINS += $(BUILD)/sandgate
 $(BUILD)/sandgate: $(call objs,gateway/main.c) $(LIB_GATEWAY) $(LIB_ANALYZERS) $(LIB_COMMON)

@@ -109,6 +109,12 @@ void gw_admit_begin(struct gw_adm *a, const struct gw_services *s, enum gw_endpo
 int gw_admit_caller(struct gw_adm *a, const struct sg_http_request *req,
                     struct sg_http_response *resp);
 
+/* Who asks by an API key (Dify's X-Api-Key): with a tokens file the tenant
+ * whose token key is, without one anonymous when key equals anonymous_key
+ * (never when that is empty). Else 401 with an empty body. */
+int gw_admit_caller_key(struct gw_adm *a, const char *key, const char *anonymous_key,
+                        struct sg_http_response *resp);
+
 /* The tenant's (or anonymous) token bucket: 429 rate_limited + Retry-After. */
 int gw_admit_rate(struct gw_adm *a, struct sg_http_response *resp);
 
@@ -145,6 +151,10 @@ void gw_admit_outcome(struct gw_adm *a, const char *word);
 
 /* {"name", "sha256"} of the chosen policy; caller owns. */
 json_t *gw_admit_policy_json(const struct gw_adm *a);
+
+/* An error answer's code as the audit outcome (unless one is set): before a
+ * front door turns the answer into its own shape. */
+void gw_admit_settle(struct gw_adm *a, const struct sg_http_response *resp);
 
 /* The request's end: outcome for an error answer, X-Request-Id, the audit
  * line, a debug log line, the total-time histogram. */

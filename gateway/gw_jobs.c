@@ -30,12 +30,21 @@ struct job {
     struct gw_sse_out out;              /* the built-in sink's SSE answer */
     struct gw_job_sink own;             /* the built-in sink (POST /v1/run) */
     int listed;                         /* in the table of jobs in flight */
+    const struct gw_door *door;         /* its own request and answer, or NULL */
+    bool door_network;                  /* the door asks for the tenant's default list */
 };
 
 static int parse_body(struct job *j, const struct sg_http_request *req,
                       struct sg_http_response *resp)
 {
     struct gw_req_error e;
+    if (j->door) {
+        if (j->door->parse(&j->a, req, &j->req, &j->door_network, resp, j->door->ud) < 0)
+            return -EINVAL;
+        j->parsed = 1;
+        gw_admit_code(&j->a, j->req.lang, j->req.code, j->req.code_len);
+        return 0;
+    }
     if (gw_request_parse(j->kind, req->body, req->body_len, &j->a.caps, &j->req, &e) < 0) {
         sg_http_error(resp, e.status, e.code, "%s", e.message);
         return -EINVAL;
@@ -50,7 +59,7 @@ static int parse_body(struct job *j, const struct sg_http_request *req,
 static int select_network(struct job *j, struct sg_http_response *resp)
 {
     json_t *want = j->req.network ? json_object_get(j->req.network, "allow") : NULL;
-    return gw_admit_network(&j->a, want, j->kind == GW_REQ_RAGFLOW_RUN, resp);
+    return gw_admit_network(&j->a, want, j->kind == GW_REQ_RAGFLOW_RUN || j->door_network, resp);
 }
 
 static json_t *timings_json(const struct job *j)
@@ -138,6 +147,8 @@ static json_t *exec_body(struct job *j)
         json_object_set_new(o, "network", json_pack("{s:O}", "allow", j->a.net_allow));
     if (o && j->stream)
         json_object_set_new(o, "stream", json_true());
+    if (o && j->req.script)
+        json_object_set_new(o, "mode", json_string("script"));
     return o;
 }
 
@@ -313,7 +324,7 @@ static void run_pipeline(struct job *j, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
     struct gw_adm *a = &j->a;
-    if (gw_admit_caller(a, req, resp) < 0)
+    if ((j->door ? j->door->caller(a, req, resp, j->door->ud) : gw_admit_caller(a, req, resp)) < 0)
         return;
     if (gw_admit_rate(a, resp) < 0) {
         if (a->ep == GW_EP_RUN) /* RAGFlow's manager: 429 in its result shape */
@@ -363,6 +374,10 @@ static void handle(struct job *jp, enum gw_endpoint ep, const char *tool, const 
     j.hreq = req;
     j.own = (struct gw_job_sink){own_start, own_event, &j.out, &j};
     run_pipeline(&j, req, resp);
+    if (j.door) {
+        gw_admit_settle(&j.a, resp);
+        j.door->answer(&j.a, resp, j.door->ud);
+    }
     gw_admit_finish(&j.a, resp);
     if (j.sink == &j.own)
         stream_finish(&j, resp);
@@ -387,6 +402,13 @@ void gw_jobs_tool(const struct gw_services *s, const char *tool, enum gw_req_kin
 {
     struct job j = {.s = s, .kind = kind, .native = 1, .sink = sink};
     handle(&j, GW_EP_MCP, tool, job_id, req, resp);
+}
+
+void gw_jobs_door(const struct gw_services *s, enum gw_endpoint ep, const struct gw_door *door,
+                  const struct sg_http_request *req, struct sg_http_response *resp)
+{
+    struct job j = {.s = s, .kind = GW_REQ_RUN, .native = 1, .door = door};
+    handle(&j, ep, NULL, NULL, req, resp);
 }
 
 void gw_jobs_tool_note(const struct gw_services *s, const char *tool,

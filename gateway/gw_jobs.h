@@ -51,6 +51,26 @@ void gw_jobs_tool(const struct gw_services *g, const char *tool, enum gw_req_kin
                   const struct sg_http_request *req, const struct gw_job_sink *sink,
                   const char *job_id, struct sg_http_response *resp);
 
+/* A front door that reads its own request and shapes its own answer around
+ * the same pipeline (Dify's sandbox API, gw_dify.h). Each hook fills resp
+ * and returns < 0 to refuse. */
+struct gw_door {
+    /* who asks (instead of gw_admit_caller) */
+    int (*caller)(struct gw_adm *a, const struct sg_http_request *req,
+                  struct sg_http_response *resp, void *ud);
+    /* the body into *ret (code, language, arguments, policy, limits, script);
+     * *ret_network: the job takes the tenant's default network list */
+    int (*parse)(struct gw_adm *a, const struct sg_http_request *req, struct gw_request *ret,
+                 bool *ret_network, struct sg_http_response *resp, void *ud);
+    /* resp holds what POST /v1/run would answer: rewrite it in the door's shape */
+    void (*answer)(const struct gw_adm *a, struct sg_http_response *resp, void *ud);
+    void *ud;
+};
+
+/* One request through door (audited and counted as endpoint ep). */
+void gw_jobs_door(const struct gw_services *s, enum gw_endpoint ep, const struct gw_door *door,
+                  const struct sg_http_request *req, struct sg_http_response *resp);
+
 /* The audit line, id and metric of a tool call that runs no job (resp holds
  * its answer, outcome a short static word). tenant may be NULL. */
 void gw_jobs_tool_note(const struct gw_services *g, const char *tool,

@@ -27,6 +27,7 @@ enum gw_endpoint {
     GW_EP_MCP,
     GW_EP_V1_CANCEL,
     GW_EP_SESSIONS,
+    GW_EP_DIFY,
     GW_EP_OTHER,
     GW_EP_COUNT
 };

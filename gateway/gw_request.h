@@ -52,6 +52,7 @@ struct gw_request {
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
     int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */
+    int script; /* run the code as the program itself, no main() call (Dify) */
 };
 
 struct gw_req_error {

@@ -14,6 +14,7 @@
 
 #include "gw_audit.h"
 #include "gw_config.h"
+#include "gw_dify.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
 #include "gw_sessions.h"
@@ -37,6 +38,7 @@ struct gw_server {
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
     struct gw_sessions sessions; /* /v1/sessions... */
+    struct gw_dify dify;         /* Dify's sandbox API, its own listener (dify_port) */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;

@@ -1,14 +1,15 @@
 """One admission for every front door: the same forbidden code, the same
 bad body and the same over-rate caller sent through RAGFlow's /run, the
-native /v1/run and /v1/analyze, a session cell, and the MCP tools get the
-same decision, the same audit fields and the same metric (the real sandgate
-with fake executors)."""
+native /v1/run and /v1/analyze, a session cell, the MCP tools and Dify's
+sandbox API get the same decision, the same audit fields and the same metric
+(the real sandgate with fake executors)."""
 import base64
 import re
 import time
 import unittest
 
 import gateway_fakes
+import sgtest
 from gateway_fakes import FakeExecutor, Gateway
 
 TOKEN = "adm-tenant-token-0123456789"
@@ -31,8 +32,9 @@ def b64(s):
 class Admission(gateway_fakes.GatewayWithFakes):
     def setUp(self):
         self.py, self.js = FakeExecutor("python"), FakeExecutor("nodejs")
+        self.dport = sgtest.free_port()
         self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]},
-                           "max_code_bytes": MAX_CODE}, tokens=TOKENS)
+                           "max_code_bytes": MAX_CODE, "dify_port": self.dport}, tokens=TOKENS)
         self.mcp_sids = {}
 
     # --- the front doors ----------------------------------------------------
@@ -93,6 +95,16 @@ class Admission(gateway_fakes.GatewayWithFakes):
                     a["request_id"]
             return send
 
+        def dify():
+            key = auth["Authorization"].split(" ", 1)[1]
+            st, hdrs, b = sgtest.http("POST", f"http://127.0.0.1:{self.dport}/v1/sandbox/run",
+                                      {"language": "python3", "code": code, "preload": "",
+                                       "enable_network": True}, {"X-Api-Key": key})
+            # Dify's shape: a refusal is {"code": -400, "message": "<code>: ..."},
+            # over the rate {"code": -429}
+            err = {-429: "rate_limited", -400: b["message"].split(":", 1)[0]}.get(b["code"])
+            return st, err, hdrs["x-request-id"]
+
         out = [("run", http("/run", {"language": "python", "code_b64": enc})),
                ("v1_run", http("/v1/run", {"language": "python", "code_b64": enc})),
                ("v1_analyze", http("/v1/analyze", {"language": "python", "code_b64": enc})),
@@ -103,6 +115,7 @@ class Admission(gateway_fakes.GatewayWithFakes):
             if sid:
                 out.append(("mcp_session_exec", tool("session_exec",
                                                      {"session_id": sid, "code": code})))
+            out.append(("dify", dify))
         return out
 
     def audit(self, rid):
@@ -141,9 +154,10 @@ class Admission(gateway_fakes.GatewayWithFakes):
         code = "# " + "x" * (MAX_CODE + 10) + "\n"
         for door, send in self.doors(code, sid=self.session()):
             status, err, rid = send()
-            self.assertEqual((status, err), (413, "code_too_large"), door)
+            http = 200 if door == "dify" else 413  # Dify's shape: 200 {"code": -400}
+            self.assertEqual((status, err), (http, "code_too_large"), door)
             a = self.audit(rid)
-            self.assertEqual((a["status"], a["outcome"]), (413, "code_too_large"), door)
+            self.assertEqual((a["status"], a["outcome"]), (http, "code_too_large"), door)
 
     def test_bad_base64_is_400_bad_base64_everywhere(self):
         for door, send in self.doors("", bad_b64=True, sid=self.session()):
