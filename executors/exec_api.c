@@ -37,9 +37,27 @@ int exec_import_name_valid(const char *name, size_t len)
     return 1;
 }
 
+/* "flavour": a warm pool flavour's name to try first (RAGFlow's base_image);
+ * an unknown name is no error (the imports choose). */
+static int parse_flavour(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *f = json_object_get(root, "flavour");
+    if (!f || json_is_null(f))
+        return 0;
+    size_t n = json_string_length(f);
+    if (!json_is_string(f) || n < 1 || n > 31 ||
+        strspn(json_string_value(f), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") != n)
+        return sg_error_set(err, -EINVAL, "flavour must be a name of 1..31 [A-Za-z0-9_-]");
+    r->flavour = json_string_value(f);
+    return 0;
+}
+
 static int parse_imports(json_t *root, struct exec_request *r, struct sg_error *err)
 {
     json_t *a = json_object_get(root, "imports");
+    if (parse_flavour(root, r, err) < 0)
+        return -EINVAL;
     if (!a || json_is_null(a))
         return 0;
     if (!json_is_array(a))
@@ -411,6 +429,7 @@ void exec_request_free(struct exec_request *req)
     req->files = req->root = req->network_allow = NULL;
     req->arguments = NULL;
     req->runtime = NULL;
+    req->flavour = NULL;
     req->code = NULL;
 }
 

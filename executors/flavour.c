@@ -294,6 +294,23 @@ void flavour_choose(const struct flavour_set *s, const char *const *imports, siz
         ret->order[ret->n++] = 0;
 }
 
+void flavour_prefer(const struct flavour_set *s, const char *name, struct flavour_choice *c)
+{
+    unsigned f = 0;
+    while (name && f < s->n && strcmp(s->f[f].name, name) != 0)
+        f++;
+    if (!name || f == s->n)
+        return;
+    unsigned i = 0;
+    while (i < c->n && c->order[i] != f)
+        i++;
+    if (i == c->n && c->n < FLAVOUR_MAX)
+        c->n++;
+    for (unsigned k = i < c->n ? i : c->n - 1; k > 0; k--)
+        c->order[k] = c->order[k - 1];
+    c->order[0] = f;
+}
+
 int flavour_pick(const struct flavour_choice *c, const unsigned *idle)
 {
     for (unsigned i = 0; i < c->n; i++)

@@ -232,8 +232,17 @@ int pool_set_acquire(struct pool_set *s, const char *const *imports, size_t n, u
                      struct sandbox *ret, unsigned *ret_flavour, bool *ret_fallback,
                      struct sg_error *err)
 {
+    return pool_set_acquire_named(s, NULL, imports, n, wait_ms, ret, ret_flavour, ret_fallback,
+                                  err);
+}
+
+int pool_set_acquire_named(struct pool_set *s, const char *flavour, const char *const *imports,
+                           size_t n, unsigned wait_ms, struct sandbox *ret, unsigned *ret_flavour,
+                           bool *ret_fallback, struct sg_error *err)
+{
     struct flavour_choice c;
     flavour_choose(&s->fs, imports, n, &c);
+    flavour_prefer(&s->fs, flavour, &c);
     pthread_mutex_lock(&s->mu);
     window_advance(s);
     s->arrivals[c.order[0]]++;

@@ -149,6 +149,8 @@ static json_t *exec_body(struct job *j)
         json_object_set_new(o, "stream", json_true());
     if (o && j->req.script)
         json_object_set_new(o, "mode", json_string("script"));
+    if (o && j->req.flavour[0])
+        json_object_set_new(o, "flavour", json_string(j->req.flavour));
     return o;
 }
 

@@ -222,6 +222,19 @@ static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *
     return 0;
 }
 
+/* RAGFlow's optional base_image: a warm pool flavour's name picks that
+ * flavour (the executors try it first); anything else is ignored, as RAGFlow
+ * ignores what it does not know. */
+static int parse_base_image(json_t *v, struct gw_request *r)
+{
+    size_t n = json_string_length(v);
+    if (json_is_string(v) && n >= 1 && n < sizeof(r->flavour) &&
+        strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") == n)
+        memcpy(r->flavour, json_string_value(v), n + 1);
+    return 0;
+}
+
 static int parse_stream(json_t *v, struct gw_request *r, struct gw_req_error *e)
 {
     if (v && !json_is_boolean(v))
@@ -266,7 +279,7 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
                                    kind == GW_REQ_RAGFLOW_RUN)) < 0)
         return rc;
     if (kind == GW_REQ_RAGFLOW_RUN)
-        return 0;
+        return parse_base_image(json_object_get(root, "base_image"), r);
     json_t *v;
     if ((v = json_object_get(root, "policy")) && (rc = parse_policy(v, r, e)) < 0)
         return rc;

@@ -51,8 +51,9 @@ struct gw_request {
     json_t *network;     /* owned: the job's "network": {"allow": [...]} (shape checked), or NULL */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
-    int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */
-    int script; /* run the code as the program itself, no main() call (Dify) */
+    int stream;       /* "stream": true (POST /v1/run): answer as Server-Sent Events */
+    int script;       /* run the code as the program itself, no main() call (Dify) */
+    char flavour[32]; /* /run's base_image when it is a flavour name ([A-Za-z0-9_-]), else "" */
 };
 
 struct gw_req_error {

@@ -52,11 +52,15 @@ class RagflowClient(gateway_fakes.GatewayWithFakes):
         self.assertEqual((b["stdout"], b["artifacts"], b["result"]["present"]), ("", [], False))
         self.assertEqual(self.gw.audit_line(hdrs["x-request-id"])["outcome"], "rate_limited")
 
-    def test_base_image_is_accepted(self):
-        st, _, b = self.gw.call("POST", "/run", run_body("def main():\n    return 1\n",
-                                                         base_image="sandbox-base-python:latest"),
-                                {"X-Sandbox-Token": TOKEN})
-        self.assertEqual((st, b["status"]), (200, "success"), b)
+    def test_base_image_naming_a_flavour_picks_it_else_is_ignored(self):
+        for base_image, flavour in (("pandas", "pandas"), ("sandbox-base-python:latest", None),
+                                    (7, None)):
+            st, _, b = self.gw.call("POST", "/run",
+                                    run_body("def main():\n    return 1\n",
+                                             base_image=base_image),
+                                    {"X-Sandbox-Token": TOKEN})
+            self.assertEqual((st, b["status"]), (200, "success"), b)
+            self.assertEqual(self.py.jobs[-1].get("flavour"), flavour, base_image)
 
     def test_a_job_that_may_have_run_is_200_never_5xx(self):
         self.py.mode = "hangup"  # the executor took the job and died: it may have run

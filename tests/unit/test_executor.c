@@ -425,7 +425,11 @@ Test(exec_api, script_mode_reaches_the_job_line)
     cr_assert_null(strstr(line, "\"mode\""));
     free(line);
     exec_request_free(&r);
+    cr_assert_eq(req("{\"code\":\"1\",\"flavour\":\"pandas\"}", &r, NULL), 0);
+    cr_assert_str_eq(r.flavour, "pandas");
+    exec_request_free(&r);
     struct sg_error e;
+    cr_assert_eq(req("{\"code\":\"1\",\"flavour\":\"a/b:c\"}", &r, &e), -EINVAL);
     const char *bad[] = {"{\"code\":\"1\",\"mode\":\"eval\"}", "{\"code\":\"1\",\"mode\":1}"};
     for (size_t i = 0; i < 2; i++)
         cr_assert_eq(req(bad[i], &r, &e), -EINVAL, "%s", bad[i]);

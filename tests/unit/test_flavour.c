@@ -87,6 +87,35 @@ Test(flavour_set, list_and_finish_sort_by_cost)
     cr_assert_eq(s.f[2].size, 1, "a heavy flavour without a size keeps one");
 }
 
+/* A job's "flavour" (RAGFlow's base_image) is tried first when it exists,
+ * the imports' choice after it; an unknown name changes nothing. */
+Test(flavour_choose, a_named_flavour_goes_first)
+{
+    struct flavour_set s = {0};
+    cr_assert_eq(flavour_set_add_list(&s, "heavy=numpy,pandas;plain  numpy=numpy:2", NULL), 0);
+    cr_assert_eq(flavour_set_finish(&s, 5, NULL), 0);
+    struct flavour_choice c;
+    flavour_choose(&s, NULL, 0, &c);
+    cr_assert_eq(c.order[0], 0u, "a plain job: the plain flavour");
+    unsigned before = c.n;
+    flavour_prefer(&s, "heavy", &c);
+    cr_assert_str_eq(s.f[c.order[0]].name, "heavy");
+    cr_assert_eq(c.n, before + 1);
+    cr_assert_str_eq(s.f[c.order[1]].name, "plain");
+    const char *imports[] = {"numpy", "pandas"};
+    flavour_choose(&s, imports, 2, &c);
+    cr_assert_str_eq(s.f[c.order[0]].name, "heavy");
+    unsigned n = c.n;
+    flavour_prefer(&s, "numpy", &c); /* already a fall-back: moved, not added */
+    cr_assert_str_eq(s.f[c.order[0]].name, "numpy");
+    cr_assert_str_eq(s.f[c.order[1]].name, "heavy");
+    cr_assert_eq(c.n, n);
+    struct flavour_choice d = c;
+    flavour_prefer(&s, "nope", &d);
+    flavour_prefer(&s, NULL, &d);
+    cr_assert_eq(memcmp(&c, &d, sizeof(c)), 0);
+}
+
 Test(flavour_set, rejects_duplicates_and_too_many)
 {
     struct flavour_set s = {0};
