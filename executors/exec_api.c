@@ -37,9 +37,27 @@ int exec_import_name_valid(const char *name, size_t len)
     return 1;
 }
 
+/* "flavour": a warm pool flavour's name to try first (RAGFlow's base_image);
+ * an unknown name is no error (the imports choose). */
+static int parse_flavour(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *f = json_object_get(root, "flavour");
+    if (!f || json_is_null(f))
+        return 0;
+    size_t n = json_string_length(f);
+    if (!json_is_string(f) || n < 1 || n > 31 ||
+        strspn(json_string_value(f), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") != n)
+        return sg_error_set(err, -EINVAL, "flavour must be a name of 1..31 [A-Za-z0-9_-]");
+    r->flavour = json_string_value(f);
+    return 0;
+}
+
 static int parse_imports(json_t *root, struct exec_request *r, struct sg_error *err)
 {
     json_t *a = json_object_get(root, "imports");
+    if (parse_flavour(root, r, err) < 0)
+        return -EINVAL;
     if (!a || json_is_null(a))
         return 0;
     if (!json_is_array(a))
@@ -281,6 +299,18 @@ static int parse_limits(json_t *root, const struct exec_config *cfg, struct exec
     return 0;
 }
 
+/* "mode": "main" (default: call main(arguments)) or "script" (run the code
+ * as the program itself, no main() call: Dify's sandbox API). */
+static int parse_mode(json_t *root, struct exec_request *r, struct sg_error *err)
+{
+    json_t *mode = json_object_get(root, "mode");
+    const char *m = json_string_value(mode);
+    if (mode && !json_is_null(mode) && (!m || (strcmp(m, "main") && strcmp(m, "script"))))
+        return sg_error_set(err, -EINVAL, "mode must be \"main\" or \"script\"");
+    r->script = m && strcmp(m, "script") == 0;
+    return 0;
+}
+
 static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code,
                      struct exec_request *r, struct sg_error *err)
 {
@@ -315,7 +345,7 @@ static int parse_ids(json_t *root, const struct exec_config *cfg, bool need_code
     if (stream && !json_is_boolean(stream))
         return sg_error_set(err, -EINVAL, "stream must be a boolean");
     r->stream = json_is_true(stream);
-    return 0;
+    return parse_mode(root, r, err);
 }
 
 /* "network": {"allow": [entry, ...]} (common/sg_netallow.h): re-checked
@@ -399,6 +429,7 @@ void exec_request_free(struct exec_request *req)
     req->files = req->root = req->network_allow = NULL;
     req->arguments = NULL;
     req->runtime = NULL;
+    req->flavour = NULL;
     req->code = NULL;
 }
 
@@ -411,7 +442,8 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
     if (!job)
         return NULL;
     if ((req->runtime && json_object_set(job, "runtime", req->runtime) < 0) ||
-        (req->stream && json_object_set_new(job, "stream", json_true()) < 0)) {
+        (req->stream && json_object_set_new(job, "stream", json_true()) < 0) ||
+        (req->script && json_object_set_new(job, "mode", json_string("script")) < 0)) {
         json_decref(job);
         return NULL;
     }

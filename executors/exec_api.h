@@ -50,6 +50,8 @@ struct exec_request {
     size_t n_imports;
     json_t *network_allow; /* owned: the job's allow-list, canonical; NULL: no network */
     int stream;            /* "stream": true: answer as Server-Sent Events (PROTOCOL.md) */
+    int script;            /* "mode": "script": the code is the program, no main() call */
+    const char *flavour;   /* borrowed from root: the warm pool flavour to try first, or NULL */
     const char *pool;      /* static: the flavour that served the job (NULL: none yet) */
     int pool_fallback;     /* 1: not the job's ideal flavour */
 };

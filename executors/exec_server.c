@@ -138,8 +138,8 @@ static int lease_take(struct exec_server *s, struct exec_request *req, struct le
         req->pool = EXEC_EGRESS_POOL_NAME;
         return net_acquire(s, req, &l->sb, err);
     }
-    int r = pool_set_acquire(s->pools, req->imports, req->n_imports, s->cfg->pool_wait_ms, &l->sb,
-                             &l->flavour, &l->fallback, err);
+    int r = pool_set_acquire_named(s->pools, req->flavour, req->imports, req->n_imports,
+                                   s->cfg->pool_wait_ms, &l->sb, &l->flavour, &l->fallback, err);
     req->pool = r == 0 ? pool_set_flavour_name(s->pools, l->flavour) : NULL;
     req->pool_fallback = l->fallback;
     return r;

@@ -361,6 +361,35 @@ void flavour_choose(const struct flavour_set *s, const char *const *imports, siz
             ret->order[ret->n++] = f;
 }
 
+void flavour_prefer(const struct flavour_set *s, const char *name, struct flavour_choice *c)
+{
+    unsigned f = 0;
+    while (name && f < s->n && strcmp(s->f[f].name, name) != 0)
+        f++;
+    if (!name || f == s->n || c->n == 0)
+        return;
+    unsigned i = 0;
+    while (i < c->n && c->order[i] != f)
+        i++;
+    if (i == c->n) {
+        /* Not among the job's choices: taken only on the ideal flavour's
+         * image (the same packages installed) and carrying every module it
+         * pre-imports, so a package set the job needs is never traded for
+         * the name a client sent. */
+        const struct flavour *ideal = &s->f[c->order[0]];
+        if (strcmp(s->f[f].image, ideal->image) != 0)
+            return;
+        for (unsigned m = 0; m < ideal->n_modules; m++)
+            if (!flavour_provides(&s->f[f], ideal->modules[m]))
+                return;
+        if (c->n < FLAVOUR_MAX)
+            c->n++;
+    }
+    for (unsigned k = i < c->n ? i : c->n - 1; k > 0; k--)
+        c->order[k] = c->order[k - 1];
+    c->order[0] = f;
+}
+
 int flavour_pick(const struct flavour_choice *c, const unsigned *idle)
 {
     for (unsigned i = 0; i < c->n; i++)

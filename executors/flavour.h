@@ -114,6 +114,13 @@ bool flavour_installs(const struct flavour *f, const char *top);
 void flavour_choose(const struct flavour_set *s, const char *const *imports, size_t n,
                     struct flavour_choice *ret);
 
+/* Pure: the flavour named name (a job's "flavour", RAGFlow's base_image)
+ * first in the choice, the others after it; an unknown name or NULL leaves
+ * the choice as it is, and so does a flavour outside the choice that is on
+ * another image than the job's ideal flavour or lacks one of its pre-imported
+ * modules (or a job no flavour can serve). */
+void flavour_prefer(const struct flavour_set *s, const char *name, struct flavour_choice *c);
+
 /* Pure: the first flavour of the choice with idle[i] > 0, or -1. */
 int flavour_pick(const struct flavour_choice *c, const unsigned *idle);
 

@@ -233,8 +233,17 @@ int pool_set_acquire(struct pool_set *s, const char *const *imports, size_t n, u
                      struct sandbox *ret, unsigned *ret_flavour, bool *ret_fallback,
                      struct sg_error *err)
 {
+    return pool_set_acquire_named(s, NULL, imports, n, wait_ms, ret, ret_flavour, ret_fallback,
+                                  err);
+}
+
+int pool_set_acquire_named(struct pool_set *s, const char *flavour, const char *const *imports,
+                           size_t n, unsigned wait_ms, struct sandbox *ret, unsigned *ret_flavour,
+                           bool *ret_fallback, struct sg_error *err)
+{
     struct flavour_choice c;
     flavour_choose(&s->fs, imports, n, &c);
+    flavour_prefer(&s->fs, flavour, &c);
     if (c.n == 0)
         return sg_error_set(err, -ENOENT,
                             "no_package_set: no package set of this executor installs '%s' "

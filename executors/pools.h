@@ -75,6 +75,12 @@ int pool_set_acquire(struct pool_set *s, const char *const *imports, size_t n, u
                      struct sandbox *ret, unsigned *ret_flavour, bool *ret_fallback,
                      struct sg_error *err);
 
+/* The same with the flavour named flavour tried first when it exists (a
+ * job's "flavour"; NULL: by the imports alone). */
+int pool_set_acquire_named(struct pool_set *s, const char *flavour, const char *const *imports,
+                           size_t n, unsigned wait_ms, struct sandbox *ret, unsigned *ret_flavour,
+                           bool *ret_fallback, struct sg_error *err);
+
 /* A session holds (hold) or gave back (!hold) one sandbox of flavour: held
  * sandboxes count against the memory budget, so the warm pools shrink while
  * sessions hold memory. */

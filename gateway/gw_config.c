@@ -114,6 +114,19 @@ static const struct key keys[] = {
      "SIGTERM: how long in-flight requests may take to finish"},
     {"log_level", "SANDGATE_LOG_LEVEL", K_LEVEL, offsetof(struct gw_config, log_level), 0, 0, 0,
      "debug, info, warn or error"},
+    {"dify_port", "SANDGATE_DIFY_PORT", U64(dify_port), 0, 65535,
+     "Dify's sandbox API (POST /v1/sandbox/run) on its own port, e.g. 8194; 0 = off"},
+    {"dify_api_key", "SANDGATE_DIFY_API_KEY", STR(dify_api_key), 0, 0,
+     "the X-Api-Key Dify sends when there is no tokens file (with one, a tenant's token)"},
+    {"dify_policy", "SANDGATE_DIFY_POLICY", STR(dify_policy), 0, 0,
+     "the policy Dify's jobs run under when the tenant may use it (\"\": its default)"},
+    {"dify_timeout_ms", "SANDGATE_DIFY_TIMEOUT_MS", MS(dify_timeout_ms), SG_TIMEOUT_MS_MIN,
+     SG_TIMEOUT_MS_MAX, "a Dify job's time limit (dify-sandbox's WORKER_TIMEOUT)"},
+    {"dify_max_requests", "SANDGATE_DIFY_MAX_REQUESTS", U64(dify_max_requests), 1, 100000,
+     "Dify runs at once; more are answered 503 (dify-sandbox's MAX_REQUESTS)"},
+    {"dify_enable_network", "SANDGATE_DIFY_ENABLE_NETWORK", K_BOOL3,
+     offsetof(struct gw_config, dify_enable_network), 0, 0, 1,
+     "false: Dify's jobs run offline whatever enable_network says (ENABLE_NETWORK)"},
 };
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
@@ -162,6 +175,10 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->analysis_cache_entries = 4096;
     cfg->analysis_cache_bytes = 32u << 20;
     cfg->log_level = SG_LOG_INFO;
+    snprintf(cfg->dify_policy, sizeof(cfg->dify_policy), "dify");
+    cfg->dify_timeout_ms = 15000;
+    cfg->dify_max_requests = 50;
+    cfg->dify_enable_network = 1;
 }
 
 int gw_addr_is_loopback(const char *addr)
@@ -173,6 +190,12 @@ int gw_addr_is_loopback(const char *addr)
     if (inet_pton(AF_INET6, addr, &a6) == 1)
         return IN6_IS_ADDR_LOOPBACK(&a6);
     return 0;
+}
+
+/* A K_BOOL3 key's field: -1 (not set), 0 or 1. */
+static int *bool3(struct gw_config *cfg, const struct key *k)
+{
+    return (int *)(void *)((char *)cfg + k->off);
 }
 
 static int set_u64(struct gw_config *cfg, const struct key *k, uint64_t v, const char *origin,
@@ -221,7 +244,7 @@ static int set_from_text(struct gw_config *cfg, const struct key *k, const char 
     case K_BOOL3:
         if ((r = sg_parse_bool(s, &b, &perr)) < 0)
             return sg_error_set(err, r, "%s: %s: %s", origin, k->name, perr.msg);
-        cfg->enable_seccomp = b;
+        *bool3(cfg, k) = b;
         return 0;
     case K_LEVEL:
         if (sg_log_parse_level(s, &lvl) < 0)
@@ -244,11 +267,11 @@ static int set_from_json(struct gw_config *cfg, const struct key *k, json_t *v, 
     }
     if (k->type == K_BOOL3) {
         if (json_is_null(v))
-            return cfg->enable_seccomp = -1, 0;
+            return *bool3(cfg, k) = -1, 0;
         if (!json_is_boolean(v))
             return sg_error_set(err, -EINVAL, "%s: %s: expected true, false or null", origin,
                                 k->name);
-        cfg->enable_seccomp = json_is_true(v);
+        *bool3(cfg, k) = json_is_true(v);
         return 0;
     }
     if (!json_is_string(v))
@@ -428,6 +451,44 @@ static int env_ragflow(struct gw_config *cfg, struct sg_error *err)
     return 0;
 }
 
+static bool env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+/* One of dify-sandbox's names, unless the SANDGATE_ name is set too. */
+static int env_dify_one(struct gw_config *cfg, const char *name, const char *key_name,
+                        uint64_t scale, struct sg_error *err)
+{
+    const struct key *k = find_key(key_name);
+    const char *v = getenv(name);
+    if (!v || !*v || env_set(k->env))
+        return 0;
+    if (scale == 0)
+        return set_from_text(cfg, k, v, name, err);
+    struct sg_error perr;
+    uint64_t n;
+    int r = sg_parse_u64(v, &n, &perr);
+    if (r < 0)
+        return sg_error_set(err, r, "%s: %s", name, perr.msg);
+    return set_u64(cfg, k, n > UINT64_MAX / scale ? UINT64_MAX : n * scale, name, err);
+}
+
+/* dify-sandbox's names (README, "Dify integration"), read only when the
+ * Dify listener is on: a gateway without it never looks at API_KEY. */
+static int env_dify(struct gw_config *cfg, struct sg_error *err)
+{
+    int r;
+    if (!cfg->dify_port)
+        return 0;
+    if ((r = env_dify_one(cfg, "API_KEY", "dify_api_key", 0, err)) < 0 ||
+        (r = env_dify_one(cfg, "WORKER_TIMEOUT", "dify_timeout_ms", 1000, err)) < 0 ||
+        (r = env_dify_one(cfg, "MAX_REQUESTS", "dify_max_requests", 1, err)) < 0)
+        return r;
+    return env_dify_one(cfg, "ENABLE_NETWORK", "dify_enable_network", 0, err);
+}
+
 int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
 {
     struct gw_config tmp = *cfg;
@@ -447,8 +508,27 @@ int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
         if (v && (r = env_urls(&tmp, l, v, err)) < 0)
             return r;
     }
+    if ((r = env_dify(&tmp, err)) < 0)
+        return r;
     *cfg = tmp;
     return 0;
+}
+
+void gw_config_http(const struct gw_config *c, uint16_t port, uint64_t max_body,
+                    struct sg_httpsrv_config *ret)
+{
+    *ret = (struct sg_httpsrv_config){
+        .bind_addr = c->listen,
+        .port = port,
+        .max_body = max_body,
+        .workers = (unsigned)c->max_inflight_requests,
+        .timeout_s = (unsigned)c->idle_timeout_s,
+        .max_connections = (unsigned)c->max_connections,
+        .per_ip_connections = (unsigned)c->max_connections_per_ip,
+        .max_queued = (unsigned)c->max_queued_requests,
+        .receive_timeout_s = (unsigned)c->receive_timeout_s,
+        .max_body_total = c->max_bodies_bytes,
+    };
 }
 
 int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
@@ -456,6 +536,9 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
     struct in6_addr a;
     if (inet_pton(AF_INET, cfg->listen, &a) != 1 && inet_pton(AF_INET6, cfg->listen, &a) != 1)
         return sg_error_set(err, -EINVAL, "listen: '%s' is not an IP address literal", cfg->listen);
+    if (cfg->dify_port && cfg->dify_port == cfg->port)
+        return sg_error_set(err, -EINVAL, "dify_port: %llu is the API's port too",
+                            (unsigned long long)cfg->dify_port);
     if (cfg->default_timeout_ms > cfg->max_timeout_ms)
         return sg_error_set(err, -EINVAL, "default_timeout_ms (%llu) exceeds max_timeout_ms (%llu)",
                             (unsigned long long)cfg->default_timeout_ms,
@@ -500,7 +583,9 @@ static void default_text(const struct gw_config *d, const struct key *k, char *o
                      : (unsigned long long)*(const uint64_t *)(const void *)base);
         break;
     case K_BOOL3:
-        snprintf(out, n, "null (executor default)");
+        snprintf(out, n, "%s",
+                 k->off == offsetof(struct gw_config, enable_seccomp) ? "null (executor default)"
+                                                                      : "true");
         break;
     case K_LEVEL:
         snprintf(out, n, "\"info\"");
@@ -531,6 +616,11 @@ void gw_config_print_help(FILE *out)
             "  SANDBOX_MAX_MEMORY      job memory limit: \"256m\", \"1g\", \"512k\", or a bare\n"
             "                          number of bytes (rounded up to whole MiB)\n"
             "  SANDBOX_ENABLE_SECCOMP  true/false, forwarded to executors\n"
+            "dify-sandbox names (read when dify_port is set; SANDGATE_DIFY_* wins):\n"
+            "  API_KEY                 dify_api_key\n"
+            "  WORKER_TIMEOUT          dify_timeout_ms, in seconds\n"
+            "  MAX_REQUESTS            dify_max_requests\n"
+            "  ENABLE_NETWORK          dify_enable_network\n"
             "Durations (*_ms keys) also take \"10s\", \"1m30s\", \"1h\"; a bare number is\n"
             "milliseconds. An empty variable counts as unset, except for paths.\n");
 }

@@ -8,6 +8,9 @@
  * bare number of seconds) -> default_timeout_ms, SANDBOX_MAX_MEMORY ("256m",
  * "1g", or bare bytes) -> default_memory_mb, SANDBOX_ENABLE_SECCOMP
  * ("true"/"false") -> enable_seccomp, forwarded to executors as a job limit.
+ * dify-sandbox's names, read only when the Dify listener is on (dify_port):
+ * API_KEY -> dify_api_key, WORKER_TIMEOUT (seconds) -> dify_timeout_ms,
+ * MAX_REQUESTS -> dify_max_requests, ENABLE_NETWORK -> dify_enable_network.
  * The value grammars are common/sg_parse.h, shared with the executors.
  *
  * Order of precedence: defaults < file < environment. Loading never half
@@ -20,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "httpsrv.h"
 #include "log.h"
 #include "sg_error.h"
 #include "sg_lang.h"
@@ -74,6 +78,13 @@ struct gw_config {
     uint64_t analysis_cache_entries; /* verdict cache entries; 0 = no cache */
     uint64_t analysis_cache_bytes;   /* verdict cache memory cap */
     enum sg_log_level log_level;
+    /* Dify's sandbox API (gw_dify.h): its own listener, off when 0 */
+    uint64_t dify_port;
+    char dify_api_key[256];     /* X-Api-Key without a tokens file; "" = none accepted */
+    char dify_policy[65];       /* the policy Dify's jobs ask for ("" = the tenant's default) */
+    uint64_t dify_timeout_ms;   /* a Dify job's time limit */
+    uint64_t dify_max_requests; /* Dify runs at once; past it 503 (code -503) */
+    int dify_enable_network;    /* 0: every Dify job runs offline */
 };
 
 /* Fill cfg with the defaults. */
@@ -95,6 +106,11 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err);
 
 /* Print the key reference (name, env, default, meaning) for --help. */
 void gw_config_print_help(FILE *out);
+
+/* A listener's HTTP settings from cfg (address, limits, timeouts) for port
+ * with a body cap of max_body. */
+void gw_config_http(const struct gw_config *cfg, uint16_t port, uint64_t max_body,
+                    struct sg_httpsrv_config *ret);
 
 /* 1 when addr is a loopback literal (127.0.0.0/8 or ::1). */
 int gw_addr_is_loopback(const char *addr);

@@ -1,38 +1,17 @@
 /* gw_jobs.h - the job endpoints: POST /run, /v1/run, /v1/analyze.
  *
- * Pipeline per request: authenticate -> rate limit -> validate the body ->
- * select the policy -> analyse -> (reject | answer the analysis | forward to
- * an executor) -> audit line + metrics. Nothing reaches the analyzer before
- * validation passed, and nothing reaches an executor unless the analysis
- * accepted it; the executor gets exactly the decoded bytes that were checked.
+ * Each request goes through admission (gw_admit.h: caller, rate, body,
+ * policy, network, analysis, audit, metrics); this module parses the bodies
+ * of these endpoints (gw_request.h), sends an accepted job to an executor
+ * with exactly the decoded bytes that were checked, and shapes the answer:
+ * RAGFlow's for /run, the native one for /v1 and the MCP tools.
  */
 #ifndef SG_GW_JOBS_H
 #define SG_GW_JOBS_H
 
-#include "gw_audit.h"
-#include "gw_config.h"
-#include "gw_jobtab.h"
-#include "gw_metrics.h"
-#include "gw_ratelimit.h"
-#include "gw_request.h"
-#include "gw_router.h"
+#include "gw_admit.h"
 #include "gw_sse_out.h"
-#include "gw_ruleset.h"
-#include "gw_tenants.h"
 #include "httpsrv.h"
-#include "verdict_cache.h"
-
-/* What the job pipeline uses, all borrowed from the server that owns them. */
-struct gw_jobs {
-    const struct gw_config *cfg;
-    struct gw_ruleset_slot *rules;
-    struct gw_router *router;
-    struct gw_audit *audit;
-    struct gw_metrics *metrics;
-    struct gw_ratelimit *ratelimit;
-    struct sg_vcache *vcache; /* NULL: no verdict cache */
-    struct gw_jobtab *jobtab; /* jobs in flight, for cancel */
-};
 
 /* Handle one job request (ep is GW_EP_RUN, GW_EP_V1_RUN or GW_EP_V1_ANALYZE).
  * POST /v1/run with "stream": true or "Accept: text/event-stream" answers with
@@ -56,10 +35,10 @@ struct gw_job_sink {
 
 /* POST /v1/jobs/{job_id}/cancel (tenant-scoped: 404 for an unknown id or
  * another tenant's job, 409 when it ended, 202 when the cancel was sent). */
-void gw_jobs_cancel(const struct gw_jobs *g, const struct sg_http_request *req,
+void gw_jobs_cancel(const struct gw_services *g, const struct sg_http_request *req,
                     struct sg_http_response *resp);
-void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct sg_http_request *req,
-                    struct sg_http_response *resp);
+void gw_jobs_handle(const struct gw_services *g, enum gw_endpoint ep,
+                    const struct sg_http_request *req, struct sg_http_response *resp);
 
 /* One MCP tool call through the very pipeline of its HTTP twin (kind
  * GW_REQ_RUN: POST /v1/run; GW_REQ_ANALYZE: POST /v1/analyze): req carries
@@ -68,20 +47,41 @@ void gw_jobs_handle(const struct gw_jobs *g, enum gw_endpoint ep, const struct s
  * audit line says endpoint "mcp" and the tool name. With sink (may be NULL)
  * a run streams its output there while it runs. job_id (may be NULL: a new
  * one) is the job's id, made by the caller so it can cancel the job. */
-void gw_jobs_tool(const struct gw_jobs *g, const char *tool, enum gw_req_kind kind,
+void gw_jobs_tool(const struct gw_services *g, const char *tool, enum gw_req_kind kind,
                   const struct sg_http_request *req, const struct gw_job_sink *sink,
                   const char *job_id, struct sg_http_response *resp);
 
+/* A front door that reads its own request and shapes its own answer around
+ * the same pipeline (Dify's sandbox API, gw_dify.h). Each hook fills resp
+ * and returns < 0 to refuse. */
+struct gw_door {
+    /* who asks (instead of gw_admit_caller) */
+    int (*caller)(struct gw_adm *a, const struct sg_http_request *req,
+                  struct sg_http_response *resp, void *ud);
+    /* the body into *ret (code, language, arguments, policy, limits, script);
+     * *ret_network: the job takes the tenant's default network list */
+    int (*parse)(struct gw_adm *a, const struct sg_http_request *req, struct gw_request *ret,
+                 bool *ret_network, struct sg_http_response *resp, void *ud);
+    /* resp holds what POST /v1/run would answer: rewrite it in the door's shape */
+    void (*answer)(const struct gw_adm *a, struct sg_http_response *resp, void *ud);
+    void *ud;
+};
+
+/* One request through door (audited and counted as endpoint ep). */
+void gw_jobs_door(const struct gw_services *s, enum gw_endpoint ep, const struct gw_door *door,
+                  const struct sg_http_request *req, struct sg_http_response *resp);
+
 /* The audit line, id and metric of a tool call that runs no job (resp holds
  * its answer, outcome a short static word). tenant may be NULL. */
-void gw_jobs_tool_note(const struct gw_jobs *g, const char *tool, const struct gw_tenant *tenant,
-                       const struct sg_http_request *req, struct sg_http_response *resp,
-                       const char *outcome);
+void gw_jobs_tool_note(const struct gw_services *g, const char *tool,
+                       const struct gw_tenant *tenant, const struct sg_http_request *req,
+                       struct sg_http_response *resp, const char *outcome);
 
 /* A request answered before any pipeline ran (routing, authentication, the
  * HTTP layer's own refusals): add its X-Request-Id, write its audit line and
  * count it, like any job. tenant may be NULL. */
-void gw_jobs_refused(const struct gw_jobs *g, enum gw_endpoint ep, const struct gw_tenant *tenant,
-                     const struct sg_http_request *req, struct sg_http_response *resp);
+void gw_jobs_refused(const struct gw_services *g, enum gw_endpoint ep,
+                     const struct gw_tenant *tenant, const struct sg_http_request *req,
+                     struct sg_http_response *resp);
 
 #endif

@@ -26,7 +26,7 @@ int gw_mcp_version_supported(const char *v)
     return 0;
 }
 
-int gw_mcp_new(const struct gw_jobs *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
+int gw_mcp_new(const struct gw_services *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
                size_t max_sessions, uint64_t idle_ms, struct gw_mcp **ret, struct sg_error *err)
 {
     struct gw_mcp *m = calloc(1, sizeof(*m));

@@ -32,7 +32,7 @@
 #define GW_MCP_CALLS_PER_REQUEST 4
 
 struct gw_mcp {
-    const struct gw_jobs *jobs; /* borrowed from the server */
+    const struct gw_services *jobs; /* borrowed from the server */
     gw_mcp_runtimes_fn runtimes;
     void *runtimes_ctx;
     struct gw_mcp_sessions *sessions;
@@ -43,7 +43,7 @@ struct gw_mcp {
 
 /* jobs and runtimes_ctx are borrowed and must outlive the endpoint;
  * runtimes may be NULL. Free with gw_mcp_free(). */
-int gw_mcp_new(const struct gw_jobs *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
+int gw_mcp_new(const struct gw_services *jobs, gw_mcp_runtimes_fn runtimes, void *runtimes_ctx,
                size_t max_sessions, uint64_t idle_ms, struct gw_mcp **ret, struct sg_error *err);
 
 /* NULL is a no-op. */

@@ -39,7 +39,7 @@ typedef void (*gw_mcp_runtimes_fn)(void *ctx, const struct sg_http_request *req,
 
 /* Who calls, under which rules; all borrowed for one call. */
 struct gw_mcp_caller {
-    const struct gw_jobs *jobs;
+    const struct gw_services *jobs;
     struct gw_sessions *code_sessions; /* NULL: no session tools */
     gw_mcp_runtimes_fn runtimes;       /* NULL: no installed-package listing */
     void *runtimes_ctx;

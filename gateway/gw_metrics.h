@@ -29,6 +29,7 @@ enum gw_endpoint {
     GW_EP_SESSIONS,
     GW_EP_AUDIT,
     GW_EP_CONSOLE,
+    GW_EP_DIFY,
     GW_EP_OTHER,
     GW_EP_COUNT
 };

@@ -30,7 +30,7 @@ static int fail(struct gw_req_error *e, int status, const char *code, const char
     return -EINVAL;
 }
 
-static int parse_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
+int gw_request_language(json_t *v, enum sg_lang *ret, struct gw_req_error *e)
 {
     if (!json_is_string(v))
         return fail(e, 400, "bad_type", "language: expected a string");
@@ -148,13 +148,14 @@ static int parse_files(json_t *v, const struct gw_caps *caps, struct gw_request 
     return 0;
 }
 
+/* name: the field as the message shows it ("limits.timeout_ms"). */
 static int parse_limit(json_t *v, const char *name, uint64_t max, uint64_t *ret,
                        struct gw_req_error *e)
 {
     if (!json_is_integer(v) || json_integer_value(v) < 1)
-        return fail(e, 400, "bad_type", "limits.%s: expected a positive integer", name);
+        return fail(e, 400, "bad_type", "%s: expected a positive integer", name);
     if ((uint64_t)json_integer_value(v) > max)
-        return fail(e, 400, "limit_too_high", "limits.%s: %lld exceeds the maximum %llu", name,
+        return fail(e, 400, "limit_too_high", "%s: %lld exceeds the maximum %llu", name,
                     json_integer_value(v), (unsigned long long)max);
     *ret = (uint64_t)json_integer_value(v);
     return 0;
@@ -171,9 +172,9 @@ static int parse_limits(json_t *v, const struct gw_caps *caps, struct gw_request
     {
         int rc;
         if (strcmp(k, "timeout_ms") == 0)
-            rc = parse_limit(c, k, caps->max_timeout_ms, &r->timeout_ms, e);
+            rc = parse_limit(c, "limits.timeout_ms", caps->max_timeout_ms, &r->timeout_ms, e);
         else if (strcmp(k, "memory_mb") == 0)
-            rc = parse_limit(c, k, caps->max_memory_mb, &r->memory_mb, e);
+            rc = parse_limit(c, "limits.memory_mb", caps->max_memory_mb, &r->memory_mb, e);
         else
             rc = fail(e, 400, "unknown_field",
                       "limits.%.64s: unknown field (timeout_ms, "
@@ -202,9 +203,12 @@ static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *
                                            "limits",   "files", "stream",   "network",   NULL};
     static const char *const analyze_keys[] = {"language", "code",    "code_b64",
                                                "policy",   "network", NULL};
+    static const char *const cell_keys[] = {"code", "code_b64", "timeout_ms", "stream", NULL};
     if (kind == GW_REQ_RAGFLOW_RUN)
         return 0;
-    const char *const *allowed = kind == GW_REQ_RUN ? run_keys : analyze_keys;
+    const char *const *allowed = kind == GW_REQ_RUN       ? run_keys
+                                 : kind == GW_REQ_ANALYZE ? analyze_keys
+                                                          : cell_keys;
     const char *k;
     json_t *v;
     json_object_foreach(root, k, v)
@@ -218,6 +222,39 @@ static int check_keys(enum gw_req_kind kind, json_t *root, struct gw_req_error *
     return 0;
 }
 
+/* RAGFlow's optional base_image: a warm pool flavour's name picks that
+ * flavour (the executors try it first); anything else is ignored, as RAGFlow
+ * ignores what it does not know. */
+static int parse_base_image(json_t *v, struct gw_request *r)
+{
+    size_t n = json_string_length(v);
+    if (json_is_string(v) && n >= 1 && n < sizeof(r->flavour) &&
+        strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") == n)
+        memcpy(r->flavour, json_string_value(v), n + 1);
+    return 0;
+}
+
+static int parse_stream(json_t *v, struct gw_request *r, struct gw_req_error *e)
+{
+    if (v && !json_is_boolean(v))
+        return fail(e, 400, "bad_type", "stream: expected a boolean");
+    r->stream = json_is_true(v);
+    return 0;
+}
+
+/* A session cell: the session holds the language, policy and limits. */
+static int parse_cell(json_t *root, const struct gw_caps *caps, struct gw_request *r,
+                      struct gw_req_error *e)
+{
+    json_t *v = json_object_get(root, "timeout_ms");
+    int rc =
+        parse_code(json_object_get(root, "code"), json_object_get(root, "code_b64"), caps, r, e);
+    if (rc == 0 && v)
+        rc = parse_limit(v, "timeout_ms", caps->max_timeout_ms, &r->timeout_ms, e);
+    return rc < 0 ? rc : parse_stream(json_object_get(root, "stream"), r, e);
+}
+
 static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps *caps,
                       struct gw_request *r, struct gw_req_error *e)
 {
@@ -226,10 +263,12 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
     int rc = check_keys(kind, root, e);
     if (rc < 0)
         return rc;
+    if (kind == GW_REQ_CELL)
+        return parse_cell(root, caps, r, e);
     json_t *lang = json_object_get(root, "language");
     if (!lang && kind != GW_REQ_RAGFLOW_RUN)
         return fail(e, 400, "bad_request", "language: missing");
-    if (lang && (rc = parse_language(lang, &r->lang, e)) < 0)
+    if (lang && (rc = gw_request_language(lang, &r->lang, e)) < 0)
         return rc;
     json_t *code = kind == GW_REQ_RAGFLOW_RUN ? NULL : json_object_get(root, "code");
     if ((rc = parse_code(code, json_object_get(root, "code_b64"), caps, r, e)) < 0)
@@ -240,7 +279,7 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
                                    kind == GW_REQ_RAGFLOW_RUN)) < 0)
         return rc;
     if (kind == GW_REQ_RAGFLOW_RUN)
-        return 0;
+        return parse_base_image(json_object_get(root, "base_image"), r);
     json_t *v;
     if ((v = json_object_get(root, "policy")) && (rc = parse_policy(v, r, e)) < 0)
         return rc;
@@ -254,10 +293,7 @@ static int parse_root(enum gw_req_kind kind, json_t *root, const struct gw_caps 
         return rc;
     if ((v = json_object_get(root, "files")) && (rc = parse_files(v, caps, r, e)) < 0)
         return rc;
-    if ((v = json_object_get(root, "stream")) && !json_is_boolean(v))
-        return fail(e, 400, "bad_type", "stream: expected a boolean");
-    r->stream = json_is_true(v);
-    return 0;
+    return parse_stream(json_object_get(root, "stream"), r, e);
 }
 
 int gw_request_parse(enum gw_req_kind kind, const char *body, size_t len,

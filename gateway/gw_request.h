@@ -21,7 +21,15 @@
 
 #include "analyze.h"
 
-enum gw_req_kind { GW_REQ_RAGFLOW_RUN = 0, GW_REQ_RUN = 1, GW_REQ_ANALYZE = 2 };
+/* GW_REQ_CELL: a session cell's body ({"code" | "code_b64", "timeout_ms"?,
+ * "stream"?}; the language is the session's, so ret->lang is not set). */
+enum gw_req_kind {
+    GW_REQ_RAGFLOW_RUN = 0,
+    GW_REQ_RUN = 1,
+    GW_REQ_ANALYZE = 2,
+    GW_REQ_CELL = 3,
+    GW_REQ_KIND_COUNT
+};
 
 struct gw_caps {
     uint64_t max_code_bytes;
@@ -43,7 +51,9 @@ struct gw_request {
     json_t *network;     /* owned: the job's "network": {"allow": [...]} (shape checked), or NULL */
     uint64_t timeout_ms; /* requested, 0 = not set */
     uint64_t memory_mb;
-    int stream; /* "stream": true (POST /v1/run): answer as Server-Sent Events */
+    int stream;       /* "stream": true (POST /v1/run): answer as Server-Sent Events */
+    int script;       /* run the code as the program itself, no main() call (Dify) */
+    char flavour[32]; /* /run's base_image when it is a flavour name ([A-Za-z0-9_-]), else "" */
 };
 
 struct gw_req_error {
@@ -56,6 +66,10 @@ struct gw_req_error {
  * gw_request_free()) and returns 0; on failure returns -EINVAL and fills err. */
 int gw_request_parse(enum gw_req_kind kind, const char *body, size_t len,
                      const struct gw_caps *caps, struct gw_request *ret, struct gw_req_error *err);
+
+/* The "language" value v (a string naming a language or an alias, any case)
+ * into *ret; -EINVAL with 400 bad_type / unknown_language in err. */
+int gw_request_language(json_t *v, enum sg_lang *ret, struct gw_req_error *err);
 
 /* Release what the request holds; NULL is a no-op. */
 void gw_request_free(struct gw_request *req);

@@ -47,14 +47,19 @@ json_t *gw_result_rejected(const struct sg_violations *vs)
     return o;
 }
 
-json_t *gw_result_pool_busy(void)
+json_t *gw_result_runner_error(int exit_code, const char *stderr_text, const char *detail)
 {
     return json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:n,s:n,s:n,s:[],s:o}", "status",
-                     "program_runner_error", "stdout", "", "stderr", "Container pool is busy",
-                     "exit_code", GW_POOL_BUSY_EXIT_CODE, "detail", "no_available_container",
-                     "time_used_ms", 0, "memory_used_kb", 0, "resource_limit_type",
-                     "unauthorized_access_type", "runtime_error_type", "artifacts", "result",
-                     empty_result());
+                     "program_runner_error", "stdout", "", "stderr", stderr_text, "exit_code",
+                     exit_code, "detail", detail, "time_used_ms", 0, "memory_used_kb", 0,
+                     "resource_limit_type", "unauthorized_access_type", "runtime_error_type",
+                     "artifacts", "result", empty_result());
+}
+
+json_t *gw_result_pool_busy(void)
+{
+    return gw_result_runner_error(GW_POOL_BUSY_EXIT_CODE, "Container pool is busy",
+                                  "no_available_container");
 }
 
 /* Copy key from exec when it has one of the accepted JSON types, else def. */

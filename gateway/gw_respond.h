@@ -18,6 +18,12 @@
 #define GW_UNSAFE_EXIT_CODE (-999)
 /* RAGFlow's executor manager: no container free within its wait. */
 #define GW_POOL_BUSY_EXIT_CODE (-10)
+/* RAGFlow's manager: a caller over its rate (HTTP 429). */
+#define GW_RATE_LIMITED_EXIT_CODE (-429)
+#define GW_RATE_LIMITED_STDERR "Too many requests, please try again later"
+/* A job sent to an executor that failed before answering: it may have run,
+ * so /run answers 200 (RAGFlow's client retries a 5xx, running it again). */
+#define GW_EXEC_FAILED_EXIT_CODE (-1)
 /* Reals (milliseconds) with at most 10 significant digits, not 17. */
 #define GW_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 
@@ -31,6 +37,10 @@ char *gw_violation_lines(const struct sg_violations *vs);
 /* The RAGFlow-shaped rejection (with `violations`). Caller owns the reference;
  * NULL on out of memory. */
 json_t *gw_result_rejected(const struct sg_violations *vs);
+
+/* RAGFlow's program_runner_error shape with nothing run: exit_code, stderr
+ * and detail as given (copied). Caller owns the reference. */
+json_t *gw_result_runner_error(int exit_code, const char *stderr_text, const char *detail);
 
 /* What RAGFlow's executor manager answers (HTTP 200) when no container
  * became free: program_runner_error, exit_code -10, stderr "Container pool

@@ -386,8 +386,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     }
     free(token);
     token = NULL;
-    s->jobs = (struct gw_jobs){&s->cfg,    &s->rules,    s->router, s->audit,
-                               s->metrics, s->ratelimit, s->vcache, s->jobtab};
+    s->jobs = (struct gw_services){&s->cfg,    &s->rules,    s->router, s->audit,
+                                   s->metrics, s->ratelimit, s->vcache, s->jobtab};
     gw_sessions_init(&s->sessions, &s->jobs);
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
@@ -407,21 +407,14 @@ fail:
 int gw_server_listen(struct gw_server *s, struct sg_error *err)
 {
     const struct gw_config *c = &s->cfg;
-    struct sg_httpsrv_config hc = {
-        .bind_addr = c->listen,
-        .port = (uint16_t)c->port,
-        .max_body = c->max_body_bytes,
-        .workers = (unsigned)c->max_inflight_requests,
-        .timeout_s = (unsigned)c->idle_timeout_s,
-        .max_connections = (unsigned)c->max_connections,
-        .per_ip_connections = (unsigned)c->max_connections_per_ip,
-        .max_queued = (unsigned)c->max_queued_requests,
-        .receive_timeout_s = (unsigned)c->receive_timeout_s,
-        .max_body_total = c->max_bodies_bytes,
-    };
+    struct sg_httpsrv_config hc;
+    gw_config_http(c, (uint16_t)c->port, c->max_body_bytes, &hc);
     static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused,
                                               gw_server_get_on_worker};
-    return sg_httpsrv_start(&hc, &h, s, &s->http, err);
+    int r = sg_httpsrv_start(&hc, &h, s, &s->http, err);
+    if (r == 0 && c->dify_port)
+        r = gw_dify_start(&s->dify, &s->jobs, err);
+    return r;
 }
 
 uint16_t gw_server_port(const struct gw_server *s)
@@ -450,13 +443,15 @@ unsigned gw_server_drain(struct gw_server *s)
 {
     atomic_store(&s->draining, 1);
     sg_httpsrv_quiesce(s->http);
+    gw_dify_quiesce(&s->dify);
     struct timespec nap = {0, 10 * 1000 * 1000};
     for (uint64_t waited = 0; atomic_load(&s->inflight) && waited < s->cfg.drain_timeout_ms;
          waited += 10)
         nanosleep(&nap, NULL);
-    unsigned left = atomic_load(&s->inflight);
+    unsigned left = atomic_load(&s->inflight) + atomic_load(&s->dify.running);
     sg_httpsrv_stop(s->http);
     s->http = NULL;
+    gw_dify_stop(&s->dify);
     return left;
 }
 
@@ -465,6 +460,7 @@ void gw_server_free(struct gw_server *s)
     if (!s)
         return;
     sg_httpsrv_stop(s->http);
+    gw_dify_stop(&s->dify);
     gw_mcp_free(s->mcp);
     gw_sessions_destroy(&s->sessions);
     gw_router_free(s->router);

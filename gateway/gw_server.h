@@ -17,6 +17,7 @@
 #include "gw_audit_index.h"
 #include "gw_config.h"
 #include "gw_console.h"
+#include "gw_dify.h"
 #include "gw_jobs.h"
 #include "gw_mcp.h"
 #include "gw_sessions.h"
@@ -36,10 +37,11 @@ struct gw_server {
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache; /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
-    struct gw_jobs jobs;         /* borrowed views of the above for gw_jobs.c */
+    struct gw_services jobs;     /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
     struct gw_sessions sessions; /* /v1/sessions... */
+    struct gw_dify dify;         /* Dify's sandbox API, its own listener (dify_port) */
     pthread_mutex_t reload_lock; /* one reload at a time */
     atomic_uint inflight;        /* handlers running now */
     atomic_int draining;

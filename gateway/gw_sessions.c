@@ -19,31 +19,22 @@
 #include "sha256.h"
 
 #define PREFIX "/v1/sessions"
-#define ANONYMOUS "anonymous"
 #define EXEC_ID_LEN (16 + 1 + 32)
 
 /* One request: who asks, which session, and what the audit line says. */
 struct sreq {
+    struct gw_adm a; /* the admission: caller, policy, analysis, audit */
     struct gw_sessions *g;
-    struct gw_ruleset *rs;
-    const struct gw_tenant *t;
     char tenant_hdr[80]; /* X-Sandgate-Tenant for the executors */
-    char id[17];         /* request id */
     enum sg_lang lang;
     char boot[17];
     char exec_id[EXEC_ID_LEN + 1];
     char public_id[GW_SESSION_PUBLIC_ID_LEN + 1];
-    const char *outcome;
-    char code_sha[SG_SHA256_HEX_LEN + 1];
-    size_t code_len;
-    const char *policy; /* borrowed from rs */
-    const char *verdict;
     const struct sg_http_request *hreq; /* the request, to begin a stream on */
     bool may_stream;                    /* the caller takes an event stream */
     bool stream;                        /* a streamed cell: answered as events */
     struct gw_sse_out out;              /* its stream, once begun */
     const struct gw_exec_hooks *hooks;  /* for the next call(): the relay's */
-    const char *tool; /* the MCP tool making the call; NULL: /v1/sessions itself */
 };
 
 static bool hex_only(const char *s, size_t n)
@@ -57,7 +48,7 @@ bool gw_sessions_path(const char *url)
     return strncmp(url, PREFIX, n) == 0 && (url[n] == '\0' || url[n] == '/');
 }
 
-void gw_sessions_init(struct gw_sessions *g, const struct gw_jobs *jobs)
+void gw_sessions_init(struct gw_sessions *g, const struct gw_services *jobs)
 {
     g->jobs = jobs;
     pthread_mutex_init(&g->create_lock, NULL);
@@ -106,7 +97,7 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
                        struct sg_http_response *resp)
 {
     if (x->outcome != GW_EXEC_OK) {
-        q->outcome = "session_lost";
+        q->a.outcome = "session_lost";
         sg_http_error(resp, x->outcome == GW_EXEC_FAILED ? 502 : 410,
                       x->outcome == GW_EXEC_FAILED ? "executor_failed" : "session_lost", "%s",
                       x->message[0] ? x->message : "the session's executor is gone");
@@ -126,7 +117,7 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
         if (strcmp(code, known[i]) == 0)
             c = known[i];
     long st = x->http_status >= 400 && x->http_status < 600 ? x->http_status : 502;
-    q->outcome = c;
+    q->a.outcome = c;
     sg_http_error(resp, (int)st, c, "%.400s", msg ? msg : "the executor refused the call");
     json_decref(j);
 }
@@ -167,28 +158,6 @@ static json_t *public_info(json_t *info, enum sg_lang l)
 
 /* ---------------------------------------------------------------- create */
 
-static const struct sg_policy *choose_policy(struct sreq *q, const char *want,
-                                             struct sg_http_response *resp)
-{
-    if (*want && q->t) {
-        const struct sg_policy *def = gw_ruleset_policy(q->rs, q->t, NULL);
-        if (!gw_tenant_may_use(q->t, want) && !(def && strcmp(def->name, want) == 0)) {
-            sg_http_error(resp, 403, "policy_not_allowed", "policy: tenant %s may not select '%s'",
-                          q->t->name, want);
-            return NULL;
-        }
-    }
-    const struct sg_policy *p = gw_ruleset_policy(q->rs, q->t, want);
-    if (!p)
-        sg_http_error(resp, 400, "unknown_policy", "policy: '%s' is not loaded", want);
-    return p;
-}
-
-static uint64_t tenant_cap(uint64_t cfg_max, uint64_t tenant_max)
-{
-    return tenant_max && tenant_max < cfg_max ? tenant_max : cfg_max;
-}
-
 /* The executor's create body: the policy's run-time half, limits, timeouts,
  * and the policy's name as the session's label. */
 static json_t *create_body(struct sreq *q, json_t *in, const struct sg_policy *p)
@@ -197,7 +166,7 @@ static json_t *create_body(struct sreq *q, json_t *in, const struct sg_policy *p
     int js = q->lang == SG_LANG_JAVASCRIPT;
     json_t *limits = json_object_get(in, "limits");
     json_t *t = json_object_get(limits, "timeout_ms");
-    uint64_t max_t = tenant_cap(c->max_timeout_ms, q->t ? q->t->max_timeout_ms : 0);
+    uint64_t max_t = q->a.caps.max_timeout_ms;
     uint64_t tmo = json_is_integer(t) && json_integer_value(t) > 0 ? (uint64_t)json_integer_value(t)
                                                                    : c->default_timeout_ms;
     json_t *o =
@@ -213,12 +182,15 @@ static json_t *create_body(struct sreq *q, json_t *in, const struct sg_policy *p
 
 static int create_checks(struct sreq *q, json_t *in, struct sg_http_response *resp)
 {
-    const char *lang = json_string_value(json_object_get(in, "language"));
+    json_t *lang = json_object_get(in, "language");
     json_t *net = json_object_get(in, "network");
+    struct gw_req_error e;
     if (!json_is_object(in))
         sg_http_error(resp, 400, "bad_request", "body must be a JSON object");
-    else if (!lang || sg_lang_parse(lang, SG_LANG_NAMES_RAGFLOW, &q->lang) < 0)
-        sg_http_error(resp, 400, "bad_request", "language must be \"python\" or \"nodejs\"");
+    else if (!lang)
+        sg_http_error(resp, 400, "bad_request", "language: missing");
+    else if (gw_request_language(lang, &q->lang, &e) < 0)
+        sg_http_error(resp, e.status, e.code, "%s", e.message);
     else if (net && !json_is_null(net) && !json_is_false(net))
         sg_http_error(resp, 400, "bad_request", "network: sessions run offline");
     else if (json_object_get(in, "policy") && !json_is_string(json_object_get(in, "policy")))
@@ -232,13 +204,15 @@ static int create_checks(struct sreq *q, json_t *in, struct sg_http_response *re
 static int check_cap(struct sreq *q, struct sg_http_response *resp)
 {
     const struct gw_config *c = q->g->jobs->cfg;
-    uint64_t max = q->t && q->t->max_sessions >= 0 ? (uint64_t)q->t->max_sessions : c->max_sessions;
+    uint64_t max = q->a.tenant && q->a.tenant->max_sessions >= 0
+                       ? (uint64_t)q->a.tenant->max_sessions
+                       : c->max_sessions;
     unsigned open = 0;
     json_decref(
         gw_router_sessions_list(q->g->jobs->router, q->tenant_hdr, GW_SESSION_CALL_MS, &open));
     if (open < max)
         return 0;
-    q->outcome = "too_many_sessions";
+    q->a.outcome = "too_many_sessions";
     sg_http_error(resp, 429, "too_many_sessions",
                   "this tenant has %u open sessions, its maximum is %llu: close one first", open,
                   (unsigned long long)max);
@@ -260,11 +234,11 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
 {
     json_t *in = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
     const struct sg_policy *p = NULL;
-    if (create_checks(q, in, resp) < 0 || !(p = choose_policy(q, policy_name(in), resp))) {
+    if (create_checks(q, in, resp) < 0 || gw_admit_policy(&q->a, policy_name(in), resp) < 0) {
         json_decref(in);
         return;
     }
-    q->policy = p->name;
+    p = q->a.policy;
     json_t *body = create_body(q, in, p);
     char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
     json_decref(body);
@@ -277,7 +251,7 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
         call(q, "POST", PREFIX, text, strlen(text), GW_SESSION_CREATE_MS, &x);
     pthread_mutex_unlock(&q->g->create_lock);
     free(text);
-    if (q->outcome) /* the cap refused it */
+    if (q->a.outcome) /* the cap refused it */
         return;
     json_t *ans = x.outcome == GW_EXEC_OK && x.http_status == 201
                       ? json_loadb(x.body, x.body_len, 0, NULL)
@@ -290,7 +264,7 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
                             json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256));
         snprintf(q->public_id, sizeof(q->public_id), "%s",
                  policy_or_empty(json_object_get(ans, "session_id")));
-        q->outcome = "created";
+        q->a.outcome = "created";
         gw_respond_json(resp, 201, json_incref(ans));
     }
     json_decref(ans);
@@ -299,60 +273,21 @@ static void handle_create(struct sreq *q, const struct sg_http_request *req,
 
 /* ----------------------------------------------------------------- cells */
 
-struct cell {
-    char *code; /* owned, NUL-terminated */
-    size_t len;
-    uint64_t timeout_ms; /* 0: the session's default */
-};
-
-static int parse_cell(struct sreq *q, const struct sg_http_request *req, struct cell *c,
+/* The cell's body (gw_request.h, GW_REQ_CELL: the same checks and error
+ * codes as the code of /v1/run); a streamed cell when the caller takes one. */
+static int parse_cell(struct sreq *q, const struct sg_http_request *req, struct gw_request *c,
                       struct sg_http_response *resp)
 {
-    const struct gw_config *cfg = q->g->jobs->cfg;
-    json_t *in = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
-    json_t *code = json_object_get(in, "code"), *b64 = json_object_get(in, "code_b64");
-    json_t *t = json_object_get(in, "timeout_ms"), *st = json_object_get(in, "stream");
-    int r = -1;
-    memset(c, 0, sizeof(*c));
-    if (!json_is_object(in))
-        sg_http_error(resp, 400, "bad_request", "body must be a JSON object");
-    else if (!!code == !!b64 || (code && !json_is_string(code)) || (b64 && !json_is_string(b64)))
-        sg_http_error(resp, 400, "bad_request", "give exactly one of code and code_b64 (strings)");
-    else if (t && (!json_is_integer(t) || json_integer_value(t) < 1))
-        sg_http_error(resp, 400, "bad_request", "timeout_ms must be a positive integer");
-    else if (st && !json_is_boolean(st))
-        sg_http_error(resp, 400, "bad_type", "stream: expected a boolean");
-    else if (code && json_string_length(code) > cfg->max_code_bytes)
-        sg_http_error(resp, 413, "code_too_large", "code exceeds %llu bytes",
-                      (unsigned long long)cfg->max_code_bytes);
-    else if (code) {
-        c->len = json_string_length(code);
-        c->code = malloc(c->len + 1);
-        if (c->code)
-            memcpy(c->code, json_string_value(code), c->len + 1);
-        r = c->code ? 0 : -1;
-    } else {
-        unsigned char *out = NULL;
-        struct sg_error e = {0};
-        if (sg_b64_decode(json_string_value(b64), json_string_length(b64), cfg->max_code_bytes,
-                          &out, &c->len, &e) < 0)
-            sg_http_error(resp, 400, "bad_request", "code_b64: %s", e.msg);
-        else {
-            c->code = (char *)out;
-            r = 0;
-        }
+    struct gw_req_error e;
+    if (gw_request_parse(GW_REQ_CELL, req->body, req->body_len, &q->a.caps, c, &e) < 0) {
+        sg_http_error(resp, e.status, e.code, "%s", e.message);
+        return -1;
     }
+    c->lang = q->lang;
+    gw_admit_code(&q->a, q->lang, c->code, c->code_len);
     const char *accept = sg_http_header(req, "Accept");
-    q->stream = r == 0 && q->may_stream &&
-                (json_is_true(st) || (accept && strstr(accept, "text/event-stream")));
-    if (r == 0 && t) {
-        uint64_t max_t = tenant_cap(cfg->max_timeout_ms, q->t ? q->t->max_timeout_ms : 0);
-        c->timeout_ms = (uint64_t)json_integer_value(t);
-        if (c->timeout_ms > max_t)
-            c->timeout_ms = max_t;
-    }
-    json_decref(in);
-    return r;
+    q->stream = q->may_stream && (c->stream || (accept && strstr(accept, "text/event-stream")));
+    return 0;
 }
 
 /* Violations of the concatenation, moved to the new cell's lines: one that
@@ -374,49 +309,40 @@ static void map_lines(struct sg_violations *vs, uint32_t offset)
 
 /* Analyse the session's earlier cells plus this one under the session's
  * policy. 1: accepted; 0: rejected (answered); -1: failed (answered). */
-static int analyse(struct sreq *q, const struct sg_policy *p, const char *history, size_t hlen,
-                   const struct cell *c, struct sg_http_response *resp)
+static int analyse(struct sreq *q, const char *history, size_t hlen, const struct gw_request *c,
+                   struct sg_http_response *resp)
 {
-    char *all = malloc(hlen + c->len + 1);
+    char *all = malloc(hlen + c->code_len + 1);
     if (!all) {
         sg_http_error(resp, 500, "internal", "out of memory");
         return -1;
     }
     memcpy(all, history, hlen);
-    memcpy(all + hlen, c->code, c->len);
-    all[hlen + c->len] = '\0';
+    memcpy(all + hlen, c->code, c->code_len);
+    all[hlen + c->code_len] = '\0';
     uint32_t offset = 0;
     for (size_t i = 0; i < hlen; i++)
         offset += history[i] == '\n';
-    struct sg_analysis an;
-    struct sg_error e = {0};
-    uint64_t t0 = gw_now_ns();
-    int r = sg_analyze(p, q->lang, all, hlen + c->len, &an, &e);
+    int r = gw_admit_analyze(&q->a, all, hlen + c->code_len, resp);
     free(all);
-    gw_metrics_observe(q->g->jobs->metrics, GW_HIST_ANALYSIS, (gw_now_ns() - t0) / 1000);
-    if (r < 0) {
-        sg_http_error(resp, 500, "internal", "analysis failed: %s", e.msg);
+    if (r < 0)
         return -1;
-    }
-    gw_metrics_verdict(q->g->jobs->metrics, an.accepted);
-    q->verdict = an.accepted ? "accept" : "reject";
-    if (!an.accepted) {
-        map_lines(&an.violations, offset);
-        json_t *o = gw_result_rejected(&an.violations);
-        json_object_set_new(o, "session_id", json_string(q->public_id));
-        json_object_set_new(o, "job_id", json_string(q->id));
-        json_object_set_new(o, "policy",
-                            json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256));
-        json_object_set_new(o, "violations", sg_violations_to_json(&an.violations));
-        q->outcome = "rejected";
-        gw_respond_json(resp, 200, o);
-    }
-    sg_analysis_free(&an);
-    return an.accepted ? 1 : 0;
+    if (q->a.an.accepted)
+        return 1;
+    struct sg_violations *vs = &q->a.an.violations;
+    map_lines(vs, offset);
+    json_t *o = gw_result_rejected(vs);
+    json_object_set_new(o, "session_id", json_string(q->public_id));
+    json_object_set_new(o, "job_id", json_string(q->a.id));
+    json_object_set_new(o, "policy", gw_admit_policy_json(&q->a));
+    json_object_set_new(o, "violations", sg_violations_to_json(vs));
+    q->a.outcome = "rejected";
+    gw_respond_json(resp, 200, o);
+    return 0;
 }
 
 /* The cell's answer in the /v1/run shape plus the session's fields. */
-static void answer_cell(struct sreq *q, const struct sg_policy *p, const struct gw_exec_result *x,
+static void answer_cell(struct sreq *q, const struct gw_exec_result *x,
                         struct sg_http_response *resp)
 {
     json_t *ans = x->outcome == GW_EXEC_OK && x->http_status == 200
@@ -428,30 +354,31 @@ static void answer_cell(struct sreq *q, const struct sg_policy *p, const struct 
     }
     json_t *o = gw_result_from_executor(ans);
     json_t *rtv = gw_runtime_violations(ans);
-    const char *st = json_string_value(json_object_get(o, "status"));
-    q->outcome = st && strcmp(st, "success") == 0 ? "success" : "program_outcome";
-    json_object_set_new(o, "job_id", json_string(q->id));
+    gw_admit_runtime(&q->a, rtv);
+    gw_admit_outcome(&q->a, json_string_value(json_object_get(o, "status")));
+    json_object_set_new(o, "job_id", json_string(q->a.id));
     json_object_set_new(o, "session_id", json_string(q->public_id));
     json_object_set(o, "session_lost", json_object_get(ans, "session_lost"));
-    json_object_set_new(o, "policy", json_pack("{s:s,s:s}", "name", p->name, "sha256", p->sha256));
+    json_object_set_new(o, "policy", gw_admit_policy_json(&q->a));
     json_object_set_new(o, "violations", rtv ? rtv : json_array());
     json_object_set(o, "limits", json_object_get(ans, "limits"));
     gw_respond_json(resp, 200, o);
     json_decref(ans);
 }
 
-static const struct sg_policy *session_policy(struct sreq *q, json_t *info,
-                                              struct sg_http_response *resp)
+/* The session's policy (its label on the executor), still loaded. */
+static int session_policy(struct sreq *q, json_t *info, struct sg_http_response *resp)
 {
     const char *name = json_string_value(json_object_get(info, "label"));
-    const struct sg_policy *p = name ? gw_ruleset_policy(q->rs, q->t, name) : NULL;
-    if (!p || strcmp(p->name, name) != 0)
+    const struct sg_policy *p = name ? gw_ruleset_policy(q->a.rs, q->a.tenant, name) : NULL;
+    if (!p || strcmp(p->name, name) != 0) {
         sg_http_error(resp, 409, "policy_unavailable",
                       "the session's policy '%.64s' is no longer loaded: start a new session",
                       name ? name : "?");
-    else
-        q->policy = p->name;
-    return p && strcmp(p->name, name) == 0 ? p : NULL;
+        return -1;
+    }
+    q->a.policy = p;
+    return 0;
 }
 
 /* A streamed cell's hooks (gw_relay.h): its events go to the client as
@@ -461,7 +388,7 @@ static int cell_start(void *ud)
 {
     struct sreq *q = ud;
     struct sg_http_response head = {0};
-    sg_http_add_header(&head, "X-Request-Id", q->id);
+    sg_http_add_header(&head, "X-Request-Id", q->a.id);
     return gw_sse_out_begin(&q->out, q->hreq, &head);
 }
 
@@ -480,14 +407,56 @@ static int cell_client_fd(void *ud)
     return gw_sse_out_fd(&((struct sreq *)ud)->out);
 }
 
+/* Send an accepted cell; the answer goes to resp. */
+static void send_cell(struct sreq *q, const struct gw_request *c, size_t history_bytes,
+                      struct sg_http_response *resp)
+{
+    const struct gw_config *cfg = q->g->jobs->cfg;
+    /* the executor runs the cell only if no other cell ran since the
+     * history this analysis saw (concurrent cells could not otherwise
+     * have been analysed together) */
+    json_t *body = json_pack("{s:s%,s:I}", "code", c->code, c->code_len, "history_bytes",
+                             (json_int_t)history_bytes);
+    if (body && q->stream)
+        json_object_set_new(body, "stream", json_true());
+    if (body && c->timeout_ms)
+        json_object_set_new(body, "limits",
+                            json_pack("{s:I}", "timeout_ms", (json_int_t)c->timeout_ms));
+    char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
+    json_decref(body);
+    if (!text)
+        return sg_http_error(resp, 500, "internal", "cannot encode the cell");
+    char path[128];
+    snprintf(path, sizeof(path), PREFIX "/%s/exec", q->exec_id);
+    uint64_t budget =
+        (c->timeout_ms ? c->timeout_ms : cfg->max_timeout_ms) + cfg->exec_grace_ms + 5000;
+    const struct gw_exec_hooks hooks = {.start = cell_start,
+                                        .event = cell_event,
+                                        .idle = cell_idle,
+                                        .client_fd = cell_client_fd,
+                                        .ud = q};
+    q->hooks = q->stream ? &hooks : NULL;
+    struct gw_exec_result x = {0};
+    uint64_t t0 = gw_now_ns();
+    call(q, "POST", path, text, strlen(text), budget, &x);
+    q->a.exec_us = (gw_now_ns() - t0) / 1000;
+    gw_metrics_observe(q->g->jobs->metrics, GW_HIST_EXEC, q->a.exec_us);
+    snprintf(q->a.executor, sizeof(q->a.executor), "%s", x.executor);
+    q->hooks = NULL;
+    free(text);
+    if (x.client_gone)
+        sg_http_error(resp, 499, "client_gone", "the client went away; cell interrupted");
+    else
+        answer_cell(q, &x, resp);
+    gw_exec_result_free(&x);
+}
+
 static void handle_exec(struct sreq *q, const struct sg_http_request *req,
                         struct sg_http_response *resp)
 {
-    struct cell c;
+    struct gw_request c;
     if (parse_cell(q, req, &c, resp) < 0)
         return;
-    sg_sha256_hex(c.code, c.len, q->code_sha);
-    q->code_len = c.len;
     char path[128];
     snprintf(path, sizeof(path), PREFIX "/%s?history=1", q->exec_id);
     struct gw_exec_result x = {0};
@@ -496,47 +465,14 @@ static void handle_exec(struct sreq *q, const struct sg_http_request *req,
                        ? json_loadb(x.body, x.body_len, 0, NULL)
                        : NULL;
     json_t *h = json_object_get(info, "history");
-    const struct sg_policy *p = NULL;
     if (!json_is_string(h))
         pass_error(q, &x, resp);
-    else if ((p = session_policy(q, info, resp)) &&
-             analyse(q, p, json_string_value(h), json_string_length(h), &c, resp) == 1) {
-        /* the executor runs the cell only if no other cell ran since the
-         * history this analysis saw (concurrent cells could not otherwise
-         * have been analysed together) */
-        json_t *body = json_pack("{s:s%,s:I}", "code", c.code, c.len, "history_bytes",
-                                 (json_int_t)json_string_length(h));
-        if (body && q->stream)
-            json_object_set_new(body, "stream", json_true());
-        if (body && c.timeout_ms)
-            json_object_set_new(body, "limits",
-                                json_pack("{s:I}", "timeout_ms", (json_int_t)c.timeout_ms));
-        char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
-        json_decref(body);
-        gw_exec_result_free(&x);
-        snprintf(path, sizeof(path), PREFIX "/%s/exec", q->exec_id);
-        uint64_t budget = (c.timeout_ms ? c.timeout_ms : q->g->jobs->cfg->max_timeout_ms) +
-                          q->g->jobs->cfg->exec_grace_ms + 5000;
-        const struct gw_exec_hooks hooks = {.start = cell_start,
-                                            .event = cell_event,
-                                            .idle = cell_idle,
-                                            .client_fd = cell_client_fd,
-                                            .ud = q};
-        q->hooks = q->stream ? &hooks : NULL;
-        if (text)
-            call(q, "POST", path, text, strlen(text), budget, &x);
-        q->hooks = NULL;
-        if (!text)
-            sg_http_error(resp, 500, "internal", "cannot encode the cell");
-        else if (x.client_gone)
-            sg_http_error(resp, 499, "client_gone", "the client went away; cell interrupted");
-        else
-            answer_cell(q, p, &x, resp);
-        free(text);
-    }
+    else if (session_policy(q, info, resp) == 0 &&
+             analyse(q, json_string_value(h), json_string_length(h), &c, resp) == 1)
+        send_cell(q, &c, json_string_length(h), resp);
     json_decref(info);
     gw_exec_result_free(&x);
-    free(c.code);
+    gw_request_free(&c);
 }
 
 /* ---------------------------------------------- the other calls, passed on */
@@ -557,7 +493,7 @@ static void handle_simple(struct sreq *q, const struct sg_http_request *req, con
         resp->status = 204;
         free(resp->body);
         resp->body = strdup("");
-        q->outcome = "ok";
+        q->a.outcome = "ok";
     } else if (strncmp(rest, "/files/", 7) == 0) { /* a file's bytes, as they are */
         free(resp->body);
         resp->status = 200;
@@ -567,14 +503,14 @@ static void handle_simple(struct sreq *q, const struct sg_http_request *req, con
         x.body = NULL;
         if (!resp->body)
             resp->body = strdup("");
-        q->outcome = "ok";
+        q->a.outcome = "ok";
     } else {
         json_t *j = x.body ? json_loadb(x.body, x.body_len, 0, NULL) : NULL;
         if (json_is_object(j) && *rest == '\0')
             public_info(j, q->lang);
         else if (json_is_object(j) && json_object_get(j, "session_id"))
             json_object_set_new(j, "session_id", json_string(q->public_id));
-        q->outcome = "ok";
+        q->a.outcome = "ok";
         gw_respond_json(resp, (int)st, j);
     }
     gw_exec_result_free(&x);
@@ -593,7 +529,7 @@ static void handle_list(struct sreq *q, struct sg_http_response *resp)
         sg_lang_parse(json_string_value(json_object_get(v, "language")), SG_LANG_NAMES_RAGFLOW, &l);
         public_info(v, l);
     }
-    q->outcome = "ok";
+    q->a.outcome = "ok";
     gw_respond_json(resp, 200, json_pack("{s:o,s:i}", "sessions", all, "open", open));
 }
 
@@ -627,46 +563,15 @@ static void route_one(struct sreq *q, const struct sg_http_request *req, const c
     sg_http_error(resp, 404, "not_found", "no such endpoint");
 }
 
-/* One audit line per session call: who, which session, the cell's size and
- * sha256 (never its text), the verdict and the outcome. */
-static void audit(struct sreq *q, const struct sg_http_request *req, int status)
-{
-    char when[64];
-    gw_iso_time(when);
-    json_t *o =
-        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:I,s:s?,s:s?,s:s?,s:i,s:s?}", "time", when,
-                  "request_id", q->id, "endpoint", "v1_sessions", "method", req->method, "tenant",
-                  q->t ? q->t->name : ANONYMOUS, "peer", req->peer, "session_id",
-                  q->public_id[0] ? q->public_id : NULL, "code_bytes", (json_int_t)q->code_len,
-                  "code_sha256", q->code_sha[0] ? q->code_sha : NULL, "policy", q->policy,
-                  "verdict", q->verdict, "status", status, "outcome", q->outcome);
-    if (o && q->tool) { /* an MCP tool's call: audited as the MCP endpoint's */
-        json_object_set_new(o, "endpoint", json_string("mcp"));
-        json_object_set_new(o, "tool", json_string(q->tool));
-    }
-    char *line = o ? json_dumps(o, GW_JSON_FLAGS) : NULL;
-    if (line)
-        gw_audit_write(q->g->jobs->audit, line, strlen(line));
-    free(line);
-    json_decref(o);
-}
-
 static void dispatch(struct sreq *q, const struct sg_http_request *req,
                      struct sg_http_response *resp)
 {
-    const struct gw_jobs *j = q->g->jobs;
-    if (gw_tenants_authenticate(q->rs->tenants, req, resp, &q->t) < 0)
+    if (gw_admit_caller(&q->a, req, resp) < 0 || gw_admit_rate(&q->a, resp) < 0)
         return;
-    uint64_t rate = q->t ? q->t->rate : j->cfg->anonymous_rate;
-    uint64_t burst = q->t ? q->t->burst : j->cfg->anonymous_burst;
-    uint64_t retry_ms = 0;
-    if (!gw_ratelimit_take(j->ratelimit, q->t ? q->t->name : ANONYMOUS, rate, burst, gw_now_ns(),
-                           &retry_ms))
-        return sg_http_error(resp, 429, "rate_limited", "rate limit exceeded; retry later");
-    if (q->t)
-        snprintf(q->tenant_hdr, sizeof(q->tenant_hdr), "t.%s", q->t->name);
+    if (q->a.tenant)
+        snprintf(q->tenant_hdr, sizeof(q->tenant_hdr), "t.%s", q->a.tenant->name);
     else
-        snprintf(q->tenant_hdr, sizeof(q->tenant_hdr), ANONYMOUS);
+        snprintf(q->tenant_hdr, sizeof(q->tenant_hdr), GW_ADMIT_ANONYMOUS);
     const char *u = req->url + sizeof(PREFIX) - 1;
     if (*u == '\0') {
         if (strcmp(req->method, "POST") == 0)
@@ -686,22 +591,17 @@ static void dispatch(struct sreq *q, const struct sg_http_request *req,
 static void handle(struct gw_sessions *g, const struct sg_http_request *req, bool may_stream,
                    const char *tool, struct sg_http_response *resp)
 {
-    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream, .tool = tool};
-    gw_request_id(q.id);
-    q.rs = gw_ruleset_slot_get(g->jobs->rules);
-    uint64_t t0 = gw_now_ns();
+    struct sreq q = {.g = g, .hreq = req, .may_stream = may_stream};
+    gw_admit_begin(&q.a, g->jobs, tool ? GW_EP_MCP : GW_EP_SESSIONS, tool, req, NULL);
     dispatch(&q, req, resp);
-    if (resp->status >= 400 && !q.outcome)
-        q.outcome = resp->error_code ? resp->error_code : "error";
-    sg_http_add_header(resp, "X-Request-Id", q.id);
-    audit(&q, req, resp->status);
+    snprintf(q.a.session_id, sizeof(q.a.session_id), "%s", q.public_id);
+    gw_admit_finish(&q.a, resp);
     if (q.stream) { /* the answer (or the rejection) as the final result event */
         struct sg_http_response head = {0};
-        sg_http_add_header(&head, "X-Request-Id", q.id);
+        sg_http_add_header(&head, "X-Request-Id", q.a.id);
         gw_sse_out_finish(&q.out, req, &head, resp);
     }
-    gw_metrics_observe(g->jobs->metrics, GW_HIST_TOTAL, (gw_now_ns() - t0) / 1000);
-    gw_ruleset_unref(q.rs);
+    gw_admit_end(&q.a);
 }
 
 void gw_sessions_handle(struct gw_sessions *g, const struct sg_http_request *req,

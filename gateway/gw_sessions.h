@@ -28,11 +28,11 @@
 #define GW_SESSION_CREATE_MS 60000u
 
 struct gw_sessions {
-    const struct gw_jobs *jobs; /* borrowed: config, rules, router, audit, metrics */
+    const struct gw_services *jobs; /* borrowed: config, rules, router, audit, metrics */
     pthread_mutex_t create_lock;
 };
 
-void gw_sessions_init(struct gw_sessions *g, const struct gw_jobs *jobs);
+void gw_sessions_init(struct gw_sessions *g, const struct gw_services *jobs);
 void gw_sessions_destroy(struct gw_sessions *g);
 
 /* true for "/v1/sessions" and "/v1/sessions/..." */

@@ -31,6 +31,13 @@
 #     sandbox-executor-manager, and the tenant is bound to its subnet(s).
 # Both are weaker than tokens: anything that can send from there is that
 # tenant (README, "RAGFlow integration").
+#
+# Dify: with SANDGATE_DIFY_NETWORK=<the network of Dify's sandbox service>,
+# the gateway's Dify listener is on (port 8194) and the gateway joins that
+# network as `sandbox` (docker-compose.dify.yml); the tenant "dify" (policy
+# "dify") gets the key Dify sends as X-Api-Key: SANDGATE_DIFY_API_KEY, else
+# one made once into $SANDGATE_STACK_DIR/config/dify.key (README, "Dify
+# integration").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,6 +94,11 @@ if [ -n "$RAGFLOW_NETWORK" ]; then
     export SANDGATE_RAGFLOW_NETWORK=$RAGFLOW_NETWORK
     COMPOSE_FILES+=(-f docker-compose.ragflow.yml)
 fi
+DIFY_NETWORK=$(setting SANDGATE_DIFY_NETWORK "")
+if [ -n "$DIFY_NETWORK" ]; then
+    export SANDGATE_DIFY_NETWORK=$DIFY_NETWORK
+    COMPOSE_FILES+=(-f docker-compose.dify.yml)
+fi
 
 compose() {
     if docker compose version >/dev/null 2>&1; then
@@ -99,6 +111,26 @@ compose() {
 }
 
 new_secret() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# The key Dify sends (CODE_EXECUTION_API_KEY): SANDGATE_DIFY_API_KEY, else
+# one made once. A tenant token: 16 to 256 characters.
+dify_key() {
+    [ -n "$DIFY_NETWORK" ] || return 0
+    docker network inspect "$DIFY_NETWORK" >/dev/null 2>&1 ||
+        die "SANDGATE_DIFY_NETWORK=$DIFY_NETWORK: no such network (start Dify first; docker network ls | grep ssrf_proxy)"
+    local file="$STACK_DIR/config/dify.key" key
+    key=$(setting SANDGATE_DIFY_API_KEY "")
+    if [ -n "$key" ]; then
+        [ ${#key} -ge 16 ] || die "SANDGATE_DIFY_API_KEY: at least 16 characters (it is a tenant token)"
+        printf '%s' "$key" >"$file"
+    elif [ ! -s "$file" ]; then
+        new_secret >"$file"
+        say "new Dify key in $file: set Dify's CODE_EXECUTION_API_KEY to it"
+    fi
+    chmod 0640 "$file"
+    [ "$(id -u)" = 0 ] && chown "0:$DAEMON_UID" "$file"
+    say "Dify network $DIFY_NETWORK: the gateway is http://sandbox:8194 there (key: $file)"
+}
 
 # Files the daemons read (uid 10001) but nobody else: root:10001, 0640.
 prepare() {
@@ -188,9 +220,11 @@ bind_networks() {
         [ -n "$ragflow_nets" ] || die "network $RAGFLOW_NETWORK has no subnet"
         say "RAGFlow network $RAGFLOW_NETWORK ($ragflow_nets): tenant \"ragflow\" needs no token from there" >&2
     fi
-    python3 - "$tokens" "$host_addr" "$ragflow_nets" <<'PY'
+    local dify_key=""
+    [ -n "$DIFY_NETWORK" ] && dify_key=$(cat "$STACK_DIR/config/dify.key")
+    python3 - "$tokens" "$host_addr" "$ragflow_nets" "$dify_key" <<'PY'
 import json, os, sys
-path, host_addr, ragflow_nets = sys.argv[1], sys.argv[2], sys.argv[3].split()
+path, host_addr, ragflow_nets, dify_key = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4]
 with open(path) as f:
     before = f.read()
 doc = json.loads(before)
@@ -209,6 +243,10 @@ def bind(name, nets, create):
             del tenants[name]  # it was a network-only tenant: nothing identifies it now
 bind("default", [host_addr + ("/128" if ":" in host_addr else "/32")] if host_addr else [], False)
 bind("ragflow", ragflow_nets, True)
+if dify_key:  # Dify's X-Api-Key is this tenant's token; its jobs use the dify policy
+    t = tenants.setdefault("dify", {})
+    t["tokens"] = [dify_key]
+    t.setdefault("policies", ["dify"])
 after = json.dumps(doc, indent=2) + "\n"
 if after != before:
     st = os.stat(path)
@@ -277,6 +315,7 @@ up() {
     if [ -n "$RAGFLOW_NETWORK" ] && ! docker network inspect "$RAGFLOW_NETWORK" >/dev/null 2>&1; then
         die "SANDGATE_RAGFLOW_NETWORK=$RAGFLOW_NETWORK: no such network (start RAGFlow first; docker network ls | grep ragflow)"
     fi
+    dify_key
     say "starting the stack (project $PROJECT)"
     # Create first: the public network's addresses exist only then.
     compose up --no-start --remove-orphans

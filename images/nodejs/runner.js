@@ -269,7 +269,14 @@ function serialise(value) {
   return { text };
 }
 
-function childRun(args, rt) {
+// Script mode ("mode": "script", Dify's sandbox API): main.js was the program
+// itself and has run; nothing is called. It ends ok once nothing is left to
+// run (its timers and I/O done), or as an exception like any job.
+function endScriptWhenIdle(done) {
+  realProcess.on('beforeExit', () => done(undefined));
+}
+
+function childRun(args, rt, script) {
   let reported = false;
   const fail = (err) => {
     if (reported) return;
@@ -304,6 +311,10 @@ function childRun(args, rt) {
     main = compileMain(rt);
   } catch (e) {
     fail(e);
+    return;
+  }
+  if (script) {
+    endScriptWhenIdle(done);
     return;
   }
   if (typeof main !== 'function') {
@@ -580,7 +591,7 @@ function runJob() {
   fs.closeSync(JOB_FD);
   // A networked job's clients go through the egress proxy (egress.js).
   if (payload.runtime && payload.runtime.network && EGRESS) EGRESS.install();
-  childRun(payload.arguments, payload.runtime || null);
+  childRun(payload.arguments, payload.runtime || null, payload.mode === 'script');
 }
 
 // ---------------------------------------------------------------- sessions

@@ -139,6 +139,18 @@ static int take_nonce(json_t *root, struct runner_job *job, struct sg_error *err
     return 0;
 }
 
+/* "mode": "main" (default) or "script" (run main.js as the program itself,
+ * no main() call; executors/PROTOCOL.md). */
+static int parse_mode(json_t *root, int *ret_script, struct sg_error *err)
+{
+    json_t *mode = json_object_get(root, "mode");
+    const char *m = json_string_value(mode);
+    if (mode && !json_is_null(mode) && (!m || (strcmp(m, "main") && strcmp(m, "script"))))
+        return sg_error_set(err, -EINVAL, "'mode' must be \"main\" or \"script\"");
+    *ret_script = m && strcmp(m, "script") == 0;
+    return 0;
+}
+
 static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *err)
 {
     json_t *code = json_object_get(root, "code");
@@ -158,6 +170,9 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
         return sg_error_set(err, -EINVAL, "'stream' must be a boolean");
     job->stream = json_is_true(stream);
     job->sigsys_type = runner_sigsys_type(json_is_object(runtime) ? runtime : NULL);
+    int script = 0;
+    if (parse_mode(root, &script, err) < 0)
+        return -EINVAL;
     size_t timeout_ms = 0;
     int r = int_limit(limits, "timeout_ms", RUNNER_DEFAULT_TIMEOUT_MS, RUNNER_MAX_TIMEOUT_MS,
                       &timeout_ms, err);
@@ -172,6 +187,8 @@ static int parse_fields(json_t *root, struct runner_job *job, struct sg_error *e
     json_t *payload = json_pack(
         "{s:o,s:o}", "arguments", args && json_is_object(args) ? json_incref(args) : json_object(),
         "runtime", runtime && json_is_object(runtime) ? json_incref(runtime) : json_null());
+    if (payload && script)
+        json_object_set_new(payload, "mode", json_string("script"));
     job->payload_json = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
     json_decref(payload);
     if (!job->code || !job->payload_json)

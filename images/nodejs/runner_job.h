@@ -50,8 +50,8 @@ struct runner_job {
     char *code;                       /* owned, code_len bytes (+ NUL) */
     size_t code_len;
     /* owned: what the child gets on fd 3, compact JSON:
-     * {"arguments": {...}, "runtime": {...} | null} (the run-time policy,
-     * executors/PROTOCOL.md; null: none) */
+     * {"arguments": {...}, "runtime": {...} | null, "mode"?: "script"} (the
+     * run-time policy, executors/PROTOCOL.md; null: none) */
     char *payload_json;
     struct runner_file *files;
     size_t n_files;

@@ -238,8 +238,21 @@ def print_traceback(exc):
     sys.stderr.write("".join(te.format()))
 
 
-def child_call_main(arguments):
+def child_run_script():
+    """Script mode ("mode": "script", Dify's sandbox API): runs main.py as the
+    program itself, as `__main__`, and calls nothing. Returns (outcome, value)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("__main__", os.path.join(WORKSPACE, MAIN_FILE))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["__main__"] = module
+    spec.loader.exec_module(module)
+    return "ok", None
+
+
+def child_call_main(arguments, script=False):
     """Imports main.py and calls main(). Returns (outcome, value)."""
+    if script:
+        return child_run_script()
     import importlib.util
     spec = importlib.util.spec_from_file_location("main", os.path.join(WORKSPACE, MAIN_FILE))
     module = importlib.util.module_from_spec(spec)
@@ -258,11 +271,11 @@ def child_call_main(arguments):
     return "ok", value
 
 
-def child_outcome(arguments):
+def child_outcome(arguments, script=False):
     """Runs the job in the child: (exit status, report, JSON text of the
     return value or None)."""
     try:
-        outcome, value = child_call_main(arguments)
+        outcome, value = child_call_main(arguments, script)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if e.code is not None and not isinstance(e.code, int):
@@ -294,11 +307,11 @@ def child_outcome(arguments):
     return 0, {"outcome": "ok", "present": True}, text
 
 
-def child_run(fds, arguments):
+def child_run(fds, arguments, script=False):
     """Runs the job, reports and exits. The report carries what only the
     program can say (its return value or exception); its exit status, signal
     and peak memory are what the parent's wait4 sees (Run.reap)."""
-    code, report, text = child_outcome(arguments)
+    code, report, text = child_outcome(arguments, script)
     flush_std()
     data = json.dumps(report, ensure_ascii=False)
     if text is not None:
@@ -488,7 +501,7 @@ def child_main(cfg, fds, isolation=None, setup_error=None):
             code = session.child_loop(sys.modules[__name__], fds["res_w"], job_file)
         else:
             job_file.close()
-            code = child_run(fds, arguments)
+            code = child_run(fds, arguments, payload.get("script") is True)
     except BaseException:  # noqa: BLE001 - never fall back into the parent's code
         code = 70
     finally:
@@ -547,6 +560,14 @@ def job_nonce(job):
     return nonce if isinstance(nonce, str) and NONCE_RE.fullmatch(nonce) else None
 
 
+def job_script(job):
+    """True for "mode": "script" (run main.py as the program, no main() call)."""
+    mode = job.get("mode", "main")
+    if mode not in ("main", "script"):
+        raise BadJob("'mode' must be \"main\" or \"script\"")
+    return mode == "script"
+
+
 def parse_job(cfg, job):
     if not isinstance(job, dict):
         raise BadJob("job must be a JSON object")
@@ -570,6 +591,7 @@ def parse_job(cfg, job):
     if runtime is not None and not isinstance(runtime, dict):
         raise BadJob("'runtime' must be an object")
     return {
+        "script": job_script(job),
         "code": code.encode("utf-8", "surrogatepass"),
         "arguments": arguments,
         "files": decode_files(cfg, job.get("files")),
@@ -966,48 +988,64 @@ def apply_denials(fields, run, enforced, runtime=None):
                       message=f"runtime.{denials[0]['type']}: {denials[0]['target']}")
 
 
-def collect_artifacts(cfg):
-    """Regular files directly under artifacts/ with a known extension, in name
-    order, within the count and size caps. Never follows links."""
-    found, skipped, total = [], [], 0
+def read_artifact(cfg, dirfd, name, room):
+    """(entry, None) for a regular file of at most min(art_bytes, room)
+    bytes, else (None, reason). Never follows links."""
     try:
-        dirfd = os.open(os.path.join(WORKSPACE, ARTIFACT_DIR),
-                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
     except OSError:
-        return found, skipped
+        return None, "not a regular file"
     try:
-        names = sorted(os.listdir(dirfd))
-        for name in names:
-            ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-            if ext not in MIME_TYPES:
-                continue
-            if len(found) >= cfg.art_files:
-                skipped.append({"name": name, "reason": "too many artifacts"})
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
-            except OSError:
-                skipped.append({"name": name, "reason": "not a regular file"})
-                continue
-            try:
-                st = os.fstat(fd)
-                if not (st.st_mode & 0o170000 == 0o100000):
-                    skipped.append({"name": name, "reason": "not a regular file"})
-                    continue
-                if st.st_size > cfg.art_bytes or total + st.st_size > cfg.art_total:
-                    skipped.append({"name": name, "reason": "too large"})
-                    continue
-                data = os.read(fd, cfg.art_bytes + 1)
-            finally:
-                os.close(fd)
-            if len(data) > cfg.art_bytes or total + len(data) > cfg.art_total:
-                skipped.append({"name": name, "reason": "too large"})
-                continue
-            total += len(data)
-            found.append({"name": name, "mime_type": MIME_TYPES[ext], "size": len(data),
-                          "content_b64": base64.b64encode(data).decode("ascii")})
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000 == 0o100000):
+            return None, "not a regular file"
+        if st.st_size > cfg.art_bytes or st.st_size > room:
+            return None, "too large"
+        data = os.read(fd, cfg.art_bytes + 1)
     finally:
-        os.close(dirfd)
+        os.close(fd)
+    if len(data) > cfg.art_bytes or len(data) > room:
+        return None, "too large"
+    ext = name.rsplit(".", 1)[-1].lower()
+    return {"name": name, "mime_type": MIME_TYPES[ext], "size": len(data),
+            "content_b64": base64.b64encode(data).decode("ascii")}, None
+
+
+def artifact_names(dirfd, skip):
+    """Names with a known extension in the directory, in name order."""
+    names = sorted(os.listdir(dirfd))
+    return [n for n in names if n not in skip and "." in n
+            and n.rsplit(".", 1)[-1].lower() in MIME_TYPES]
+
+
+def collect_artifacts(cfg, inputs=None):
+    """Regular files with a known extension directly under artifacts/, then,
+    for a job (inputs: its input file names), those it saved at the
+    workspace's root (not main.py, not its input files: RAGFlow returns a
+    chart saved as plt.savefig("chart.png")), in name order, within the count
+    and size caps. Never follows links."""
+    found, skipped, total = [], [], 0
+    places = [(os.path.join(WORKSPACE, ARTIFACT_DIR), set())]
+    if inputs is not None:
+        places.append((WORKSPACE, {MAIN_FILE, ARTIFACT_DIR} | set(inputs)))
+    for path, skip in places:
+        try:
+            dirfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            for name in artifact_names(dirfd, skip):
+                if len(found) >= cfg.art_files:
+                    skipped.append({"name": name, "reason": "too many artifacts"})
+                    continue
+                entry, reason = read_artifact(cfg, dirfd, name, cfg.art_total - total)
+                if entry is None:
+                    skipped.append({"name": name, "reason": reason})
+                    continue
+                total += entry["size"]
+                found.append(entry)
+        finally:
+            os.close(dirfd)
     return found, skipped
 
 
@@ -1030,7 +1068,8 @@ def parent_run_job(cfg, pid, fds, job):
     streamer = Streamer(job["nonce"], fds) if job["stream"] else None
     run = Run(pid, fds, job["max_output"], streamer)
     started = time.monotonic()
-    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"]}
+    payload = {"arguments": job["arguments"], "runtime": job["runtime"], "stream": job["stream"],
+               "script": job["script"]}
     write_all(fds["job_w"], json.dumps(payload).encode("utf-8") + b"\n")
     os.close(fds["job_w"])
     stopped = supervise(run, started + job["timeout_ms"] / 1000.0)
@@ -1051,7 +1090,7 @@ def parent_run_job(cfg, pid, fds, job):
     fields["memory_used_kb"] = int(run.rusage.ru_maxrss) if run.rusage else None
     if fields["outcome"] in ("ok", "exception", "no_main", "unauthorized"):
         with JobFiles():
-            fields["artifacts"], skipped = collect_artifacts(cfg)
+            fields["artifacts"], skipped = collect_artifacts(cfg, job["files"])
         if skipped:
             fields["artifacts_skipped"] = skipped
     return fields

@@ -329,6 +329,32 @@ class PythonRunner(unittest.TestCase):
         self.assertEqual(arts["a.png"]["size"], len(png))
         self.assertEqual(arts["notes.md"]["mime_type"], "text/markdown")
 
+    def test_files_saved_at_the_root_are_artifacts_not_the_inputs(self):
+        code = ("def main():\n"
+                "    open('chart.png', 'wb').write(b'\\x89PNG-chart')\n"
+                "    open('data.csv', 'a').write('more\\n')\n"
+                "    open('tool.exe', 'w').write('ignored')\n")
+        r = self.run_py(code, files={"data.csv": b64(b"a,b\n")})
+        self.assertEqual(r["outcome"], "ok", r)
+        self.assertEqual([a["name"] for a in r["artifacts"]], ["chart.png"])
+        self.assertEqual(base64.b64decode(r["artifacts"][0]["content_b64"]), b"\x89PNG-chart")
+
+    def test_script_mode_runs_the_program_as_main_and_calls_nothing(self):
+        code = ("import json\n"
+                "def main():\n"
+                "    raise AssertionError('main() must not be called')\n"
+                "if __name__ == '__main__':\n"
+                "    print(json.dumps({'Hello': 'World'}))\n")
+        r = self.run_py(code, mode="script")
+        self.assertEqual((r["outcome"], r["exit_code"], r["stdout"]),
+                         ("ok", 0, '{"Hello": "World"}\n'), r)
+        self.assertEqual(r["result"], {"present": False})
+        r = self.run_py("import sys\nprint('x')\nraise ValueError('boom')\n", mode="script")
+        self.assertEqual((r["outcome"], r["exit_code"], r["stdout"]), ("exception", 1, "x\n"), r)
+        self.assertIn("ValueError: boom", r["stderr"])
+        r = self.run_py("print(1)\n", mode="repl")
+        self.assertEqual(r["outcome"], "bad_job", r)
+
     def test_artifact_caps(self):
         code = ("import os\ndef main():\n"
                 "    for i in range(12):\n"
@@ -447,6 +473,17 @@ class NodeRunner(unittest.TestCase):
         self.assertEqual(r["result"], {"present": True, "value": {"x": 42}})
         self.assertEqual(r["stdout"], "hi\n")
         self.assertEqual(r["stderr"], "")  # nothing of the runner's own (snapshot warnings)
+
+    def test_script_mode_runs_the_program_and_waits_for_its_timers(self):
+        code = ("obj = {'Hello': 'World'}\n"  # sloppy mode: an implicit global, as Dify's tests
+                "function main() { throw new Error('main must not be called'); }\n"
+                "setTimeout(() => console.log(JSON.stringify(obj)), 50);\n")
+        r = self.run_js(code, mode="script")
+        self.assertEqual((r["outcome"], r["exit_code"], r["stdout"]),
+                         ("ok", 0, '{"Hello":"World"}\n'), r)
+        r = self.run_js("console.log('x');\nnull.f();\n", mode="script")
+        self.assertEqual((r["outcome"], r["exit_code"], r["stdout"]), ("exception", 1, "x\n"), r)
+        self.assertIn("TypeError", r["stderr"])
 
     def test_exports_main(self):
         r = self.run_js("exports.main = (args) => args.a * 2;\n", arguments={"a": 4})

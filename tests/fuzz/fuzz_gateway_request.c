@@ -1,5 +1,6 @@
 /* Fuzz target: the gateway's request parsing - the JSON body of /run,
- * /v1/run and /v1/analyze, and the auth headers.
+ * /v1/run, /v1/analyze and a session cell (gw_request.h kinds), and the auth
+ * headers.
  *
  * Input layout: byte 0 picks the endpoint kind; then up to the first "\n\n"
  * come header lines ("Authorization: ..." / "X-Sandbox-Token: ..."), the rest
@@ -69,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     load_tenants();
     if (size < 1)
         return 0;
-    enum gw_req_kind kind = (enum gw_req_kind)(data[0] % 3);
+    enum gw_req_kind kind = (enum gw_req_kind)(data[0] % GW_REQ_KIND_COUNT);
     const char *rest = (const char *)data + 1;
     size_t len = size - 1;
     const char *sep = memmem(rest, len, "\n\n", 2);
@@ -86,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct gw_request req;
     struct gw_req_error err;
     if (gw_request_parse(kind, body, blen, &caps, &req, &err) == 0) {
-        if (req.code_len > caps.max_code_bytes || !req.code)
+        if (req.code_len > caps.max_code_bytes || !req.code || req.timeout_ms > caps.max_timeout_ms)
             abort();
         gw_request_free(&req);
     } else if (err.status != 400 && err.status != 413) {

@@ -337,6 +337,16 @@ class Gateway:
         except FileNotFoundError:
             return []
 
+    def audit_line(self, request_id, timeout=10):
+        """The audit line of request_id, waited for (the writer is a thread)."""
+        found = []
+
+        def seen():
+            found[:] = [a for a in self.audit_lines() if a["request_id"] == request_id]
+            return found
+        self.wait_for(seen, timeout, what=f"the audit line of {request_id}")
+        return found[0]
+
     def wait_for(self, predicate, timeout=10, what="condition"):
         deadline = time.time() + timeout
         while time.time() < deadline:

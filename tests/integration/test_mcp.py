@@ -93,13 +93,7 @@ class McpCase(unittest.TestCase):
 
     def job_audit(self, result):
         job = re.search(r"\[job ([0-9a-f]+)\]", text_of(result)).group(1)
-        found = []
-
-        def seen():
-            found[:] = [a for a in self.gw.audit_lines() if a["request_id"] == job]
-            return found
-        self.gw.wait_for(seen, what=f"the audit line of job {job}")
-        return found[0]
+        return self.gw.audit_line(job)
 
     def tool(self, sid, name, arguments):
         body = self.call(sid, "tools/call", {"name": name, "arguments": arguments})

@@ -19,20 +19,18 @@ Everything the test creates (networks, containers, the stack) is removed.
 import base64
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 import time
 import unittest
 
 import sgtest
+import stack_lib
+from stack_lib import docker
 
 PROJECT = f"sgrag{os.getpid()}"
 RAGFLOW_NET = f"sgtest-ragflow-{os.getpid()}"
 OTHER_NET = f"sgtest-other-{os.getpid()}"
 LABEL = f"org.sandgate.test=ragflow-{os.getpid()}"
-STACK = os.path.join(sgtest.ROOT, "images", "stack.sh")
-IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs"))
 state = {}
 
 # RAGFlow's client, replayed: agent/sandbox/providers/self_managed.py and the
@@ -57,64 +55,22 @@ print(json.dumps({"status_code": resp.status, "text": raw.decode("utf-8", "repla
 '''
 
 
-def docker(*args, check=True):
-    r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args[:3])}: {r.stderr}")
-    return r.stdout.strip()
-
-
 def stack_env():
-    env = dict(os.environ)
-    env.update({
-        "SANDGATE_PROJECT": PROJECT,
-        "SANDGATE_PUBLISH": f"127.0.0.1:{state['port']}",
-        "SANDGATE_STACK_DIR": state["dir"],
-        "SANDGATE_RAGFLOW_NETWORK": RAGFLOW_NET,
-        "SANDGATE_POOL_SIZE_PYTHON": "1",
-        "SANDGATE_POOL_SIZE_NODEJS": "1",
-        "SANDGATE_READY_TIMEOUT_S": "180",
-        "SANDGATE_GATEWAY_IMAGE": sgtest.image("gateway"),
-        "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
-        "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
-        "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
-        "SANDGATE_EGRESS_IMAGE": sgtest.image("egress"),
-    })
-    return env
+    return stack_lib.stack_env(PROJECT, state["port"], state["dir"],
+                               SANDGATE_RAGFLOW_NETWORK=RAGFLOW_NET)
 
 
 def setUpModule():
-    sgtest.ensure_docker()
-    for image in IMAGES:
-        if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode:
-            raise AssertionError(f"image {image} is missing: run 'make images'")
+    stack_lib.require_images()
     state["dir"] = tempfile.mkdtemp(prefix="sandgate-ragflow-")
     state["port"] = sgtest.free_port()
     docker("network", "create", "--label", LABEL, RAGFLOW_NET)
-    r = subprocess.run([STACK, "up"], env=stack_env(), capture_output=True, text=True,
-                       timeout=400)
-    state["up_out"] = r.stdout + r.stderr
-    if r.returncode != 0:
-        tearDownModule()
-        raise AssertionError(f"stack.sh up failed:\n{state['up_out'][-4000:]}")
+    state["up_out"] = stack_lib.up(stack_env(), tearDownModule)
     state["url"] = f"http://127.0.0.1:{state['port']}"
 
 
 def tearDownModule():
-    r = subprocess.run([STACK, "down"], env=stack_env(), capture_output=True, text=True,
-                       timeout=300)
-    for cid in docker("ps", "-aq", "--filter", f"label={LABEL}", check=False).split():
-        docker("rm", "-f", cid, check=False)
-    for net in (RAGFLOW_NET, OTHER_NET):
-        docker("network", "rm", net, check=False)
-    shutil.rmtree(state.get("dir", ""), ignore_errors=True)
-    left = (docker("ps", "-aq", "--filter", f"label=com.docker.compose.project={PROJECT}",
-                   check=False),
-            docker("network", "ls", "-q", "--filter", f"label={LABEL}", check=False),
-            docker("network", "ls", "-q", "--filter",
-                   f"label=com.docker.compose.project={PROJECT}", check=False))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert left == ("", "", ""), f"left behind: {left}"
+    stack_lib.down(stack_env(), PROJECT, LABEL, (RAGFLOW_NET, OTHER_NET), state.get("dir"))
 
 
 def client_in_container(network, host, code, language="python", arguments=None):

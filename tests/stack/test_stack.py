@@ -17,6 +17,7 @@ import unittest
 from urllib.parse import quote
 
 import sgtest
+import stack_lib
 
 PROJECT = f"sgtest{os.getpid()}"
 IMAGES = tuple(sgtest.image(n) for n in ("gateway", "executor", "python", "nodejs", "egress"))
@@ -29,21 +30,7 @@ state = {}
 
 
 def stack_env():
-    env = dict(os.environ)
-    env.update({
-        "SANDGATE_PROJECT": PROJECT,
-        "SANDGATE_PUBLISH": f"127.0.0.1:{state['port']}",
-        "SANDGATE_STACK_DIR": state["dir"],
-        "SANDGATE_POOL_SIZE_PYTHON": "2",
-        "SANDGATE_POOL_SIZE_NODEJS": "1",
-        "SANDGATE_READY_TIMEOUT_S": "180",
-        "SANDGATE_GATEWAY_IMAGE": sgtest.image("gateway"),
-        "SANDGATE_EXECUTOR_IMAGE": sgtest.image("executor"),
-        "SANDBOX_BASE_PYTHON_IMAGE": sgtest.image("python"),
-        "SANDBOX_BASE_NODEJS_IMAGE": sgtest.image("nodejs"),
-        "SANDGATE_EGRESS_IMAGE": sgtest.image("egress"),
-    })
-    return env
+    return stack_lib.stack_env(PROJECT, state["port"], state["dir"], pool_python="2")
 
 
 def write_tokens(tenants):

@@ -407,6 +407,34 @@ Test(exec_api, files_canonicalised_in_job_line)
     exec_request_free(&r);
 }
 
+/* "mode": "script" reaches the runner's job line; "main" (the default)
+ * adds nothing; anything else is refused. */
+Test(exec_api, script_mode_reaches_the_job_line)
+{
+    struct exec_request r;
+    size_t len = 0;
+    cr_assert_eq(req("{\"code\":\"print(1)\",\"mode\":\"script\"}", &r, NULL), 0);
+    char *line = exec_job_line(&r, "N0NCE0123456789ab", &len);
+    json_t *j = json_loadb(line, len - 1, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "mode")), "script");
+    json_decref(j);
+    free(line);
+    exec_request_free(&r);
+    cr_assert_eq(req("{\"code\":\"print(1)\",\"mode\":\"main\"}", &r, NULL), 0);
+    line = exec_job_line(&r, "N0NCE0123456789ab", &len);
+    cr_assert_null(strstr(line, "\"mode\""));
+    free(line);
+    exec_request_free(&r);
+    cr_assert_eq(req("{\"code\":\"1\",\"flavour\":\"pandas\"}", &r, NULL), 0);
+    cr_assert_str_eq(r.flavour, "pandas");
+    exec_request_free(&r);
+    struct sg_error e;
+    cr_assert_eq(req("{\"code\":\"1\",\"flavour\":\"a/b:c\"}", &r, &e), -EINVAL);
+    const char *bad[] = {"{\"code\":\"1\",\"mode\":\"eval\"}", "{\"code\":\"1\",\"mode\":1}"};
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(req(bad[i], &r, &e), -EINVAL, "%s", bad[i]);
+}
+
 static void classify(const char *line, struct exec_outcome *o)
 {
     outcome_init(o);

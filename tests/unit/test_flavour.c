@@ -88,6 +88,35 @@ Test(flavour_set, list_and_finish_sort_by_cost)
     cr_assert_eq(s.f[2].size, 1, "a heavy flavour without a size keeps one");
 }
 
+/* A job's "flavour" (RAGFlow's base_image) is tried first when it exists,
+ * the imports' choice after it; an unknown name changes nothing. */
+Test(flavour_choose, a_named_flavour_goes_first)
+{
+    struct flavour_set s = {0};
+    cr_assert_eq(flavour_set_add_list(&s, "heavy=numpy,pandas;plain  numpy=numpy:2", NULL), 0);
+    cr_assert_eq(flavour_set_finish(&s, 5, NULL), 0);
+    struct flavour_choice c;
+    flavour_choose(&s, NULL, 0, &c);
+    cr_assert_eq(c.order[0], 0u, "a plain job: the plain flavour");
+    unsigned before = c.n;
+    flavour_prefer(&s, "heavy", &c);
+    cr_assert_str_eq(s.f[c.order[0]].name, "heavy");
+    cr_assert_eq(c.n, before + 1);
+    cr_assert_str_eq(s.f[c.order[1]].name, "plain");
+    const char *imports[] = {"numpy", "pandas"};
+    flavour_choose(&s, imports, 2, &c);
+    cr_assert_str_eq(s.f[c.order[0]].name, "heavy");
+    unsigned n = c.n;
+    flavour_prefer(&s, "numpy", &c); /* already a fall-back: moved, not added */
+    cr_assert_str_eq(s.f[c.order[0]].name, "numpy");
+    cr_assert_str_eq(s.f[c.order[1]].name, "heavy");
+    cr_assert_eq(c.n, n);
+    struct flavour_choice d = c;
+    flavour_prefer(&s, "nope", &d);
+    flavour_prefer(&s, NULL, &d);
+    cr_assert_eq(memcmp(&c, &d, sizeof(c)), 0);
+}
+
 Test(flavour_set, rejects_duplicates_and_too_many)
 {
     struct flavour_set s = {0};
@@ -551,6 +580,29 @@ Test(pkgset_route, modules_of_two_sets_at_once_have_no_flavour)
     cr_assert_str_eq(c.missing, "openpyxl");
     flavour_choose(&s, both, 1, &c);
     cr_assert_null(c.missing);
+}
+
+/* RAGFlow's base_image names a flavour: never one that lacks the package set
+ * the job needs (another image), nor one missing the ideal's pre-imports. */
+Test(pkgset_route, a_named_flavour_never_replaces_a_needed_set)
+{
+    struct flavour_set s = sets();
+    struct flavour_choice c;
+    const char *xl[] = {"openpyxl"};
+    flavour_choose(&s, xl, 1, &c);
+    struct flavour_choice d = c;
+    flavour_prefer(&s, "plain", &d);
+    flavour_prefer(&s, "sci", &d);
+    cr_assert_eq(memcmp(&c, &d, sizeof(c)), 0, "the xl set stays the only choice");
+    const char *both[] = {"openpyxl", "sklearn"};
+    flavour_choose(&s, both, 2, &c);
+    flavour_prefer(&s, "plain", &c);
+    cr_assert_eq(c.n, 0, "a job no set can serve stays unserved");
+    const char *np[] = {"numpy"};
+    flavour_choose(&s, np, 1, &c);
+    d = c;
+    flavour_prefer(&s, "xl", &d); /* already a fall-back (pre-imports nothing): moved */
+    cr_assert_str_eq(s.f[d.order[0]].name, "xl");
 }
 
 Test(pkgset_route, same_modules_on_another_image_is_not_a_duplicate)

@@ -53,6 +53,23 @@ Test(gw_config, file_sets_keys_and_executors)
     cr_assert_eq(cfg.log_level, SG_LOG_DEBUG);
 }
 
+Test(gw_config, dify_keys_off_by_default_and_not_on_the_api_port)
+{
+    cr_assert_eq(cfg.dify_port, 0, "the Dify listener is off unless enabled");
+    cr_assert_str_eq(cfg.dify_policy, "dify");
+    cr_assert_eq(load("{\"dify_port\": 8194, \"dify_enable_network\": false, "
+                      "\"dify_timeout_ms\": 20000, \"dify_api_key\": \"k\"}"),
+                 0, "%s", err.msg);
+    cr_assert_eq(cfg.dify_port, 8194);
+    cr_assert_eq(cfg.dify_enable_network, 0);
+    cr_assert_eq(cfg.dify_timeout_ms, 20000);
+    cr_assert_eq(cfg.enable_seccomp, -1, "a switch sets its own field only");
+    cr_assert_eq(gw_config_validate(&cfg, &err), 0, "%s", err.msg);
+    cr_assert_eq(load("{\"dify_port\": 9385}"), 0, "%s", err.msg);
+    cr_assert_neq(gw_config_validate(&cfg, &err), 0);
+    cr_assert(strstr(err.msg, "dify_port"), "%s", err.msg);
+}
+
 Test(gw_config, unknown_key_is_named)
 {
     cr_assert_eq(load("{\"prot\": 1}"), -EINVAL);

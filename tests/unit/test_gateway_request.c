@@ -178,6 +178,18 @@ static const struct bad_case bad_cases[] = {
      "\"b\": \"YWJjZGVm\"}}",
      413, "files_too_large", "files"},
     {GW_REQ_RUN, "{\"language\": \"python\", \"code\": \"a\\u0000b\"}", 400, "bad_json", "NUL"},
+    /* a session cell: the same codes as /v1/run's code */
+    {GW_REQ_CELL, "{}", 400, "bad_request", "code_b64"},
+    {GW_REQ_CELL, "{\"code\": \"1\", \"code_b64\": \"MQ==\"}", 400, "bad_request", "code"},
+    {GW_REQ_CELL, "{\"code_b64\": \"!!!\"}", 400, "bad_base64", "code_b64"},
+    {GW_REQ_CELL, "{\"code\": 1}", 400, "bad_type", "code"},
+    {GW_REQ_CELL, "{\"code\": \"1\", \"language\": \"python\"}", 400, "unknown_field", "language"},
+    {GW_REQ_CELL, "{\"code\": \"1\", \"timeout_ms\": 0}", 400, "bad_type", "timeout_ms"},
+    {GW_REQ_CELL, "{\"code\": \"1\", \"timeout_ms\": 10001}", 400, "limit_too_high", "timeout_ms"},
+    {GW_REQ_CELL, "{\"code\": \"1\", \"stream\": \"yes\"}", 400, "bad_type", "stream"},
+    {GW_REQ_CELL,
+     "{\"code\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}", 413,
+     "code_too_large", "code"},
 };
 
 Test(gw_request, every_bad_request_is_refused_with_its_field)
@@ -192,6 +204,16 @@ Test(gw_request, every_bad_request_is_refused_with_its_field)
         cr_assert_null(req.code, "case %zu: nothing kept after a failure", i);
         cr_assert_null(req.arguments);
     }
+}
+
+Test(gw_request, cell_shape)
+{
+    cr_assert_eq(
+        parse(GW_REQ_CELL, "{\"code_b64\": \"eD0x\", \"timeout_ms\": 500, \"stream\": true}"), 0,
+        "%s", rerr.message);
+    cr_assert_str_eq(req.code, "x=1");
+    cr_assert_eq(req.timeout_ms, 500);
+    cr_assert(req.stream);
 }
 
 Test(gw_request, depth_and_size_at_the_caps_pass)

@@ -63,6 +63,22 @@ Test(node_runner, minimal_job_defaults)
     runner_job_free(NULL);
 }
 
+Test(node_runner, script_mode_goes_to_the_child)
+{
+    struct runner_cfg cfg = test_cfg();
+    struct runner_job job;
+    struct sg_error e;
+    cr_assert_eq(parse(&cfg, "{\"code\": \"console.log(1)\", \"mode\": \"script\"}", &job, NULL),
+                 0);
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{},\"runtime\":null,\"mode\":\"script\"}");
+    runner_job_free(&job);
+    cr_assert_eq(parse(&cfg, "{\"code\": \"1\", \"mode\": \"main\"}", &job, NULL), 0);
+    cr_assert_str_eq(job.payload_json, "{\"arguments\":{},\"runtime\":null}");
+    runner_job_free(&job);
+    cr_assert_eq(parse(&cfg, "{\"code\": \"1\", \"mode\": \"repl\"}", &job, &e), -EINVAL);
+    runner_job_free(&job);
+}
+
 Test(node_runner, full_job_and_clamps)
 {
     struct runner_cfg cfg = test_cfg();
