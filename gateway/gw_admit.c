@@ -208,7 +208,7 @@ static void require_installed(struct gw_adm *a, const char *text, size_t len)
 {
     char mod[SG_IMPORTS_TEXT_MAX];
     if (!a->an.accepted || gw_info_missing_import(a->s->router, a->lang, a->an.stats.imports.text,
-                                                  NULL, mod, sizeof(mod)) <= 0)
+                                                  mod, sizeof(mod)) <= 0)
         return;
     const char *at = memmem(text, len, mod, strlen(mod));
     size_t off = at ? (size_t)(at - text) : 0;

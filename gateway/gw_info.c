@@ -248,21 +248,8 @@ static json_t *installed_modules(struct gw_router *router, int lang)
     return set;
 }
 
-/* Whether name[0..len) is the job's own: one of its input files' stem. */
-static int own_file(json_t *files, const char *name, size_t len)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(files, key, v)
-    {
-        if (strncmp(key, name, len) == 0 && (key[len] == '.' || key[len] == '\0'))
-            return 1;
-    }
-    return 0;
-}
-
-int gw_info_missing_import(struct gw_router *router, int lang, const char *imports, json_t *files,
-                           char *ret, size_t retsz)
+int gw_info_missing_import(struct gw_router *router, int lang, const char *imports, char *ret,
+                           size_t retsz)
 {
     if (!imports || !imports[0] || lang < 0 || lang >= SG_LANG_COUNT)
         return 0;
@@ -271,8 +258,7 @@ int gw_info_missing_import(struct gw_router *router, int lang, const char *impor
     for (const char *p = imports; set && *p && !found;) {
         size_t n = strcspn(p, ",");
         char name[MODULE_NAME_MAX];
-        if (n > 0 && n < sizeof(name) && p[0] != '_' && p[0] != '.' && strncmp(p, "node:", 5) &&
-            !own_file(files, p, n)) {
+        if (n > 0 && n < sizeof(name) && p[0] != '_' && p[0] != '.' && strncmp(p, "node:", 5)) {
             memcpy(name, p, n);
             name[n] = '\0';
             if (!json_object_get(set, name)) {
