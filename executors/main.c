@@ -71,8 +71,8 @@ static int check_engine(struct docker_client *dc, struct exec_config *cfg, struc
 /* The gVisor (runsc_info.h) and the engine (check_engine records whether the
  * image asks for the identity split). With --runsc-path an old runsc is
  * refused before dockerd is asked; else its registration names the binary. */
-static int start_checks(struct exec_config *cfg, struct docker_client **dc,
-                        struct runsc_info *ri, struct sg_error *err)
+static int start_checks(struct exec_config *cfg, struct docker_client **dc, struct runsc_info *ri,
+                        struct sg_error *err)
 {
     int r = runsc_info_load(NULL, cfg, ri, err);
     if (r == 0 && (r = docker_client_new(cfg->docker_socket, dc, err)) == 0 &&

@@ -19,10 +19,9 @@ static const uint64_t bucket_us[] = {100,     250,     500,     1000,     2500, 
 #define BUCKETS (sizeof(bucket_us) / sizeof(bucket_us[0]))
 
 static const char *const ep_names[GW_EP_COUNT] = {
-    "run",       "v1_run",      "v1_analyze", "healthz",     "readyz",
-    "metrics",   "v1_policies", "v1_whoami",  "v1_runtimes", "mcp",
-    "v1_cancel", "v1_sessions", "v1_audit",   "console",     "dify",
-    "other"};
+    "run",         "v1_run",    "v1_analyze",  "healthz", "readyz",    "metrics",
+    "v1_policies", "v1_whoami", "v1_runtimes", "mcp",     "v1_cancel", "v1_sessions",
+    "v1_audit",    "console",   "dify",        "other"};
 static const char *const hist_names[GW_HIST_COUNT] = {"analysis", "execution", "total"};
 static const char *const hist_help[GW_HIST_COUNT] = {
     "Time spent canonicalising, parsing and evaluating the policy",
