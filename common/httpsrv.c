@@ -480,9 +480,10 @@ struct sg_http_stream *sg_http_stream_begin(const struct sg_http_request *req,
     return s;
 }
 
-int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
+/* Append data[0..len), len <= the buffer's cap, waiting for room; called
+ * with s->lock held. */
+static int stream_put(struct sg_http_stream *s, const char *data, size_t len)
 {
-    pthread_mutex_lock(&s->lock);
     uint64_t deadline = sg_time_mono_ns() + (uint64_t)SG_HTTP_STREAM_STALL_MS * 1000000u;
     struct timespec ts;
     sg_cond_deadline(deadline, &ts);
@@ -493,7 +494,7 @@ int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
             s->off = 0;
             continue;
         }
-        if (len > s->buf.cap || pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
             s->gone = 1;
     }
     int r = s->gone || sg_buf_append(&s->buf, data, len) < 0 ? -EPIPE : 0;
@@ -501,6 +502,21 @@ int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
         s->waiting = 0;
         MHD_resume_connection(s->conn);
     }
+    return r;
+}
+
+int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
+{
+    int r = 0;
+    pthread_mutex_lock(&s->lock);
+    /* a write larger than the buffer goes in pieces as the client reads */
+    for (size_t done = 0; r == 0 && done < len;) {
+        size_t piece = len - done < SG_HTTP_STREAM_PIECE ? len - done : SG_HTTP_STREAM_PIECE;
+        r = stream_put(s, data + done, piece);
+        done += piece;
+    }
+    if (len == 0 && s->gone)
+        r = -EPIPE;
     pthread_mutex_unlock(&s->lock);
     return r;
 }

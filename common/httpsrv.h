@@ -149,8 +149,12 @@ void sg_http_add_header(struct sg_http_response *resp, const char *name, const c
  *
  * Writes are buffered up to SG_HTTP_STREAM_BUF_MAX bytes; a write that finds
  * the buffer full waits up to SG_HTTP_STREAM_STALL_MS for the client to read,
- * then fails: a client that does not read is treated as gone. */
+ * then fails: a client that does not read is treated as gone. A write of any
+ * length is accepted: it goes into the buffer in pieces of
+ * SG_HTTP_STREAM_PIECE bytes as the client reads (so a result event larger
+ * than the buffer still reaches the client; memory stays bounded). */
 #define SG_HTTP_STREAM_BUF_MAX (1024u * 1024u)
+#define SG_HTTP_STREAM_PIECE (64u * 1024u)
 #define SG_HTTP_STREAM_STALL_MS 10000u
 
 struct sg_http_stream;
