@@ -358,6 +358,13 @@ MALFORMED = {
     "two spaces in the request line": b"GET  /healthz HTTP/1.1\r\nHost: gw\r\n\r\n",
     "space in the target": b"GET /heal thz HTTP/1.1\r\nHost: gw\r\n\r\n",
     "folded header line": b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: a\r\n b\r\n\r\n",
+    # bare LF line ends (libmicrohttpd accepts them; a proxy in front may
+    # split the head differently): every line, or only one of them
+    "bare LF everywhere": b"GET /healthz HTTP/1.1\nHost: gw\nX-A:  a  \n\n",
+    "bare LF after the request line": b"GET /healthz HTTP/1.1\nHost: gw\r\n\r\n",
+    "bare LF after a header": b"GET /healthz HTTP/1.1\r\nHost: gw\nX-A: a\r\n\r\n",
+    "bare LF ending the head": b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\n",
+    "bare LF without headers": b"GET /healthz HTTP/1.0\n\n",
 }
 
 # Over sandgate's own limits but inside libmicrohttpd's 64 KiB connection pool:
@@ -467,7 +474,8 @@ class TestStrictHttp(FrontDoorCase):
                 self.gw.wait_for(lambda: self.library_audit_count(status) > before, what=what)
 
     def test_lenient_but_valid_requests_still_pass(self):
-        for data in (b"GET /healthz HTTP/1.1\nHost: gw\nX-A:  a  \n\n",
+        for data in (b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A:  a  \r\n\r\n",
+                     b"GET /healthz HTTP/1.0\r\n\r\n",
                      b"GET /healthz HTTP/1.1\r\nHost:gw\r\nX-Empty:\r\n\r\n",
                      b"GET /healthz?a=b%20c HTTP/1.1\r\nHost: gw\r\n\r\n",
                      b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: " + b"a" * 8000 + b"\r\n\r\n"):
