@@ -129,6 +129,19 @@ static void rpc_fail(struct sg_http_response *resp, int http, int code, const ch
     gw_respond_json(resp, http, gw_rpc_error_json(NULL, code, msg));
 }
 
+void gw_mcp_refusal(struct sg_http_response *resp)
+{
+    if (resp->status != 413 && resp->status != 503)
+        return;
+    char text[256] = "request refused";
+    json_t *in = resp->body ? json_loads(resp->body, 0, NULL) : NULL;
+    const char *m = json_string_value(json_object_get(json_object_get(in, "error"), "message"));
+    if (m)
+        snprintf(text, sizeof(text), "%s", m);
+    json_decref(in);
+    rpc_fail(resp, resp->status, GW_RPC_INVALID_REQUEST, text);
+}
+
 static json_t *initialize(struct exchange *x, json_t *params, int *code, char *msg)
 {
     const char *want = json_string_value(json_object_get(params, "protocolVersion"));

@@ -258,6 +258,8 @@ static void refused(struct gw_server *s, enum gw_endpoint ep, const struct gw_te
                     const struct sg_http_request *req, struct sg_http_response *resp)
 {
     gw_jobs_refused(&s->jobs, ep, t, req, resp);
+    if (ep == GW_EP_MCP)
+        gw_mcp_refusal(resp);
     if (atomic_load(&s->draining))
         sg_http_add_header(resp, "Connection", "close");
     gw_metrics_request(s->metrics, ep, resp->status);
