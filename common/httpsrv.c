@@ -319,8 +319,13 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         st->small_body = st->declared / 2 <= srv->max_body;
         return refuse_too_large(st);
     }
-    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total)
+    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total) {
+        /* a body within the cap is drained (read and dropped, never held) so
+         * that a client which sends it all before reading sees the 503, not
+         * a reset */
+        st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
         return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+    }
     st->phase = ST_BODY;
     return MHD_YES;
 }
