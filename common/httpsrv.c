@@ -53,6 +53,7 @@ struct sg_httpsrv {
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
     atomic_uint_fast64_t refused_at_accept;
+    atomic_uint_fast64_t refused_per_address;
     atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
     struct sg_conn_reg conns;
@@ -699,9 +700,14 @@ __attribute__((format(printf, 2, 0))) static void on_library_log(void *cls, cons
                                                                  va_list ap)
 {
     static const char answered[] = "Error processing request (HTTP response code is ";
+    /* libmicrohttpd's own refusal at accept: past our max_connections
+     * on_accept refuses first, so this is the per-address limit */
+    static const char limit[] = "Server reached connection limit";
     struct sg_httpsrv *srv = cls;
     if (strncmp(fmt, answered, sizeof(answered) - 1) == 0)
         atomic_fetch_add(&srv->library_answers, 1);
+    if (strncmp(fmt, limit, sizeof(limit) - 1) == 0)
+        atomic_fetch_add(&srv->refused_per_address, 1);
     char msg[256], quoted[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
@@ -819,6 +825,7 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
         return;
     ret->open = atomic_load(&srv->conns.open);
     ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->refused_per_address = atomic_load(&srv->refused_per_address);
     ret->library_answers = atomic_load(&srv->library_answers);
     ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
     ret->body_bytes = atomic_load(&srv->body_total);

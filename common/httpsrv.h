@@ -107,6 +107,7 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
 struct sg_httpsrv_stats {
     unsigned open;                /* connections open now */
     uint64_t refused_at_accept;   /* closed at once: over max_connections */
+    uint64_t refused_per_address; /* closed at once: over per_ip_connections */
     uint64_t library_answers;     /* error pages libmicrohttpd sent itself */
     uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
     size_t body_bytes;            /* request bodies held now */

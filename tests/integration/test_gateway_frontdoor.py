@@ -194,6 +194,10 @@ class TestSlowClients(FrontDoorCase):
         raw = read_all(extra, 5)
         self.assertEqual(raw, b"")  # closed, not answered and not left waiting
         self.assertLess(time.monotonic() - t0, 2)
+        # and counted with its reason (the refusal was in no metric)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="per_address"\}'
+                                  r' [1-9]')
         st, _, _, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
                                b"Connection: close\r\n\r\n", "127.0.0.7")
         self.assertEqual(st, 200)
