@@ -53,6 +53,7 @@ struct sg_httpsrv {
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
     atomic_uint_fast64_t refused_at_accept;
+    atomic_uint_fast64_t refused_per_address;
     atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
     struct sg_conn_reg conns;
@@ -319,8 +320,13 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         st->small_body = st->declared / 2 <= srv->max_body;
         return refuse_too_large(st);
     }
-    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total)
+    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total) {
+        /* a body within the cap is drained (read and dropped, never held) so
+         * that a client which sends it all before reading sees the 503, not
+         * a reset */
+        st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
         return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
+    }
     st->phase = ST_BODY;
     return MHD_YES;
 }
@@ -480,9 +486,10 @@ struct sg_http_stream *sg_http_stream_begin(const struct sg_http_request *req,
     return s;
 }
 
-int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
+/* Append data[0..len), len <= the buffer's cap, waiting for room; called
+ * with s->lock held. */
+static int stream_put(struct sg_http_stream *s, const char *data, size_t len)
 {
-    pthread_mutex_lock(&s->lock);
     uint64_t deadline = sg_time_mono_ns() + (uint64_t)SG_HTTP_STREAM_STALL_MS * 1000000u;
     struct timespec ts;
     sg_cond_deadline(deadline, &ts);
@@ -493,7 +500,7 @@ int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
             s->off = 0;
             continue;
         }
-        if (len > s->buf.cap || pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&s->room, &s->lock, &ts) == ETIMEDOUT)
             s->gone = 1;
     }
     int r = s->gone || sg_buf_append(&s->buf, data, len) < 0 ? -EPIPE : 0;
@@ -501,6 +508,21 @@ int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
         s->waiting = 0;
         MHD_resume_connection(s->conn);
     }
+    return r;
+}
+
+int sg_http_stream_write(struct sg_http_stream *s, const char *data, size_t len)
+{
+    int r = 0;
+    pthread_mutex_lock(&s->lock);
+    /* a write larger than the buffer goes in pieces as the client reads */
+    for (size_t done = 0; r == 0 && done < len;) {
+        size_t piece = len - done < SG_HTTP_STREAM_PIECE ? len - done : SG_HTTP_STREAM_PIECE;
+        r = stream_put(s, data + done, piece);
+        done += piece;
+    }
+    if (len == 0 && s->gone)
+        r = -EPIPE;
     pthread_mutex_unlock(&s->lock);
     return r;
 }
@@ -678,9 +700,14 @@ __attribute__((format(printf, 2, 0))) static void on_library_log(void *cls, cons
                                                                  va_list ap)
 {
     static const char answered[] = "Error processing request (HTTP response code is ";
+    /* libmicrohttpd's own refusal at accept: past our max_connections
+     * on_accept refuses first, so this is the per-address limit */
+    static const char limit[] = "Server reached connection limit";
     struct sg_httpsrv *srv = cls;
     if (strncmp(fmt, answered, sizeof(answered) - 1) == 0)
         atomic_fetch_add(&srv->library_answers, 1);
+    if (strncmp(fmt, limit, sizeof(limit) - 1) == 0)
+        atomic_fetch_add(&srv->refused_per_address, 1);
     char msg[256], quoted[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
@@ -798,6 +825,7 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
         return;
     ret->open = atomic_load(&srv->conns.open);
     ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
+    ret->refused_per_address = atomic_load(&srv->refused_per_address);
     ret->library_answers = atomic_load(&srv->library_answers);
     ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
     ret->body_bytes = atomic_load(&srv->body_total);

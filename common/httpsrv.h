@@ -107,6 +107,7 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
 struct sg_httpsrv_stats {
     unsigned open;                /* connections open now */
     uint64_t refused_at_accept;   /* closed at once: over max_connections */
+    uint64_t refused_per_address; /* closed at once: over per_ip_connections */
     uint64_t library_answers;     /* error pages libmicrohttpd sent itself */
     uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
     size_t body_bytes;            /* request bodies held now */
@@ -149,8 +150,12 @@ void sg_http_add_header(struct sg_http_response *resp, const char *name, const c
  *
  * Writes are buffered up to SG_HTTP_STREAM_BUF_MAX bytes; a write that finds
  * the buffer full waits up to SG_HTTP_STREAM_STALL_MS for the client to read,
- * then fails: a client that does not read is treated as gone. */
+ * then fails: a client that does not read is treated as gone. A write of any
+ * length is accepted: it goes into the buffer in pieces of
+ * SG_HTTP_STREAM_PIECE bytes as the client reads (so a result event larger
+ * than the buffer still reaches the client; memory stays bounded). */
 #define SG_HTTP_STREAM_BUF_MAX (1024u * 1024u)
+#define SG_HTTP_STREAM_PIECE (64u * 1024u)
 #define SG_HTTP_STREAM_STALL_MS 10000u
 
 struct sg_http_stream;

@@ -5,10 +5,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Bytes between one header value's end and the next header line in
- * libmicrohttpd's read buffer: its CR LF (or LF) turned into NULs, and for the
- * last header the empty line's too. */
-#define HEADER_GAP_MAX 4u
+/* Bytes between the end of one line of the head (the request line's
+ * version, a header's value) and the next header in libmicrohttpd's read
+ * buffer: its CR LF turned into NULs; after the last line, the empty line's
+ * CR LF too. A bare LF (which libmicrohttpd accepts) leaves one NUL less. */
+#define LINE_GAP 2u
+#define LAST_GAP 4u
 
 void sg_http_target_take(const char *uri, struct sg_http_target *ret)
 {
@@ -26,14 +28,14 @@ void sg_http_target_take(const char *uri, struct sg_http_target *ret)
 
 struct gap_scan {
     const char *lo, *hi;   /* the header block in MHD's read buffer */
-    const char *prev_end;  /* end of the previous header's value; NULL before the first */
+    const char *prev_end;  /* end of the previous line: the version, then each value */
     unsigned bad, outside; /* a NUL inside a value; a header not in the block (folded line) */
 };
 
-/* Every byte in [from, to) is a NUL MHD wrote over a line end. */
-static int only_line_ends(const char *from, const char *to)
+/* [from, to) is exactly the n NULs MHD wrote over CR LF line ends. */
+static int only_line_ends(const char *from, const char *to, size_t n)
 {
-    if (to < from || (size_t)(to - from) > HEADER_GAP_MAX)
+    if (to < from || (size_t)(to - from) != n)
         return 0;
     for (; from < to; from++)
         if (*from)
@@ -50,7 +52,7 @@ static enum MHD_Result scan_gap(void *cls, enum MHD_ValueKind kind, const char *
         g->outside++;
         return MHD_NO;
     }
-    if (g->prev_end && !only_line_ends(g->prev_end, key))
+    if (!only_line_ends(g->prev_end, key, LINE_GAP))
         g->bad++;
     g->prev_end = value + strlen(value);
     return MHD_YES;
@@ -60,16 +62,18 @@ static enum MHD_Result scan_gap(void *cls, enum MHD_ValueKind kind, const char *
  * the rest. The value's bytes are still in place in its read buffer (the
  * header block [method, method + header size)), so a NUL inside a value shows
  * as bytes other than the line end between that value's end and the next
- * header. A header stored elsewhere was rebuilt from a folded line (obs-fold),
- * which a strict server refuses too. Returns NULL, or what is wrong. */
-static const char *check_nul(struct MHD_Connection *conn, const char *method, size_t head_size)
+ * header, and a line that ends in a bare LF as a gap one byte short. A header
+ * stored elsewhere was rebuilt from a folded line (obs-fold), which a strict
+ * server refuses too. Returns NULL, or what is wrong. */
+static const char *check_nul(struct MHD_Connection *conn, const char *method, const char *version,
+                             size_t head_size)
 {
-    struct gap_scan g = {method, method + head_size, NULL, 0, 0};
+    struct gap_scan g = {method, method + head_size, version + strlen(version), 0, 0};
     MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_gap, &g);
     if (g.outside)
         return "a folded header line";
-    if (g.bad || (g.prev_end && !only_line_ends(g.prev_end, g.hi)))
-        return "a NUL byte in a header";
+    if (g.bad || !only_line_ends(g.prev_end, g.hi, LAST_GAP))
+        return "a NUL byte in a header, or a line not ended by CR LF";
     return NULL;
 }
 
@@ -97,6 +101,6 @@ int sg_http_head_check(struct MHD_Connection *conn, const char *method, const ch
     if (!target->raw || target->raw != method + strlen(method) + 1 ||
         version != target->raw + target->len + 1)
         return verdict(ret, 400, "bad_http", "a NUL byte or extra space in the request line");
-    const char *why = check_nul(conn, method, ci->header_size);
+    const char *why = check_nul(conn, method, version, ci->header_size);
     return why ? verdict(ret, 400, "bad_http", why) : 0;
 }

@@ -2,19 +2,24 @@
 #include "exec_sse.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "buf.h"
-
-/* One Server-Sent Event; data is one line of compact JSON. */
+/* One Server-Sent Event; data is one line of compact JSON, of any length
+ * (a result carrying max_output_bytes of output and artifacts is larger
+ * than the stream's buffer: it is written as the client reads, not copied). */
 int exec_sse_event(struct sg_http_stream *st, const char *event, const char *data)
 {
-    struct sg_buf b;
-    sg_buf_init(&b, SG_HTTP_STREAM_BUF_MAX);
-    int r = sg_buf_printf(&b, "event: %s\ndata: %s\n\n", event, data);
+    char head[64];
+    int n = snprintf(head, sizeof(head), "event: %s\ndata: ", event);
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return -EINVAL;
+    int r = sg_http_stream_write(st, head, (size_t)n);
     if (r == 0)
-        r = sg_http_stream_write(st, b.data, b.len);
-    sg_buf_free(&b);
+        r = sg_http_stream_write(st, data, strlen(data));
+    if (r == 0)
+        r = sg_http_stream_write(st, "\n\n", 2);
     return r;
 }
 

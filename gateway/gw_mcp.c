@@ -129,6 +129,19 @@ static void rpc_fail(struct sg_http_response *resp, int http, int code, const ch
     gw_respond_json(resp, http, gw_rpc_error_json(NULL, code, msg));
 }
 
+void gw_mcp_refusal(struct sg_http_response *resp)
+{
+    if (resp->status != 413 && resp->status != 503)
+        return;
+    char text[256] = "request refused";
+    json_t *in = resp->body ? json_loads(resp->body, 0, NULL) : NULL;
+    const char *m = json_string_value(json_object_get(json_object_get(in, "error"), "message"));
+    if (m)
+        snprintf(text, sizeof(text), "%s", m);
+    json_decref(in);
+    rpc_fail(resp, resp->status, GW_RPC_INVALID_REQUEST, text);
+}
+
 static json_t *initialize(struct exchange *x, json_t *params, int *code, char *msg)
 {
     const char *want = json_string_value(json_object_get(params, "protocolVersion"));
@@ -139,12 +152,16 @@ static json_t *initialize(struct exchange *x, json_t *params, int *code, char *m
         return NULL;
     }
     const char *v = gw_mcp_version_supported(want) ? want : versions[0];
-    if (x->new_session[0] ||
-        gw_mcp_session_open(x->m->sessions, tenant_name(x), v, gw_now_ns(), x->new_session) < 0) {
+    int r = x->new_session[0] ? -EALREADY
+                              : gw_mcp_session_open(x->m->sessions, tenant_name(x), v, gw_now_ns(),
+                                                    x->new_session);
+    if (r < 0) {
         *code = GW_RPC_INVALID_REQUEST;
-        snprintf(msg, 256,
-                 x->new_session[0] ? "initialize: one per HTTP request"
-                                   : "initialize: no session id could be made");
+        snprintf(msg, 256, "%s",
+                 r == -EALREADY ? "initialize: one per HTTP request"
+                 : r == -ENOSPC ? "initialize: the gateway holds all the MCP sessions it can "
+                                  "(other tenants'); try again later"
+                                : "initialize: no session id could be made");
         return NULL;
     }
     return json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", v, "capabilities",

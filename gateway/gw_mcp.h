@@ -52,6 +52,12 @@ void gw_mcp_free(struct gw_mcp *m);
 /* 1 when version is one this endpoint speaks. */
 int gw_mcp_version_supported(const char *version);
 
+/* An answer made for /mcp before it ran (413 body over the cap, 503 too
+ * many bodies in flight: httpsrv's JSON error) in the JSON-RPC shape an MCP
+ * client reads: same status and headers, {"jsonrpc", "id": null, "error":
+ * {-32600, the message}}. Other answers are left alone. */
+void gw_mcp_refusal(struct sg_http_response *resp);
+
 /* Handle one HTTP request to /mcp (any method). */
 void gw_mcp_handle(struct gw_mcp *m, const struct sg_http_request *req,
                    struct sg_http_response *resp);

@@ -132,6 +132,7 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "# HELP sandgate_connections_closed_total Client connections the gateway closed "
         "without an answer, by reason.\n# TYPE sandgate_connections_closed_total counter\n"
         "sandgate_connections_closed_total{reason=\"max_connections\"} %llu\n"
+        "sandgate_connections_closed_total{reason=\"per_address\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
         "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
         "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n"
@@ -140,8 +141,8 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "# TYPE sandgate_http_library_answers_total counter\n"
         "sandgate_http_library_answers_total %llu\n",
         hs.open, (unsigned long long)hs.refused_at_accept,
-        (unsigned long long)hs.cut_receive_timeout, hs.body_bytes,
-        (unsigned long long)hs.library_answers);
+        (unsigned long long)hs.refused_per_address, (unsigned long long)hs.cut_receive_timeout,
+        hs.body_bytes, (unsigned long long)hs.library_answers);
 }
 
 static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
@@ -272,6 +273,8 @@ static void refused(struct gw_server *s, enum gw_endpoint ep, const struct gw_te
                     const struct sg_http_request *req, struct sg_http_response *resp)
 {
     gw_jobs_refused(&s->jobs, ep, t, req, resp);
+    if (ep == GW_EP_MCP)
+        gw_mcp_refusal(resp);
     if (atomic_load(&s->draining))
         sg_http_add_header(resp, "Connection", "close");
     gw_metrics_request(s->metrics, ep, resp->status);

@@ -1,9 +1,9 @@
 #include "gw_sse_out.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
 #include "gw_util.h"
 
 #define SSE_HEARTBEAT ": hb\n\n"
@@ -34,16 +34,17 @@ int gw_sse_out_event(struct gw_sse_out *o, const char *name, const char *data, s
 {
     if (!o->st)
         return -EPIPE;
-    struct sg_buf b;
-    sg_buf_init(&b, len + SSE_EVENT_SLACK);
-    int r = sg_buf_printf(&b, "event: %s\ndata: ", name);
+    char head[SSE_EVENT_SLACK];
+    int n = snprintf(head, sizeof(head), "event: %s\ndata: ", name);
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return -EINVAL;
+    /* in three writes: a result event may be larger than the stream's
+     * buffer (httpsrv.h), and is not copied */
+    int r = out_write(o, head, (size_t)n);
     if (r == 0)
-        r = sg_buf_append(&b, data, len);
+        r = out_write(o, data, len);
     if (r == 0)
-        r = sg_buf_append(&b, "\n\n", 2);
-    if (r == 0)
-        r = out_write(o, b.data, b.len);
-    sg_buf_free(&b);
+        r = out_write(o, "\n\n", 2);
     return r;
 }
 

@@ -232,6 +232,7 @@ struct py_ctx {
     } sens[PY_SENSITIVE_MAX]; /* the job's sensitive methods (python_own.c) */
     size_t n_sens;
     uint8_t sens_ready, sens_all;
+    uint8_t flow_ready, flow; /* the job's classes may be values (python_own_flow.c) */
     struct {
         TSNode node[PY_CLASSES_MAX]; /* class_definition */
         int32_t scope[PY_CLASSES_MAX];

@@ -2,6 +2,8 @@
 #include "python_eval.h"
 
 #include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -51,6 +53,7 @@ static void eval_name(struct py_ctx *c, const struct py_event *ev)
         !sg_strset_has(&lp->allowed_dunders, name) && !sg_strset_has(&lp->forbidden_names, name))
         py_report(c, ev->node, SG_RULE_ATTRIBUTE_DUNDER, "reference to dunder name '%s'", name);
     check_cands(c, ev->node, &k, ev->callee ? PY_CK_CALLEE : 0, name, name);
+    py_check_method_name(c, ev, name);
 }
 
 /* The identifier an attribute chain starts from, or NULL. */
@@ -281,29 +284,36 @@ static int template_is_data(struct py_ctx *c, int fmt, int str_format, TSNode re
 }
 
 /* '{0.__class__}'.format(x): replacement fields read attributes; pandas'
- * eval/query strings name attributes too. */
+ * eval/query strings name attributes too. The template is read whole,
+ * whatever its length (py_template_text). */
 static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode fn,
                            const char *method, int str_format)
 {
     const struct py_fields *f = &c->L->f;
     int unknown;
-    struct py_sbuf s = {0};
+    struct py_text s = {.cap = c->len + PY_NAME_MAX};
     int fmt = str_format || strncmp(method, "format", 6) == 0 || !strcmp(method, "vformat");
     TSNode src = str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown)
                  : fmt      ? ts_node_child_by_field_id(fn, f->object)
                             : py_call_arg(c, ev->node, 0, "expr", &unknown);
-    if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
+    s.s = malloc(s.cap);
+    if (!s.s) {
+        py_fail(c, -ENOMEM);
+        return;
+    }
+    s.s[0] = '\0';
+    if (ts_node_is_null(src) || !py_template_text(c, src, ev->scope, 0, &s)) {
         /* string.Formatter().format(TEMPLATE, ...) and vformat */
         TSNode first = src;
         src = fmt && !str_format ? py_call_arg(c, ev->node, 0, NULL, &unknown) : (TSNode){0};
         s.n = 0;
-        if (ts_node_is_null(src) || !py_fold_str(c, src, ev->scope, 0, &s)) {
+        if (ts_node_is_null(src) || !py_template_text(c, src, ev->scope, 0, &s)) {
             if (template_is_data(c, fmt, str_format, first, src))
                 py_report(
                     c, ts_node_is_null(first) ? ev->node : first, SG_RULE_REFLECTION_DYNAMIC,
                     "%s() with a %s that is not a constant string: its names cannot be checked",
                     method, fmt ? "format template" : "expression");
-            return;
+            goto out;
         }
     }
     struct text_check t = {.at = src,
@@ -312,6 +322,8 @@ static void check_template(struct py_ctx *c, const struct py_event *ev, TSNode f
         py_format_fields(c, s.s, s.n, text_name, &t);
     else
         py_words(c, s.s, s.n, text_name, &t);
+out:
+    free(s.s);
 }
 
 static enum ns_kind ns_of(const struct py_cand *k)

@@ -8,12 +8,15 @@
 #include "python_scope.h"
 #include "ts_node.h"
 
+/* The ASCII characters str.isspace() accepts (str.strip() strips them). */
+#define PY_ASCII_SPACE " \t\n\r\f\v\x1c\x1d\x1e\x1f"
+
 /* Largest integer folded; larger constants are not names. */
 #define FOLD_INT_MAX 2147483647LL
 
-static int sb_put(struct py_sbuf *b, const char *s, size_t n)
+static int tx_put(struct py_text *b, const char *s, size_t n)
 {
-    if (n >= sizeof(b->s) - b->n)
+    if (n >= b->cap - b->n)
         return 0;
     memcpy(b->s + b->n, s, n);
     b->n += n;
@@ -21,28 +24,54 @@ static int sb_put(struct py_sbuf *b, const char *s, size_t n)
     return 1;
 }
 
+static int tx_putc(struct py_text *b, char ch)
+{
+    return tx_put(b, &ch, 1);
+}
+
+/* A py_sbuf written through the py_text functions: py_sbuf_view(), write,
+ * then sb_sync(). */
+static struct py_text sb_view(struct py_sbuf *b)
+{
+    return (struct py_text){.s = b->s, .n = b->n, .cap = sizeof(b->s)};
+}
+
+static void sb_sync(struct py_sbuf *b, const struct py_text *t)
+{
+    b->n = t->n;
+    b->s[b->n] = '\0';
+}
+
+static int sb_put(struct py_sbuf *b, const char *s, size_t n)
+{
+    struct py_text t = sb_view(b);
+    int ok = tx_put(&t, s, n);
+    sb_sync(b, &t);
+    return ok;
+}
+
 static int sb_putc(struct py_sbuf *b, char ch)
 {
     return sb_put(b, &ch, 1);
 }
 
-static int sb_put_cp(struct py_sbuf *b, unsigned long cp)
+static int tx_put_cp(struct py_text *b, unsigned long cp)
 {
     char u[4];
     if (cp < 0x80) {
         u[0] = (char)cp;
-        return sb_put(b, u, 1);
+        return tx_put(b, u, 1);
     }
     if (cp < 0x800) {
         u[0] = (char)(0xC0 | (cp >> 6));
         u[1] = (char)(0x80 | (cp & 0x3F));
-        return sb_put(b, u, 2);
+        return tx_put(b, u, 2);
     }
     if (cp < 0x10000) {
         u[0] = (char)(0xE0 | (cp >> 12));
         u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
         u[2] = (char)(0x80 | (cp & 0x3F));
-        return sb_put(b, u, 3);
+        return tx_put(b, u, 3);
     }
     if (cp > 0x10FFFF)
         return 0;
@@ -50,7 +79,15 @@ static int sb_put_cp(struct py_sbuf *b, unsigned long cp)
     u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
     u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
     u[3] = (char)(0x80 | (cp & 0x3F));
-    return sb_put(b, u, 4);
+    return tx_put(b, u, 4);
+}
+
+static int sb_put_cp(struct py_sbuf *b, unsigned long cp)
+{
+    struct py_text t = sb_view(b);
+    int ok = tx_put_cp(&t, cp);
+    sb_sync(b, &t);
+    return ok;
 }
 
 static int hexval(char ch)
@@ -83,7 +120,7 @@ static int read_digits(const char *s, size_t n, size_t *i, int base, int max, in
 }
 
 /* One escape after a backslash at s[*i] (pointing past the backslash). */
-static int decode_escape(const char *s, size_t n, size_t *i, int bytes, struct py_sbuf *out)
+static int decode_escape(const char *s, size_t n, size_t *i, int bytes, struct py_text *out)
 {
     static const char simple_in[] = "\\'\"abfnrtv", simple_out[] = "\\'\"\a\b\f\n\r\t\v";
     char ch = s[(*i)++];
@@ -97,28 +134,28 @@ static int decode_escape(const char *s, size_t n, size_t *i, int bytes, struct p
         return 1;
     }
     if (ch && p)
-        return sb_putc(out, simple_out[p - simple_in]);
+        return tx_putc(out, simple_out[p - simple_in]);
     if (ch >= '0' && ch <= '7') {
         (*i)--;
-        return read_digits(s, n, i, 8, 3, 0, &cp) && sb_put_cp(out, cp);
+        return read_digits(s, n, i, 8, 3, 0, &cp) && tx_put_cp(out, cp);
     }
     if (ch == 'x')
-        return read_digits(s, n, i, 16, 2, 1, &cp) && sb_put_cp(out, cp);
+        return read_digits(s, n, i, 16, 2, 1, &cp) && tx_put_cp(out, cp);
     if (!bytes && (ch == 'u' || ch == 'U'))
-        return read_digits(s, n, i, 16, ch == 'u' ? 4 : 8, 1, &cp) && sb_put_cp(out, cp);
+        return read_digits(s, n, i, 16, ch == 'u' ? 4 : 8, 1, &cp) && tx_put_cp(out, cp);
     if (!bytes && ch == 'N')
         return 0; /* \N{NAME}: would need the Unicode name table */
-    return sb_putc(out, '\\') && sb_putc(out, ch);
+    return tx_putc(out, '\\') && tx_putc(out, ch);
 }
 
 /* Decode the text of a string_content (escapes unless raw; {{ }} in f-strings). */
-static int decode_text(const char *s, size_t n, int raw, int fstr, int bytes, struct py_sbuf *out)
+static int decode_text(const char *s, size_t n, int raw, int fstr, int bytes, struct py_text *out)
 {
     size_t i = 0;
     while (i < n) {
         char ch = s[i];
         if (fstr && (ch == '{' || ch == '}') && i + 1 < n && s[i + 1] == ch) {
-            if (!sb_putc(out, ch))
+            if (!tx_putc(out, ch))
                 return 0;
             i += 2;
         } else if (ch == '\\' && !raw && i + 1 < n) {
@@ -126,7 +163,7 @@ static int decode_text(const char *s, size_t n, int raw, int fstr, int bytes, st
             if (!decode_escape(s, n, &i, bytes, out))
                 return 0;
         } else {
-            if (!sb_putc(out, ch))
+            if (!tx_putc(out, ch))
                 return 0;
             i++;
         }
@@ -172,9 +209,12 @@ static int fold_string(struct py_ctx *c, TSNode n, int32_t scope, int depth, str
                 bytes |= t[i] == 'b' || t[i] == 'B';
             }
             break;
-        case PK_STRING_CONTENT:
-            ok = decode_text(t, tl, raw, fstr, bytes, out);
+        case PK_STRING_CONTENT: {
+            struct py_text v = sb_view(out);
+            ok = decode_text(t, tl, raw, fstr, bytes, &v);
+            sb_sync(out, &v);
             break;
+        }
         case PK_INTERPOLATION:
             ok = fstr && fold_interpolation(c, k, scope, depth, out);
             break;
@@ -457,6 +497,33 @@ static int fold_join_arg(struct py_ctx *c, const struct py_sbuf *sep, TSNode arg
     return 1;
 }
 
+/* s.lower(), s.upper(), s.strip() (how = 'l', 'u', 's') as Python computes
+ * them, or not at all: ASCII only (Python also maps and strips non-ASCII
+ * characters: '\u017f'.upper() is 'S', U+00A0 is stripped) and without
+ * arguments (strip('x') strips other characters). */
+static int fold_case(struct py_ctx *c, TSNode call, char how, const struct py_sbuf *s,
+                     struct py_sbuf *out)
+{
+    TSNode args = ts_node_child_by_field_id(call, c->L->f.arguments);
+    if (!is_ascii(s) || ts_node_is_null(args) || ts_node_named_child_count(args) != 0)
+        return 0;
+    size_t lo = 0, hi = s->n;
+    while (how == 's' && lo < hi && s->s[lo] && strchr(PY_ASCII_SPACE, s->s[lo]))
+        lo++;
+    while (how == 's' && hi > lo && s->s[hi - 1] && strchr(PY_ASCII_SPACE, s->s[hi - 1]))
+        hi--;
+    for (size_t i = lo; i < hi; i++) {
+        char ch = s->s[i];
+        if (how == 'l' && ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (how == 'u' && ch >= 'a' && ch <= 'z')
+            ch = (char)(ch - 'a' + 'A');
+        if (!sb_putc(out, ch))
+            return 0;
+    }
+    return 1;
+}
+
 /* Methods of a constant string: join, lower, upper, strip, replace, decode. */
 static int fold_method(struct py_ctx *c, TSNode call, TSNode fn, int32_t scope, int depth,
                        struct py_sbuf *out)
@@ -491,23 +558,8 @@ static int fold_method(struct py_ctx *c, TSNode call, TSNode fn, int32_t scope, 
         return fold_join_arg(c, &s, a0, scope, depth, out);
     if (!strcmp(m, "decode") || !strcmp(m, "encode"))
         return sb_put(out, s.s, s.n);
-    if (!strcmp(m, "lower") || !strcmp(m, "upper") || !strcmp(m, "strip")) {
-        size_t lo = 0, hi = s.n;
-        while (m[0] == 's' && lo < hi && strchr(" \t\n\r\f\v", s.s[lo]))
-            lo++;
-        while (m[0] == 's' && hi > lo && strchr(" \t\n\r\f\v", s.s[hi - 1]))
-            hi--;
-        for (size_t i = lo; i < hi; i++) {
-            char ch = s.s[i];
-            if (m[0] == 'l' && ch >= 'A' && ch <= 'Z')
-                ch = (char)(ch - 'A' + 'a');
-            if (m[0] == 'u' && ch >= 'a' && ch <= 'z')
-                ch = (char)(ch - 'a' + 'A');
-            if (!sb_putc(out, ch))
-                return 0;
-        }
-        return 1;
-    }
+    if (!strcmp(m, "lower") || !strcmp(m, "upper") || !strcmp(m, "strip"))
+        return fold_case(c, call, m[0], &s, out);
     if (!strcmp(m, "replace") && py_fold_str(c, a0, scope, depth + 1, &a) && a.n > 0 &&
         py_fold_str(c, a1, scope, depth + 1, &b)) {
         for (size_t i = 0; i < s.n;) {
@@ -540,6 +592,40 @@ static int fold_call(struct py_ctx *c, TSNode n, int32_t scope, int depth, struc
     return 0;
 }
 
+typedef int (*fold_fn)(struct py_ctx *c, TSNode n, int32_t scope, int depth, void *out);
+
+/* fn over each part of an implicit concatenation ("a" "b"), appending. */
+static int fold_parts(struct py_ctx *c, TSNode n, int32_t scope, int depth, fold_fn fn, void *out)
+{
+    uint32_t count = ts_node_named_child_count(n);
+    int ok = 1;
+    for (uint32_t i = 0; i < count && ok; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        ok = ts_node_is_extra(k) || fn(c, k, scope, depth + 1, out);
+    }
+    return ok;
+}
+
+/* fn over the value of identifier n when it is assigned exactly once (and
+ * that value is not being folded already: `a = a + "x"`). */
+static int fold_binding(struct py_ctx *c, TSNode n, int32_t scope, int depth, fold_fn fn, void *out)
+{
+    const char *name = py_name(c, n);
+    const struct py_binding *bd =
+        name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
+    if (!bd || bd->busy)
+        return 0;
+    c->binds[bd - c->binds].busy = 1;
+    int ok = fn(c, bd->value, bd->eval_scope, depth + 1, out);
+    c->binds[bd - c->binds].busy = 0;
+    return ok;
+}
+
+static int fold_str_fn(struct py_ctx *c, TSNode n, int32_t scope, int depth, void *out)
+{
+    return py_fold_str(c, n, scope, depth, out);
+}
+
 int py_fold_str(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_sbuf *out)
 {
     const struct py_fields *f = &c->L->f;
@@ -551,15 +637,9 @@ int py_fold_str(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_
     case PK_STRING:
         ok = fold_string(c, n, scope, depth, out);
         break;
-    case PK_CONCAT_STRING: {
-        uint32_t count = ts_node_named_child_count(n);
-        ok = 1;
-        for (uint32_t i = 0; i < count && ok; i++) {
-            TSNode k = ts_node_named_child(n, i);
-            ok = ts_node_is_extra(k) || py_fold_str(c, k, scope, depth + 1, out);
-        }
+    case PK_CONCAT_STRING:
+        ok = fold_parts(c, n, scope, depth, fold_str_fn, out);
         break;
-    }
     case PK_PAREN:
         ok = py_fold_str(c, py_first_expr(c, n), scope, depth + 1, out);
         break;
@@ -575,18 +655,105 @@ int py_fold_str(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_
              fold_index(c, &s, ts_node_child_by_field_id(n, f->subscript), scope, depth, out);
         break;
     }
-    case PK_IDENTIFIER: {
-        const char *name = py_name(c, n);
-        const struct py_binding *bd =
-            name ? py_lookup_single(c, name, scope, ts_node_start_byte(n)) : NULL;
-        if (!bd || bd->busy)
-            break;
-        c->binds[bd - c->binds].busy = 1;
-        ok = py_fold_str(c, bd->value, bd->eval_scope, depth + 1, out);
-        c->binds[bd - c->binds].busy = 0;
+    case PK_IDENTIFIER:
+        ok = fold_binding(c, n, scope, depth, fold_str_fn, out);
+        break;
+    default:
         break;
     }
+    if (!ok) {
+        out->n = mark;
+        out->s[mark] = '\0';
+    }
+    return ok;
+}
+
+/* A string literal's text, decoded; an f-string only when it folds. */
+static int text_string(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_text *out)
+{
+    struct py_sbuf small = {0};
+    int raw = 0, ok = 1;
+    uint32_t count = ts_node_child_count(n);
+    for (uint32_t i = 0; i < count && ok; i++) {
+        TSNode k = ts_node_child(n, i);
+        const char *t = c->src + ts_node_start_byte(k);
+        size_t tl = ts_node_end_byte(k) - ts_node_start_byte(k);
+        switch (py_kind(c, k)) {
+        case PK_STRING_START:
+            for (size_t j = 0; j < tl && t[j] != '\'' && t[j] != '"'; j++) {
+                if (t[j] == 'f' || t[j] == 'F' || t[j] == 'b' || t[j] == 'B')
+                    return py_fold_str(c, n, scope, depth, &small) && tx_put(out, small.s, small.n);
+                raw |= t[j] == 'r' || t[j] == 'R';
+            }
+            break;
+        case PK_STRING_CONTENT:
+            ok = decode_text(t, tl, raw, 0, 0, out);
+            break;
+        default:
+            ok = ts_node_is_extra(k) || py_kind(c, k) == PK_STRING_END;
+            break;
+        }
+    }
+    return ok;
+}
+
+/* textwrap.dedent(T), T.strip(), T.lstrip(), T.rstrip(): T. */
+static int text_call(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_text *out)
+{
+    TSNode fn = ts_node_child_by_field_id(n, c->L->f.function);
+    TSNode args = ts_node_child_by_field_id(n, c->L->f.arguments);
+    uint32_t nargs = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+    const char *m = py_kind(c, fn) == PK_ATTRIBUTE
+                        ? py_name(c, ts_node_child_by_field_id(fn, c->L->f.attribute))
+                        : NULL;
+    if (m && nargs == 0 && (!strcmp(m, "strip") || !strcmp(m, "lstrip") || !strcmp(m, "rstrip")))
+        return py_template_text(c, ts_node_child_by_field_id(fn, c->L->f.object), scope, depth + 1,
+                                out);
+    const char *name = callee_name(c, fn, scope, depth);
+    TSNode a0 = nargs == 1 ? ts_node_named_child(args, 0) : (TSNode){0};
+    if (!name || strcmp(name, "textwrap.dedent") || ts_node_is_null(a0) ||
+        py_kind(c, a0) == PK_KEYWORD_ARGUMENT || py_kind(c, a0) == PK_LIST_SPLAT ||
+        py_kind(c, a0) == PK_DICT_SPLAT)
+        return 0;
+    return py_template_text(c, a0, scope, depth + 1, out);
+}
+
+static int text_string_fn(struct py_ctx *c, TSNode n, int32_t scope, int depth, void *out)
+{
+    return text_string(c, n, scope, depth, out);
+}
+
+static int template_fn(struct py_ctx *c, TSNode n, int32_t scope, int depth, void *out)
+{
+    return py_template_text(c, n, scope, depth, out);
+}
+
+int py_template_text(struct py_ctx *c, TSNode n, int32_t scope, int depth, struct py_text *out)
+{
+    struct py_sbuf small = {0};
+    int ok = 0;
+    if (ts_node_is_null(n) || depth > PY_RESOLVE_DEPTH || !py_step(c))
+        return 0;
+    size_t mark = out->n;
+    switch (py_kind(c, n)) {
+    case PK_STRING:
+        ok = text_string(c, n, scope, depth, out);
+        break;
+    case PK_CONCAT_STRING:
+        ok = fold_parts(c, n, scope, depth, text_string_fn, out);
+        break;
+    case PK_PAREN:
+        ok = py_template_text(c, py_first_expr(c, n), scope, depth + 1, out);
+        break;
+    case PK_CALL:
+        ok = text_call(c, n, scope, depth, out) ||
+             (py_fold_str(c, n, scope, depth, &small) && tx_put(out, small.s, small.n));
+        break;
+    case PK_IDENTIFIER:
+        ok = fold_binding(c, n, scope, depth, template_fn, out);
+        break;
     default:
+        ok = py_fold_str(c, n, scope, depth, &small) && tx_put(out, small.s, small.n);
         break;
     }
     if (!ok) {

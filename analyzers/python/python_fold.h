@@ -19,12 +19,30 @@ struct py_sbuf {
     size_t n;
 };
 
+/* A text of any length up to cap - 1 bytes (the caller's buffer). */
+struct py_text {
+    char *s;
+    size_t n, cap;
+};
+
 /* 1 and *out (NUL-terminated) when expr, read in scope, is a constant
  * string; 0 otherwise. */
 int py_fold_str(struct py_ctx *c, TSNode expr, int32_t scope, int depth, struct py_sbuf *out);
 
 /* 1 and *ret when expr is a constant integer of magnitude < 2^31. */
 int py_fold_int(struct py_ctx *c, TSNode expr, int32_t scope, int depth, long long *ret);
+
+/* 1 when expr is a constant template of any length (str.format's
+ * receiver, pandas' query), with *out holding a text whose format fields
+ * and words are those of its value: string literals and their
+ * concatenations (decoded; an f-string only when it folds), names bound
+ * once to one, and calls that only remove whitespace around lines and so
+ * never add, remove or change a field or a word: textwrap.dedent(T) and
+ * T.strip() / lstrip() / rstrip() without arguments. Any other call (a
+ * format() with arguments, join, replace, a function of the job's) is not
+ * constant. A value py_fold_str() folds is constant too. 0 otherwise, or
+ * when the text does not fit out->cap. */
+int py_template_text(struct py_ctx *c, TSNode expr, int32_t scope, int depth, struct py_text *out);
 
 typedef void (*py_text_fn)(struct py_ctx *c, const char *s, size_t n, void *ud);
 

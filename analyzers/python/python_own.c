@@ -20,9 +20,7 @@ struct own_ud {
 
 static int own_identifier(struct py_ctx *c, TSNode n, int32_t scope, int depth);
 
-/* def node fn binds an instance as its first parameter: not a classmethod
- * (decorated, or implicitly one) and not __new__. */
-static int binds_instance(struct py_ctx *c, TSNode fn)
+int py_binds_instance(struct py_ctx *c, TSNode fn)
 {
     static const char *const implicit[] = {"__new__", "__init_subclass__", "__class_getitem__"};
     const char *name = py_name(c, ts_node_child_by_field_id(fn, c->L->f.name));
@@ -85,7 +83,7 @@ static int own_fn(struct py_ctx *c, const struct py_binding *b, void *ud)
         /* an instance: only a method's self (the def names are classes,
          * functions and methods) */
         TSNode def = b->own == PY_OWN_VALUE ? py_self_def(c, u->use, b->name) : (TSNode){0};
-        if (!ts_node_is_null(def) && binds_instance(c, def) &&
+        if (!ts_node_is_null(def) && py_binds_instance(c, def) &&
             py_class_plain(c, py_def_class(c, def))) {
             u->own = 1;
             return 0;
@@ -389,8 +387,58 @@ void py_check_method_access(struct py_ctx *c, const struct py_event *ev, const c
         return;
     else if (callee && positional_args(c, call) < req)
         return;
+    else if (!py_class_valued(c, recv, ev->scope) && py_class_values_contained(c))
+        return; /* an instance: bound to it, or not the job's method */
     py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
               "method '%s' reads private names through its self and is taken where the caller "
               "may choose self (only the job's own objects may be its self)",
+              name);
+}
+
+struct method_names {
+    int method;
+};
+
+static int method_binding(struct py_ctx *c, const struct py_binding *b, void *ud)
+{
+    struct method_names *u = ud;
+    (void)c;
+    u->method |= b && b->own == PY_OWN_METHOD;
+    return u->method;
+}
+
+/* `@x.setter` and friends, property(x): the method stays behind a
+ * descriptor, whose class-side access is checked as X.name. */
+static int behind_descriptor(struct py_ctx *c, TSNode n, int32_t scope)
+{
+    static const char *const accessors[] = {"setter", "getter", "deleter"};
+    TSNode p = ts_node_parent(n);
+    if (py_kind(c, p) == PK_ATTRIBUTE) {
+        const char *a = py_name(c, ts_node_child_by_field_id(p, c->L->f.attribute));
+        for (size_t i = 0; a && i < sizeof(accessors) / sizeof(*accessors); i++)
+            if (!strcmp(a, accessors[i]))
+                return 1;
+        return 0;
+    }
+    if (py_kind(c, p) != PK_ARGUMENT_LIST || py_kind(c, ts_node_parent(p)) != PK_CALL)
+        return 0;
+    struct py_cands k = {0};
+    py_resolve(c, ts_node_child_by_field_id(ts_node_parent(p), c->L->f.function), scope, 0, &k);
+    return k.n == 1 && !k.overflow &&
+           ((k.v[0].kind == PC_BUILTIN && !strcmp(k.v[0].s, "builtins.property")) ||
+            (k.v[0].kind == PC_IMPORT && !strcmp(k.v[0].s, "functools.cached_property")));
+}
+
+void py_check_method_name(struct py_ctx *c, const struct py_event *ev, const char *name)
+{
+    struct method_names u = {0};
+    if (!py_is_sensitive_method(c, name))
+        return;
+    py_lookup_each(c, name, ev->scope, ts_node_start_byte(ev->node), method_binding, &u);
+    if (!u.method || behind_descriptor(c, ev->node, ev->scope))
+        return;
+    py_report(c, ev->node, SG_RULE_ATTRIBUTE_PRIVATE,
+              "method '%s' reads private names through its self and is taken as a value in its "
+              "class body, where any caller may choose self",
               name);
 }

@@ -28,6 +28,25 @@ int py_own_value(struct py_ctx *c, TSNode n, int32_t scope, int depth);
 int py_own_assume(struct py_ctx *c, const void *key);
 void py_own_release(struct py_ctx *c);
 
+/* def node fn binds an instance as its first parameter: not a classmethod
+ * (decorated, or implicitly one) and not __new__. */
+int py_binds_instance(struct py_ctx *c, TSNode fn);
+
+/* python_own_flow.c. 1 when no class of the job's can be a value anywhere
+ * the analysis does not see it (so an expression that is not
+ * py_class_valued() is never one): its names are only called, read from,
+ * compared with `is` or with classes, raised, caught or given to
+ * isinstance; no type(x), super() or cls is a value; no annotation naming
+ * one is read back; none sits in a class body or behind a decorator other
+ * than dataclass/total_ordering; no dunder Python hands a class
+ * (`__set_name__`, `__get__`, `__init_subclass__`, ...) is written. Once per
+ * analysis. */
+int py_class_values_contained(struct py_ctx *c);
+
+/* Expression n is syntactically a class: one of the job's class names, a
+ * classmethod's cls, type(...), super(...). */
+int py_class_valued(struct py_ctx *c, TSNode n, int32_t scope);
+
 /* python_own_infer.c. Class cls (a class_definition of the job's) has only
  * the job's classes, builtins and a few standard-library classes in its
  * hierarchy, nor is it a base of a class that has more. */
@@ -77,8 +96,14 @@ int py_narrowed_own(struct py_ctx *c, TSNode use, const char *name, int32_t scop
 
 /* The method rules for attribute event ev (`X.name`): reports when name is
  * a sensitive method of the job's and the access may hand it a foreign
- * first argument. */
+ * first argument: X is a class of the job's, or may be one (a value that
+ * is not provably an instance while classes may be values). */
 void py_check_method_access(struct py_ctx *c, const struct py_event *ev, const char *name);
+
+/* A name read in a class body (`table = {"go": go}`) that is a sensitive
+ * method defined there: reported unless it only stays behind a descriptor
+ * (`@go.setter`, `property(go)`). */
+void py_check_method_name(struct py_ctx *c, const struct py_event *ev, const char *name);
 
 /* 1 when name is a sensitive method of the job's (a name read as data:
  * getattr, attrgetter, which cannot tell a class from an instance). */

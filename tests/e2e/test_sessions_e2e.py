@@ -156,6 +156,19 @@ class SessionsE2E(unittest.TestCase):
         self.assertEqual(events[0][1]["violations"][0]["rule"], "import.not-allowed", events)
         self.assertEqual(self.cell(sid, "n")["result"]["value"], 6)
 
+    def test_streamed_cell_past_the_output_cap_is_the_output_limit(self):
+        # its result event is larger than a stream's buffer: it was
+        # executor_failed (502) and the cell's answer was lost
+        sid = self.open()
+        s = self.stream_cell(sid, "for _ in range(48):\n    print('x' * 65535)\n")
+        events = [(name, data) for _, name, data in s.events() if name]
+        s.close()
+        self.assertEqual(events[-1][0], "result", [n for n, _ in events][-5:])
+        body = events[-1][1]
+        self.assertEqual((body.get("status"), body.get("resource_limit_type")),
+                         ("resource_limit_exceeded", "output"), str(body)[:300])
+        self.assertEqual(self.cell(sid, "6 * 7")["result"]["value"], 42)
+
     def test_streamed_nodejs_cell_output_arrives_while_it_runs(self):
         sid = self.open(language="nodejs")
         self.cell(sid, "let n = 6")

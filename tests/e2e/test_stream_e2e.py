@@ -88,6 +88,32 @@ class StreamE2E(unittest.TestCase):
     def test_nodejs_first_stdout_event_arrives_before_the_end(self):
         self.check_first_output_early(JS_PRINT_SLEEP_PRINT, "nodejs")
 
+    def check_output_cap(self, code, language):
+        """A streamed job past max_output_bytes (the executor's default, 1 MiB:
+        its result event is larger than a stream's buffer) ends as the output
+        limit, with what was kept streamed first; it was executor_failed."""
+        s = self.stream(code, language)
+        self.assertEqual(s.status, 200)
+        events = [(name, data) for _, name, data in s.events() if name]
+        s.close()
+        names = [n for n, _ in events]
+        self.assertEqual(names[-1], "result", names[-5:])
+        body = events[-1][1]
+        self.assertEqual((body.get("status"), body.get("resource_limit_type")),
+                         ("resource_limit_exceeded", "output"), str(body)[:300])
+        streamed = sum(len(d["text"]) for n, d in events if n == "stdout")
+        self.assertEqual(streamed, 1024 * 1024)
+        self.assertEqual(len(body["stdout"]), 1024 * 1024)
+
+    def test_python_stream_past_the_output_cap_is_the_output_limit(self):
+        self.check_output_cap("def main():\n    for _ in range(48):\n"
+                              "        print('x' * 65535)\n", "python")
+
+    def test_nodejs_stream_past_the_output_cap_is_the_output_limit(self):
+        self.check_output_cap("function main() {\n  for (let i = 0; i < 48; i++)\n"
+                              "    console.log('y'.repeat(65535));\n}\n"
+                              "module.exports = { main };\n", "nodejs")
+
     def test_policy_rejection_is_a_single_result_event(self):
         s = self.stream("import subprocess\n\ndef main():\n    return subprocess.run(['id'])\n")
         self.assertEqual(s.status, 200)

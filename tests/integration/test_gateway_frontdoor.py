@@ -194,6 +194,10 @@ class TestSlowClients(FrontDoorCase):
         raw = read_all(extra, 5)
         self.assertEqual(raw, b"")  # closed, not answered and not left waiting
         self.assertLess(time.monotonic() - t0, 2)
+        # and counted with its reason (the refusal was in no metric)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="per_address"\}'
+                                  r' [1-9]')
         st, _, _, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: gw\r\n"
                                b"Connection: close\r\n\r\n", "127.0.0.7")
         self.assertEqual(st, 200)
@@ -320,11 +324,17 @@ class TestBodiesBeforeAuth(FrontDoorCase):
                       b"Content-Length: %d\r\n\r\n" % (8 << 20) + b"x" * (7 << 20))
             held.append(s)
         time.sleep(1)
+        # a client that sends its whole body before it reads sees the 503: a
+        # body within the cap is drained, never held (it was a reset)
         st, hdrs, body, dt = exchange(self.port, b"POST /v1/run HTTP/1.1\r\nHost: gw\r\n" +
-                                      auth + b"Content-Length: %d\r\n\r\n" % (4 << 20))
+                                      auth + b"Content-Length: %d\r\n\r\n" % (4 << 20) +
+                                      b"x" * (4 << 20))
         self.assertEqual(st, 503, body)
         self.assertEqual(json.loads(body)["error"]["code"], "server_busy")
         self.assertIn("retry-after", hdrs)
+        st, hdrs, body = self.gw.call("POST", "/v1/run", b"x" * (4 << 20),
+                                      {"Authorization": "Bearer " + TOKEN})
+        self.assertEqual((st, body["error"]["code"]), (503, "server_busy"), body)
         for s in held:
             s.close()
         time.sleep(0.5)  # released: the same request now gets through to auth + parse
@@ -358,6 +368,13 @@ MALFORMED = {
     "two spaces in the request line": b"GET  /healthz HTTP/1.1\r\nHost: gw\r\n\r\n",
     "space in the target": b"GET /heal thz HTTP/1.1\r\nHost: gw\r\n\r\n",
     "folded header line": b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: a\r\n b\r\n\r\n",
+    # bare LF line ends (libmicrohttpd accepts them; a proxy in front may
+    # split the head differently): every line, or only one of them
+    "bare LF everywhere": b"GET /healthz HTTP/1.1\nHost: gw\nX-A:  a  \n\n",
+    "bare LF after the request line": b"GET /healthz HTTP/1.1\nHost: gw\r\n\r\n",
+    "bare LF after a header": b"GET /healthz HTTP/1.1\r\nHost: gw\nX-A: a\r\n\r\n",
+    "bare LF ending the head": b"GET /healthz HTTP/1.1\r\nHost: gw\r\n\n",
+    "bare LF without headers": b"GET /healthz HTTP/1.0\n\n",
 }
 
 # Over sandgate's own limits but inside libmicrohttpd's 64 KiB connection pool:
@@ -467,7 +484,8 @@ class TestStrictHttp(FrontDoorCase):
                 self.gw.wait_for(lambda: self.library_audit_count(status) > before, what=what)
 
     def test_lenient_but_valid_requests_still_pass(self):
-        for data in (b"GET /healthz HTTP/1.1\nHost: gw\nX-A:  a  \n\n",
+        for data in (b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A:  a  \r\n\r\n",
+                     b"GET /healthz HTTP/1.0\r\n\r\n",
                      b"GET /healthz HTTP/1.1\r\nHost:gw\r\nX-Empty:\r\n\r\n",
                      b"GET /healthz?a=b%20c HTTP/1.1\r\nHost: gw\r\n\r\n",
                      b"GET /healthz HTTP/1.1\r\nHost: gw\r\nX-A: " + b"a" * 8000 + b"\r\n\r\n"):

@@ -244,8 +244,14 @@ class McpCase(unittest.TestCase):
         big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": "run_code",
                           "arguments": {"language": "python", "code": "#" * 70000}}}
-        st, _, _ = self.post(big, sid)
+        st, hdrs, body = self.post(big, sid)
         self.assertEqual(st, 413)
+        # in the JSON-RPC shape an MCP client reads (it was the REST error)
+        self.assertEqual(body["jsonrpc"], "2.0", body)
+        self.assertIsNone(body["id"])
+        self.assertEqual(body["error"]["code"], -32600, body)
+        self.assertIn("65536", body["error"]["message"])
+        self.assertIn("x-request-id", hdrs)
         # under the body cap but over the code cap: a tool error from the pipeline
         code = "# " + "x" * 9000 + "\ndef main():\n    return 1\n"
         res = self.tool(sid, "run_code", {"language": "python", "code": code})

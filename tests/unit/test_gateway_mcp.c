@@ -138,6 +138,37 @@ Test(mcp_session, the_cap_evicts_the_least_recently_used)
     gw_mcp_sessions_free(s);
 }
 
+/* One tenant's initialize calls evict only its own sessions (1,100 of them
+ * evicted another tenant's); a full table refuses a new tenant rather than
+ * evict another's. */
+Test(mcp_session, eviction_stays_within_the_tenant)
+{
+    struct gw_mcp_sessions *s = gw_mcp_sessions_new_capped(5, 2, 1000000);
+    char a[GW_MCP_SESSION_ID_LEN + 1], b[GW_MCP_SESSION_ID_LEN + 1], c[GW_MCP_SESSION_ID_LEN + 1];
+    char id[GW_MCP_SESSION_ID_LEN + 1], v[GW_MCP_VERSION_MAX];
+    cr_assert_eq(gw_mcp_session_open(s, "victim", "2025-06-18", 1, a), 0);
+    cr_assert_eq(gw_mcp_session_open(s, "other", "2025-06-18", 2, b), 0);
+    for (uint64_t t = 10; t < 1110; t++)
+        cr_assert_eq(gw_mcp_session_open(s, "flood", "2025-06-18", t, id), 0);
+    cr_expect_eq(gw_mcp_session_touch(s, a, "victim", 2000, v), 0, "another tenant evicted it");
+    cr_expect_eq(gw_mcp_session_touch(s, b, "other", 2000, v), 0);
+    cr_expect_eq(gw_mcp_session_touch(s, id, "flood", 2000, v), 0, "the newest is kept");
+    cr_expect_eq(gw_mcp_sessions_count(s, 2000), 4, "the flood holds its cap of 2, no more");
+    /* so a new tenant still finds room */
+    cr_assert_eq(gw_mcp_session_open(s, "late", "2025-06-18", 2001, c), 0);
+    /* full now: a tenant under its cap replaces its own least recently used
+     * session, never another tenant's */
+    cr_assert_eq(gw_mcp_session_open(s, "other", "2025-06-18", 2002, c), 0);
+    cr_expect_eq(gw_mcp_session_touch(s, b, "other", 2003, v), -ENOENT);
+    cr_expect_eq(gw_mcp_session_touch(s, c, "other", 2003, v), 0);
+    cr_expect_eq(gw_mcp_session_touch(s, id, "flood", 2003, v), 0);
+    cr_expect_eq(gw_mcp_session_touch(s, a, "victim", 2003, v), 0);
+    /* a tenant with no session in a full table waits (no id is handed out) */
+    cr_expect_eq(gw_mcp_session_open(s, "later", "2025-06-18", 2004, id), -ENOSPC);
+    cr_expect_eq(id[0], '\0');
+    gw_mcp_sessions_free(s);
+}
+
 Test(mcp, versions)
 {
     cr_expect(gw_mcp_version_supported("2025-06-18"));

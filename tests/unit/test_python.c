@@ -986,3 +986,135 @@ Test(python, null_nodes_of_broken_trees_do_not_crash)
     cr_expect_str_eq(sg_ts_type(null), "");
     sg_policy_free(p);
 }
+
+/* ---- false positives found on real code (issue 21), each as a family --- */
+
+/* Regular expressions are text: a `.` in a character class, or any string
+ * given to the `re` module, is no attribute step. A `.` that a format
+ * field or an expression string reads as one still is. */
+Test(python, regex_strings_are_not_attribute_paths)
+{
+    struct sg_policy *p = test_load_policy("default");
+    expect_accept(p, "import re\nEMAIL = re.compile(r\"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\")\n"
+                     "HOST = re.compile(r'^[\\w._-]+$')\nDOT = re.compile(r'^\\._')\n"
+                     "NAME = re.compile(r'[a-zA-Z._]+')\nre.sub(r'\\._tmp$', '', 'a._tmp')");
+    /* the same patterns handed to other callees (pandas' str methods) */
+    expect_accept(p, "PAT = r'[\\w._%+-]+@[\\w-]+'\ndef f(s):\n    return s.str.contains(PAT), "
+                     "s.str.replace(r'[-._]+', ' ', regex=True), s.str.match('[0-9._]+')");
+    /* a `.` after a `]`, after a name or a space, or after `{`, is read */
+    expect_rule(p, "import string\nstring.Formatter().get_field('0[k]._x', (1,), {})",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "def f(q):\n    return q('a[b._x]')", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "def f(q):\n    return q('a[b ._x]')", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "def f(q):\n    return q('[1.2._x]')", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "def f(fmt):\n    return fmt('[{0._x}]', 1)", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "def f(fmt):\n    return fmt('[x.__class__]', 1)", SG_RULE_ATTRIBUTE_DUNDER);
+    /* only the real `re`: a job's own `re` reads whatever it likes */
+    expect_rule(p, "class R:\n    def sub(self, s):\n        return s\nre = R()\nre.sub('a._x')",
+                SG_RULE_ATTRIBUTE_PRIVATE);
+    sg_policy_free(p);
+}
+
+/* A template is constant when it is a literal of any length, or a call
+ * that only removes whitespace around lines of one: its fields are the
+ * literal's. Calls that can build a field (format with arguments, join,
+ * replace, a job's own dedent) are not. */
+Test(python, whitespace_calls_on_literal_templates_are_constant)
+{
+    struct sg_policy *p = test_load_policy("default");
+    char *long_tpl =
+        test_repeat("t = '''\n", "    {name} earned {amount:>10.2f} in {month}\n", 40, NULL);
+    char *src = NULL;
+    cr_assert(asprintf(&src, "%s'''.format(name='a', amount=1.0, month='May')", long_tpl) > 0);
+    expect_accept(p, src);
+    free(src);
+    cr_assert(asprintf(&src, "import textwrap\nT = textwrap.dedent(%s''')\nT.format(name=1)",
+                       long_tpl + 4) > 0);
+    expect_accept(p, src);
+    free(src);
+    free(long_tpl);
+    expect_accept(p,
+                  "import textwrap\nfrom textwrap import dedent\n"
+                  "a = textwrap.dedent('''\n    Hi {name}\n''').format(name='x')\n"
+                  "b = dedent('  {0}  ').strip().format(1)\nc = '  {x}'.lstrip().format_map({})");
+    /* the fields of such a template are still checked */
+    expect_rule(p, "import textwrap\ntextwrap.dedent('''\n  {0.__class__}\n''').format(1)",
+                SG_RULE_ATTRIBUTE_DUNDER);
+    expect_rule(p, "'  {0._x}  '.strip().format(1)", SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_rule(p, "t = '{0.__glo' + 'bals__}'\nt.format(f)", SG_RULE_ATTRIBUTE_FORBIDDEN);
+    /* calls that may build a field are not constant */
+    expect_rule(p, "'{}{}'.format('{', '0._x}').format(1)", SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "'{x}'.strip('{}x').format(1)", SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "import textwrap\ndef f(t):\n    return textwrap.dedent(t).format(1)",
+                SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "def dedent(t):\n    return t + g()\ndedent('{0}').format(1)",
+                SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "import textwrap\ntextwrap.dedent('{0}', x).format(1)",
+                SG_RULE_REFLECTION_DYNAMIC);
+    /* escapes in a long literal are decoded before its fields are read */
+    char *esc = test_repeat("'{0\\x2e__globals__}", " ", 600, NULL);
+    cr_assert(asprintf(&src, "%s'.format(f)", esc) > 0);
+    expect_rule(p, src, SG_RULE_ATTRIBUTE_FORBIDDEN);
+    free(src);
+    free(esc);
+    /* str.strip/lower/upper fold as Python computes them or not at all:
+     * ASCII only (Python also strips U+00A0 and maps '\u017f'.upper() to
+     * 'S'), all of str.isspace()'s ASCII, and no chars argument */
+    expect_rule(p, "getattr(x, '\\x1c__class__'.strip())", SG_RULE_ATTRIBUTE_DUNDER);
+    expect_rule(p, "getattr(x, 'x__class__x'.strip('x'))", SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "getattr(x, '\\xa0__class__'.strip())", SG_RULE_REFLECTION_DYNAMIC);
+    expect_rule(p, "getattr(x, '_\\u017fecret'.upper())", SG_RULE_REFLECTION_DYNAMIC);
+    sg_policy_free(p);
+}
+
+/* A sensitive method taken on something that is not a class is bound (or
+ * is not the job's method): fine while no class of the job's can be a
+ * value the analysis does not see. The class itself, and every route that
+ * makes a class a value, still picks self. */
+Test(python, own_methods_on_instances_are_bound)
+{
+    struct sg_policy *p = test_load_policy("default");
+    const char *cls = "import numpy\nclass A:\n    def __init__(self, v):\n        self._v = v\n"
+                      "    def key(self):\n        return self._v\n    @property\n"
+                      "    def value(self):\n        return self._v\n";
+    char src[1024];
+    snprintf(
+        src, sizeof(src),
+        "%sitems = [A(3), A(1)]\nf = items[0].key\nvals = [i.value for i in items]\n"
+        "keys = [x.key for x in items]\ndef total(rows):\n    return sum(r.value for r in rows)\n"
+        "by = sorted(items, key=lambda i: i.value)\nif type(items[0]) is A:\n    pass\n",
+        cls);
+    expect_accept(p, src);
+    /* the class, a classmethod's cls, type(x), super() outside an instance */
+    const char *bad[] = {
+        "sorted(items, key=A.key)\n",
+        "t = type(items[0])\nt.key(numpy)\n",
+        "def g(o):\n    return o.value\ng(type(items[0]))\n",
+        "for k in [type(items[0])]:\n    k.value.fget(numpy)\n",
+        "class B(A):\n    @classmethod\n    def m(cls):\n        return h(cls)\n"
+        "def h(o):\n    return o.key\n",
+        "class B(A):\n    @classmethod\n    def m(cls):\n        s = super()\n        return "
+        "s.key\n",
+        "def h(o):\n    return o.value.fget(numpy)\nclass E(A):\n"
+        "    def __eq__(self, o):\n        return h(o)\nE(1) == E\n",
+        "def h(o):\n    return o.key\nclass D:\n    def __set_name__(self, owner, name):\n"
+        "        h(owner)\n",
+        "import dataclasses\n@dataclasses.dataclass\nclass H:\n    a: A\n"
+        "dataclasses.fields(H(1))[0].type.value.fget(numpy)\ndef h(o):\n    return o.value\n",
+        "def keep(k):\n    return k\n@keep\nclass K(A):\n    pass\ndef h(o):\n    return o.value\n",
+        "class Outer:\n    class In(A):\n        pass\ndef h(o):\n    return o.key\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        snprintf(src, sizeof(src), "%sitems = [A(3)]\n%s", cls, bad[i]);
+        expect_rule(p, src, SG_RULE_ATTRIBUTE_PRIVATE);
+    }
+    /* a sensitive method read as a value in its class body is the plain
+     * function; behind a descriptor it is not */
+    snprintf(src, sizeof(src), "%s    table = {'k': key}\nA(1).table['k'](numpy)", cls);
+    expect_rule(p, src, SG_RULE_ATTRIBUTE_PRIVATE);
+    expect_accept(p, "class T:\n    def __init__(self):\n        self._t = 0\n"
+                     "    def get_t(self):\n        return self._t\n    t = property(get_t)\n"
+                     "    @property\n    def u(self):\n        return self._t\n    @u.setter\n"
+                     "    def u(self, v):\n        self._t = v\nprint(T().t, T().u)");
+    sg_policy_free(p);
+}

@@ -298,6 +298,15 @@ static void streaming_handler(void *ctx, const struct sg_http_request *req,
             atomic_store(&write_failed, sg_http_stream_write(st, "more", 4) == -EPIPE);
             usleep(10000);
         }
+    } else if (strcmp(req->url, "/big") == 0) {
+        /* one write three times the stream's buffer, then a marker */
+        size_t n = 3 * SG_HTTP_STREAM_BUF_MAX;
+        char *big = malloc(n);
+        cr_assert(big);
+        memset(big, 'b', n);
+        atomic_store(&write_failed, sg_http_stream_write(st, big, n) != 0);
+        free(big);
+        sg_http_stream_write(st, "END", 3);
     } else {
         wait_step(2); /* the client has read the first piece */
         sg_http_stream_write(st, "second", 6);
@@ -380,4 +389,26 @@ Test(httpsrv_stream, a_client_that_hangs_up_is_seen_and_writes_fail)
     cr_assert(atomic_load(&req_intact), "the request's method and url outlive the connection");
     cr_assert_lt(sg_time_mono_ns() - t0, 3000000000u);
     sg_httpsrv_stop(srv); /* under ASan: nothing freed twice or used after free */
+}
+
+/* A write larger than the stream's buffer (a result event carrying
+ * max_output_bytes of output and artifacts) goes out whole, in pieces as
+ * the client reads: it was refused and the stream ended without it. */
+Test(httpsrv_stream, a_write_larger_than_the_buffer_reaches_the_client)
+{
+    struct sg_httpsrv *srv = stream_server();
+    atomic_store(&write_failed, 0);
+    int fd = connect_and_send(sg_httpsrv_port(srv), "/big");
+    size_t cap = 4 * SG_HTTP_STREAM_BUF_MAX, len = 0, bs = 0;
+    char *buf = calloc(1, cap);
+    cr_assert(buf);
+    cr_assert(read_until(fd, buf, cap, &len, "END"), "read %zu bytes", len);
+    for (size_t i = 0; i < len; i++)
+        bs += buf[i] == 'b';
+    cr_assert_geq(bs, 3 * SG_HTTP_STREAM_BUF_MAX, "only %zu of the bytes arrived", bs);
+    cr_assert_not(atomic_load(&write_failed));
+    free(buf);
+    close(fd);
+    wait_step(3);
+    sg_httpsrv_stop(srv);
 }
