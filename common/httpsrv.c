@@ -52,6 +52,7 @@ struct sg_httpsrv {
     uint16_t port;
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
+    atomic_int stopping; /* sg_httpsrv_stop began: no connection may be suspended anew */
     atomic_uint_fast64_t refused_at_accept;
     atomic_uint_fast64_t refused_per_address;
     atomic_uint_fast64_t library_answers;
@@ -572,12 +573,23 @@ static enum MHD_Result dispatch(struct conn_state *st)
         srv->h.handle(srv->ctx, &st->req, &st->resp);
         return answer(st);
     }
-    if (sg_workq_reserve(srv->workq) < 0)
+    /* Counted before stopping is read, and stop sets stopping before it
+     * reads the count (both sequentially consistent): a request arriving on
+     * a kept-alive connection while the server stops is either waited for
+     * or refused, never suspended behind the stop's check (libmicrohttpd
+     * aborts when stopped with a connection suspended). */
+    atomic_fetch_add(&srv->suspended, 1);
+    if (atomic_load(&srv->stopping)) {
+        atomic_fetch_sub(&srv->suspended, 1);
+        return refuse(st, 503, "shutting_down", "the server is stopping");
+    }
+    if (sg_workq_reserve(srv->workq) < 0) {
+        atomic_fetch_sub(&srv->suspended, 1);
         return refuse(st, 503, "server_busy", "every worker is busy; retry shortly");
+    }
     if (srv->conns_ok)
         sg_conn_reg_mark(&srv->conns, conn_rec(st->conn), 1);
     st->phase = ST_QUEUED;
-    atomic_fetch_add(&srv->suspended, 1);
     MHD_suspend_connection(st->conn);
     sg_workq_push(srv->workq, st);
     return MHD_YES;
@@ -855,6 +867,7 @@ void sg_httpsrv_stop(struct sg_httpsrv *srv)
     if (!srv)
         return;
     sg_httpsrv_quiesce(srv);
+    atomic_store(&srv->stopping, 1);
     /* MHD must not be stopped with a connection suspended: let every handler
      * finish and its connection be resumed and answered first. */
     struct timespec nap = {0, 5 * 1000 * 1000};

@@ -413,7 +413,7 @@ class Lifecycle(unittest.TestCase):
         time.sleep(0.7)
         rc = ex.stop(signal.SIGTERM)
         t.join(30)
-        self.assertEqual(rc, 0)
+        self.assertEqual(rc, 0, ex.daemon.tail())
         status, _, body = got["r"]
         self.assertEqual(status, 200, body)
         self.assertEqual(body["result"]["value"], "drained")
