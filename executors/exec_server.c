@@ -54,7 +54,9 @@ static void refuse_job(struct exec_server *s, struct sg_http_response *resp,
     json_t *j = exec_response_json(req->job_id, req, &o, wait_ms, 0);
     if (j)
         json_object_set_new(j, "error", json_pack("{s:s,s:s}", "code", code, "message", msg));
-    set_json(resp, 503, j);
+    /* No package set installs all of the job's modules: no wait and no
+     * other executor of the language changes that, so it is not "busy". */
+    set_json(resp, strcmp(code, "no_package_set") == 0 ? 422 : 503, j);
     metrics_rejected(s->metrics, code);
     sg_log(SG_LOG_WARN, "job_refused", "job_id=%s reason=%s wait_ms=%.1f", req->job_id, code,
            wait_ms);

@@ -144,7 +144,8 @@ static void acquire_failed(struct sg_http_response *resp, int r, const struct sg
                        : r == -EHOSTDOWN ? "docker_unreachable"
                        : r == -ENOENT    ? "no_package_set"
                                          : "shutting_down";
-    sg_http_error(resp, 503, code, "no sandbox for the session: %s", e->msg[0] ? e->msg : code);
+    sg_http_error(resp, r == -ENOENT ? 422 : 503, code, "no sandbox for the session: %s",
+                  e->msg[0] ? e->msg : code);
 }
 
 static void handle_create(struct sessions *s, const char *tenant, const struct sg_http_request *req,

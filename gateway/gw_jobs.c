@@ -205,9 +205,38 @@ static int hook_client_fd(void *ud)
     return j->sink ? gw_sse_out_fd(j->sink->out) : -1;
 }
 
+/* The executor's refusal of a job no package set can serve (422
+ * no_package_set: the modules it imports are in different sets): its
+ * message, or NULL for any other failure. Caller frees. */
+static char *no_package_set(const struct gw_exec_result *x)
+{
+    if (x->outcome != GW_EXEC_FAILED || x->http_status != 422 || !x->body)
+        return NULL;
+    json_t *b = json_loadb(x->body, x->body_len, 0, NULL);
+    json_t *e = json_object_get(b, "error");
+    const char *code = json_string_value(json_object_get(e, "code"));
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    char *ret = code && strcmp(code, "no_package_set") == 0
+                    ? strndup(msg ? msg : "no package set installs all of the job's modules", 400)
+                    : NULL;
+    json_decref(b);
+    return ret;
+}
+
 static void exec_failed(struct job *j, struct sg_http_response *resp)
 {
     const struct gw_exec_result *x = &j->ex;
+    char *nps = no_package_set(x);
+    if (nps) { /* the job's fault, not the executor's: never a 5xx */
+        j->a.outcome = "no_package_set";
+        if (j->a.ep == GW_EP_RUN)
+            gw_respond_json(
+                resp, 200, gw_result_runner_error(GW_EXEC_FAILED_EXIT_CODE, nps, "no_package_set"));
+        else
+            sg_http_error(resp, 422, "no_package_set", "%s", nps);
+        free(nps);
+        return;
+    }
     int busy = x->outcome == GW_EXEC_BUSY;
     j->a.outcome = busy                                ? "executor_busy"
                    : x->outcome == GW_EXEC_UNREACHABLE ? "executor_unreachable"

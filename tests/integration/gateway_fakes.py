@@ -117,6 +117,11 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "busy":
             return self._send(503, {"error": {"code": "pool_busy", "message": "no sandbox"},
                                     "status": "program_runner_error", "detail": "pool_busy"})
+        if mode == "no_package_set":  # an executor whose sets cannot serve the job's modules
+            return self._send(422, {"error": {"code": "no_package_set",
+                                              "message": "no package set of this executor "
+                                                         "installs 'a' together with 'b'"},
+                                    "status": "program_runner_error"})
         if mode == "error500":
             return self._send(500, {"error": {"code": "internal", "message": "boom"}})
         if mode == "garbage":

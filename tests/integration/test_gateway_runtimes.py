@@ -3,6 +3,7 @@ language's executor for its image's listing (with the executor secret) and
 adds, for each policy the caller may use, which of the listed modules a job
 may import. Tenant-scoped: only the caller's policies appear; a language
 whose executor has no listing says so."""
+import base64
 import os
 import unittest
 
@@ -134,6 +135,23 @@ class TestPackageSetsAtTheGateway(GatewayWithFakes):
         out = self.run_job("import openpyxl\n\ndef main():\n    return 1\n", policy="default")
         self.assertEqual([v["rule"] for v in out["violations"]], ["import.not-allowed"])
         self.assertIn("not allowed by policy 'default'", out["stderr"])
+
+    def test_modules_of_two_sets_at_once_are_the_jobs_fault_not_busy(self):
+        # The executor refuses (422 no_package_set) a job whose modules no one
+        # set installs together: no retry, no 503, and RAGFlow's /run answers
+        # 200 (its client retries a 5xx).
+        self.py.mode = "no_package_set"
+        code = "import openpyxl\n\ndef main():\n    return 1\n"
+        st, _, out = self.gw.call("POST", "/v1/run",
+                                  {"language": "python", "code": code, "policy": "xl"})
+        self.assertEqual((st, out["error"]["code"]), (422, "no_package_set"), out)
+        self.assertIn("no package set of this executor installs", out["error"]["message"])
+        self.assertEqual(len(self.py.jobs), 1, "sent once, never retried")
+        plain = b"import json\n\ndef main():\n    return 1\n"
+        st, _, out = self.gw.call("POST", "/run", {"language": "python", "code_b64":
+                                                   base64.b64encode(plain).decode()})
+        self.assertEqual((st, out["status"]), (200, "program_runner_error"), out)
+        self.assertIn("no package set", out["stderr"])
 
     def test_without_a_listing_jobs_run_as_before(self):
         self.py.runtime = None
