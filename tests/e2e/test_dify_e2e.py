@@ -3,10 +3,13 @@ real Python and Node executors on dockerd + runsc, sent exactly what Dify's
 code executor sends (its runner templates with the code and the base64
 inputs filled in, the Jinja2 preload, "enable_network": true, X-Api-Key)
 and read as Dify reads it (stdout, the <<RESULT>> tag). Dify's own
-code-executor integration tests that need no network, then dify-sandbox's
-feature tests. The httpx/requests tests need an origin on a network of the
-test's own: tests/e2e/test_egress.py proves networked jobs; here a tenant
-without network gets network.disabled for them."""
+code-executor integration tests, then dify-sandbox's feature tests. Dify's
+httpx and requests tests fetch an origin this suite starts on internal
+Docker networks of its own, through sandgate's egress proxy and the host
+packet filter (tests/lib/sgegress.py, which tests/e2e/test_egress.py uses
+too): a tenant whose network list allows the origin gets its body and an
+audit line recording the connection; a tenant without network gets
+network.disabled."""
 import base64
 import json
 import os
@@ -14,6 +17,7 @@ import re
 import sys
 import unittest
 
+import sgegress
 import sgtest
 
 sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
@@ -237,6 +241,69 @@ class DifyE2E(unittest.TestCase):
             data = self.execute(language, code)
             self.assertIn("rejected by policy 'dify'", data["error"], code)
             self.assertEqual(data["stdout"], "")
+
+
+class DifyNetworkE2E(unittest.TestCase):
+    """Dify's httpx and requests tests with Dify's code template, the origin
+    in place of the public host they fetch: the tenant's default network
+    list allows it, so Dify's "enable_network": true gets it."""
+
+    @classmethod
+    def setUpClass(cls):
+        tex.require_engine_and_images()
+        cls.names = sgegress.Names("difynet")
+        cls.stack = sgegress.Stack(cls.names)
+        cls.py = cls.gw = None
+        try:
+            cls.py = tex.Executor("python", pool_size=1, extra=cls.stack.executor_args())
+            cls.port = sgtest.free_port()
+            origin = f"{cls.names.origin}:8080"
+            cls.gw = gateway_fakes.Gateway(
+                {"executors": {"python": [cls.py.url]}, "exec_grace_ms": 10000,
+                 "dify_port": cls.port},
+                tokens={"tenants": {"dify": {"tokens": [KEY], "policies": ["dify"],
+                                             "network": {"allow": [origin],
+                                                         "default": [origin]}}}})
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        sgegress.stop_all(cls.stack, cls.gw, (cls.py,))
+
+    def fetch(self, mod, path):
+        """Dify's test code (a GET and its text) under Dify's code template."""
+        url = f"http://{self.names.origin}:8080{path}"
+        code = PY_RUNNER.format(code=f"""
+import {mod}
+
+def main() -> dict:
+    response = {mod}.get("{url}")
+    return {{"status": response.status_code, "body": response.text}}
+""", inputs=inputs_b64({}))
+        sgegress.wait_net_idle(self.py)
+        st, hdrs, b = sgtest.http("POST", f"http://127.0.0.1:{self.port}/v1/sandbox/run",
+                                  {"language": "python3", "code": code, "preload": "",
+                                   "enable_network": True}, {"X-Api-Key": KEY}, timeout=120)
+        self.assertEqual((st, b["code"], b["message"]), (200, 0, "success"), b)
+        self.assertEqual(b["data"]["error"], "", b)
+        self.assertEqual(json.loads(result_of(b["data"]["stdout"])),
+                         {"status": 200, "body": f"origin says hi {path}"})
+        line = self.gw.audit_line(hdrs["x-request-id"])
+        self.assertEqual((line["endpoint"], line["policy"], line["outcome"]),
+                         ("dify", "dify", "success"), line)
+        self.assertEqual(line["network"]["allow"], [f"{self.names.origin}:8080"], line)
+        decisions = line["network"]["decisions"]
+        self.assertEqual(decisions["allowed"], [f"{self.names.origin}:8080"], line)
+        self.assertEqual([(c["host"], c["port"], c["status"]) for c in decisions["connections"]],
+                         [(self.names.origin, 8080, 200)], line)
+
+    def test_httpx(self):
+        self.fetch("httpx", "/httpx")
+
+    def test_requests(self):
+        self.fetch("requests", "/requests")
 
 
 if __name__ == "__main__":

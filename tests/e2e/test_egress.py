@@ -31,135 +31,31 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import unittest
-import uuid
 
+import sgegress
 import sgtest
 
 sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
 import gateway_fakes  # noqa: E402
 import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
 
-RUN_ID = uuid.uuid4().hex[:8]
-LABEL = f"org.sandgate.test=egress-{RUN_ID}"
-SBX_NET = f"sg-egress-sbx-{RUN_ID}"
-OUT_NET = f"sg-egress-out-{RUN_ID}"
-ORIGIN = f"sg-origin-{RUN_ID}"
-PROXY = f"sg-proxy-{RUN_ID}"
-PEER = f"sg-peer-{RUN_ID}"
-FIREWALL = os.path.join(sgtest.ROOT, "images", "egress-firewall.sh")
+NAMES = sgegress.Names("egress")
+ORIGIN = NAMES.origin
 METADATA_NAME = "metadata.sandgate.test"
 # RAGFlow's network cases call an external site; here a test-only name that
 # the proxy's hosts file maps to the origin container stands in for it.
 RAGFLOW_NAME = "api.ragflow.sandgate.test"
 TOKEN = "egress-e2e-token-0123456789"
 OFFLINE_TOKEN = "egress-e2e-offline-0123456789"
-
-ORIGIN_CODE = r"""
-import http.server, ssl, threading
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ("origin says hi " + self.path).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-plain = http.server.ThreadingHTTPServer(("0.0.0.0", 8080), H)
-tls = http.server.ThreadingHTTPServer(("0.0.0.0", 8443), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain("/certs/cert.pem", "/certs/key.pem")
-tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
-threading.Thread(target=tls.serve_forever, daemon=True).start()
-plain.serve_forever()
-"""
+docker = sgegress.docker
+iptables_rules = sgegress.iptables_rules
 
 
-def docker(method, path, body=None):
-    status, reply = sgtest.docker_api(method, path, body)
-    assert status < 300, (method, path, status, reply)
-    return reply
-
-
-def create_container(name, image, network, extra_hc=None, **spec):
-    hc = {"NetworkMode": network, "Runtime": "runc"}
-    hc.update(extra_hc or {})
-    body = {"Image": image, "Labels": {LABEL.split("=")[0]: LABEL.split("=")[1]},
-            "HostConfig": hc}
-    body.update(spec)
-    docker("POST", f"/containers/create?name={name}", body)
-    docker("POST", f"/containers/{name}/start")
-
-
-def address(name, network):
-    info = docker("GET", f"/containers/{name}/json")
-    return info["NetworkSettings"]["Networks"][network]["IPAddress"]
-
-
-class Stack:
-    """Networks, the origin, the proxy (started in setUpClass, removed in
-    tearDownClass, whatever failed in between)."""
-
-    def __init__(self):
-        self.state = tempfile.mkdtemp(prefix="sg-egress-")
-        os.chmod(self.state, 0o755)
-        self.certs = os.path.join(self.state, "certs")
-        os.mkdir(self.certs)
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                        "-subj", f"/CN={ORIGIN}", "-keyout", f"{self.certs}/key.pem",
-                        "-out", f"{self.certs}/cert.pem"], check=True, capture_output=True)
-        os.chmod(f"{self.certs}/key.pem", 0o644)
-        for net in (SBX_NET, OUT_NET):
-            docker("POST", "/networks/create", {"Name": net, "Internal": True,
-                                                "Labels": {"org.sandgate.test": f"egress-{RUN_ID}"}})
-        create_container(ORIGIN, tex.IMAGES["python"], OUT_NET,
-                         extra_hc={"Binds": [f"{self.certs}:/certs:ro"]},
-                         Entrypoint=["python3", "-c", ORIGIN_CODE], User="65534:65534")
-        self.origin_ip = address(ORIGIN, OUT_NET)
-        create_container(PROXY, sgtest.image("egress"), SBX_NET,
-                         extra_hc={"Binds": [f"{self.state}:/run/sandgate-egress"],
-                                   "ExtraHosts": [f"{METADATA_NAME}:169.254.169.254",
-                                                  f"{RAGFLOW_NAME}:{self.origin_ip}"]})
-        docker("POST", f"/networks/{OUT_NET}/connect", {"Container": PROXY})
-        self.proxy = address(PROXY, SBX_NET) + ":3128"
-        # another container on the sandboxes' network, listening
-        create_container(PEER, tex.IMAGES["python"], SBX_NET, User="65534:65534",
-                         Entrypoint=["python3", "-m", "http.server", "8080"])
-        self.peer_ip = address(PEER, SBX_NET)
-        net = docker("GET", f"/networks/{SBX_NET}")
-        self.net_id = net["Id"][:12]
-        self.gateway_ip = net["IPAM"]["Config"][0]["Gateway"]
-        subprocess.run([FIREWALL, "install", SBX_NET, self.proxy], check=True,
-                       capture_output=True, text=True)
-        self.wait_proxy()
-
-    def wait_proxy(self, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            logs = subprocess.run(["docker", "logs", PROXY], capture_output=True, text=True)
-            if "Accepting HTTP Socket connections" in logs.stdout + logs.stderr:
-                return
-            time.sleep(0.2)
-        raise AssertionError("the egress proxy did not start:\n" + logs.stderr[-2000:])
-
-    def remove(self):
-        fw = subprocess.run([FIREWALL, "remove", SBX_NET], capture_output=True, text=True)
-        for name in (PROXY, ORIGIN, PEER):
-            sgtest.docker_api("DELETE", f"/containers/{name}?force=1")
-        for net in (SBX_NET, OUT_NET):
-            sgtest.docker_api("DELETE", f"/networks/{net}")
-        # the proxy wrote some files as its own user: remove them through it
-        subprocess.run(["rm", "-rf", self.state], check=False)
-        shutil.rmtree(self.state, ignore_errors=True)
-        assert fw.returncode == 0, fw.stderr
-        assert f"SG-EGRESS-{self.net_id}" not in iptables_rules(), "rules left behind"
-
-
-def iptables_rules(cmd="iptables"):
-    return subprocess.run([cmd, "-w", "10", "-S"], check=True, capture_output=True,
-                          text=True).stdout
+def make_stack():
+    return sgegress.Stack(NAMES, peer=True,
+                          extra_hosts=(f"{METADATA_NAME}:169.254.169.254",
+                                       RAGFLOW_NAME + ":{origin_ip}"))
 
 
 class Listener:
@@ -201,20 +97,15 @@ def probe_policy():
     return doc
 
 
-def egress_args(stack):
-    return ("--egress-network", SBX_NET, "--egress-proxy", stack.proxy, "--egress-dir",
-            stack.state, "--egress-pool-size", "1")
-
-
 class Egress(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         tex.require_engine_and_images()
-        cls.stack = Stack()
+        cls.stack = make_stack()
         cls.py = cls.js = cls.gw = None
         try:
-            cls.py = tex.Executor("python", pool_size=1, extra=egress_args(cls.stack))
-            cls.js = tex.Executor("nodejs", pool_size=1, extra=egress_args(cls.stack))
+            cls.py = tex.Executor("python", pool_size=1, extra=cls.stack.executor_args())
+            cls.js = tex.Executor("nodejs", pool_size=1, extra=cls.stack.executor_args())
             ragflow = [f"{RAGFLOW_NAME}:8080", f"{RAGFLOW_NAME}:8443"]
             tokens = {"tenants": {"t": {"tokens": [TOKEN], "policies": ["default", "netprobe"],
                                         "network": {
@@ -231,28 +122,10 @@ class Egress(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        left, rcs = [], []
-        try:
-            if cls.gw:
-                rcs.append(cls.gw.stop())
-            for ex in (cls.py, cls.js):
-                if ex:
-                    rcs.append(ex.stop())
-                    left += ex.containers()
-        finally:
-            cls.stack.remove()
-        assert all(rc == 0 for rc in rcs), rcs
-        assert left == [], f"containers left behind: {left}"
-        assert sgtest.containers_with_label(LABEL) == []
+        sgegress.stop_all(cls.stack, cls.gw, (cls.py, cls.js))
 
     def wait_net_idle(self, ex):
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            _, _, h = ex.health()
-            if h["egress"]["idle"] >= 1:
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"networked pool never ready: {h}")
+        sgegress.wait_net_idle(ex)
 
     def run_job(self, code, allow=None, language="python", policy=None):
         ex = self.py if language == "python" else self.js
