@@ -9,7 +9,7 @@ GATEWAY_SRCS += gateway/gw_util.c gateway/gw_config.c gateway/gw_tenants.c gatew
                 gateway/gw_jobs.c gateway/gw_info.c gateway/gw_mcp_rpc.c gateway/gw_mcp_session.c \
                 gateway/gw_mcp_tools.c gateway/gw_mcp_stools.c gateway/gw_mcp_calls.c gateway/gw_mcp.c gateway/gw_server.c gateway/gw_discover.c \
                 gateway/gw_sse.c gateway/gw_relay.c gateway/gw_jobtab.c gateway/gw_sse_out.c \
-                gateway/gw_sessions.c gateway/gw_audit_index.c gateway/gw_audit_detail.c gateway/gw_audit_api.c gateway/gw_audit_summary.c gateway/gw_console.c \
+                gateway/gw_sessions.c gateway/gw_audit_index.c gateway/gw_audit_detail.c gateway/gw_audit_api.c gateway/gw_audit_summary.c gateway/gw_overview.c gateway/gw_console.c \
                 gateway/gw_dify.c
 
 BINS += $(BUILD)/sandgate

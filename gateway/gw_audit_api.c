@@ -15,6 +15,7 @@
 
 #define PREFIX "/v1/audit"
 #define POLICY_PREFIX "/v1/policies/"
+#define OVERVIEW_PATH "/v1/overview"
 #define SQL_MAX 2048
 #define BINDS_MAX 16
 
@@ -52,6 +53,7 @@ bool gw_audit_api_path(const char *url)
 {
     size_t n = strlen(PREFIX), pn = strlen(POLICY_PREFIX);
     return (strncmp(url, PREFIX, n) == 0 && (url[n] == '\0' || url[n] == '/')) ||
+           strcmp(url, OVERVIEW_PATH) == 0 ||
            (strncmp(url, POLICY_PREFIX, pn) == 0 && url[pn] != '\0');
 }
 
@@ -344,6 +346,25 @@ static void handle_summary(const struct gw_audit_api *a, const struct sg_http_re
     gw_respond_json(resp, 200, q.out);
 }
 
+/* GET /v1/overview: the pools and what is in flight (gw_audit_api.h). */
+static void handle_overview(const struct gw_audit_api *a, const char *scope,
+                            struct sg_http_response *resp)
+{
+    json_t *list = a->router ? gw_router_overview(a->router, scope == NULL) : json_array(), *e;
+    json_int_t jobs = 0, sessions = 0;
+    size_t i;
+    json_array_foreach(list, i, e)
+    {
+        jobs += json_integer_value(json_object_get(e, "jobs_in_flight"));
+        sessions += json_integer_value(
+            json_object_get(json_object_get(json_object_get(e, "pools"), "sessions"), "open"));
+    }
+    gw_respond_json(resp, 200,
+                    list ? json_pack("{s:o,s:I,s:I}", "executors", list, "jobs_in_flight", jobs,
+                                     "sessions_open", sessions)
+                         : NULL);
+}
+
 static int rate_ok(const struct gw_audit_api *a, const struct gw_tenant *t,
                    struct sg_http_response *resp)
 {
@@ -387,6 +408,8 @@ static void dispatch(const struct gw_audit_api *a, const struct gw_ruleset *rs,
     if (strcmp(req->method, "GET") != 0) {
         sg_http_error(resp, 405, "method_not_allowed", "%s takes GET", req->url);
         sg_http_add_header(resp, "Allow", "GET");
+    } else if (strcmp(req->url, OVERVIEW_PATH) == 0) {
+        handle_overview(a, scope, resp);
     } else if (strncmp(req->url, POLICY_PREFIX, strlen(POLICY_PREFIX)) == 0) {
         handle_policy(rs, t, req->url + strlen(POLICY_PREFIX), resp);
     } else if (!a->index) {

@@ -22,6 +22,7 @@
 #include "gw_audit_index.h"
 #include "gw_config.h"
 #include "gw_ratelimit.h"
+#include "gw_router.h"
 #include "gw_ruleset.h"
 #include "httpsrv.h"
 
@@ -37,6 +38,7 @@ struct gw_audit_api {
     struct gw_audit_index *index;
     struct gw_ratelimit *ratelimit;
     struct gw_audit *audit;
+    struct gw_router *router;
 };
 
 /* GET /v1/audit/summary: the last hour per minute (gw_audit_summary.h), of
@@ -45,7 +47,15 @@ struct gw_audit_api {
  * caller may use (its allowed policies and its default; every policy
  * without a tokens file), else 404 policy_not_found.
  */
-/* 1 for /v1/audit, /v1/audit/{anything} and /v1/policies/{anything}. */
+/* GET /v1/overview: the executors' warm pools per flavour and the jobs and
+ * sessions in flight, from the router's last health round
+ * (gw_router_overview(); cached, never a request to an executor, answered
+ * with the audit index off too): {"executors": [...], "jobs_in_flight",
+ * "sessions_open"}. A tenant sees the same pools without the executors'
+ * URLs; an admin sees the URLs too.
+ */
+/* 1 for /v1/audit, /v1/audit/{anything}, /v1/overview and
+ * /v1/policies/{anything}. */
 bool gw_audit_api_path(const char *url);
 
 /* Answer a request whose path gw_audit_api_path() accepted (any method). */

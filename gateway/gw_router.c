@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gw_discover.h"
+#include "gw_overview.h"
 #include "log.h"
 
 #define HANDLE_POOL_MAX 64 /* idle curl handles per executor (no connections kept) */
@@ -30,6 +31,7 @@ struct upstream {
     atomic_uint inflight;
     atomic_uint capacity; /* max_jobs the executor's /healthz advertises; 0 = not said */
     char boot_id[GW_BOOT_ID_MAX + 1]; /* its /healthz boot_id (sessions); under slots_lock */
+    json_t *pools; /* its last /healthz's pools (gw_overview.h), NULL; under slots_lock */
     atomic_uint_fast64_t ok, failed, unreachable, busy;
     pthread_mutex_t pool_lock;
     CURL *pool[HANDLE_POOL_MAX];
@@ -303,6 +305,8 @@ static void slot_fill(struct gw_router *r, int l, struct upstream *u, int src, c
     atomic_store(&u->busy, 0);
     atomic_store(&u->capacity, 0); /* a new executor: its /healthz says its own */
     u->boot_id[0] = '\0';
+    json_decref(u->pools); /* under slots_lock (discovery), or before the thread starts */
+    u->pools = NULL;
     atomic_store(&u->active, 1); /* publishes the URL to request threads */
     if (u == &r->up[l][atomic_load(&r->count[l])])
         atomic_fetch_add(&r->count[l], 1);
@@ -379,8 +383,11 @@ static void note_capacity(struct gw_router *r, struct upstream *u, const struct 
     if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= UINT32_MAX)
         atomic_store(&u->capacity, (unsigned)json_integer_value(v));
     const char *b = json_string_value(json_object_get(o, "boot_id"));
+    json_t *pools = gw_overview_pools(o);
     pthread_mutex_lock(&r->slots_lock);
     snprintf(u->boot_id, sizeof(u->boot_id), "%s", boot_id_ok(b) ? b : "");
+    json_decref(u->pools);
+    u->pools = pools;
     pthread_mutex_unlock(&r->slots_lock);
     json_decref(o);
 }
@@ -530,6 +537,7 @@ void gw_router_free(struct gw_router *r)
             struct upstream *u = &r->up[l][i];
             for (size_t k = 0; k < u->pool_n; k++)
                 curl_easy_cleanup(u->pool[k]);
+            json_decref(u->pools);
             pthread_mutex_destroy(&u->pool_lock);
         }
         for (size_t k = 0; k < r->disc_n[l]; k++)
@@ -570,6 +578,27 @@ json_t *gw_router_status(struct gw_router *r)
     }
     pthread_mutex_unlock(&r->slots_lock);
     return o;
+}
+
+json_t *gw_router_overview(struct gw_router *r, int with_urls)
+{
+    json_t *arr = json_array();
+    pthread_mutex_lock(&r->slots_lock);
+    for (int l = 0; arr && l < SG_LANG_COUNT; l++)
+        for (size_t i = 0; i < atomic_load(&r->count[l]); i++) {
+            struct upstream *u = &r->up[l][i];
+            if (!atomic_load(&u->active))
+                continue;
+            json_t *e = json_pack(
+                "{s:s,s:b,s:I,s:I,s:o?}", "language", sg_lang_name(l), "healthy",
+                atomic_load(&u->healthy), "jobs_in_flight", (json_int_t)atomic_load(&u->inflight),
+                "limit", (json_int_t)upstream_limit(r, u), "pools", json_deep_copy(u->pools));
+            if (e && with_urls)
+                json_object_set_new(e, "url", json_string(u->url));
+            json_array_append_new(arr, e);
+        }
+    pthread_mutex_unlock(&r->slots_lock);
+    return arr;
 }
 
 int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out)

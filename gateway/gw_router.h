@@ -129,6 +129,13 @@ size_t gw_router_healthy(struct gw_router *r, int lang);
 /* {"python": [{"url","healthy","inflight"}...], "nodejs": [...]}; caller owns. */
 json_t *gw_router_status(struct gw_router *r);
 
+/* The console's Overview (GET /v1/overview): per executor
+ * {"language", "healthy", "jobs_in_flight" (the gateway's count), "limit",
+ *  "pools" (gw_overview_pools() of its last /healthz, or null), and "url"
+ *  when with_urls}, from the last health round; never asks an executor.
+ * Caller owns. */
+json_t *gw_router_overview(struct gw_router *r, int with_urls);
+
 /* Append executor gauges/counters in Prometheus text. */
 int gw_router_render_metrics(struct gw_router *r, struct sg_buf *out);
 

@@ -348,7 +348,7 @@ static int read_executor_token(const char *path, char **ret, struct sg_error *er
 static int open_audit_index(struct gw_server *s, struct sg_error *err)
 {
     const struct gw_config *c = &s->cfg;
-    s->audit_api = (struct gw_audit_api){c, &s->rules, NULL, s->ratelimit, s->audit};
+    s->audit_api = (struct gw_audit_api){c, &s->rules, NULL, s->ratelimit, s->audit, s->router};
     if (!c->audit_index[0])
         return 0;
     struct gw_audit_index_config ic = {c->audit_index, c->audit_log, c->audit_index_retention_days,

@@ -1,7 +1,8 @@
-// overview.js - executors' health and jobs in flight (GET /readyz), and the
-// last hour from the audit index (GET /v1/audit/summary): requests per minute
-// by outcome, p50/p99 latency, refusals by rule. Charts are inline SVG drawn
-// here; every label is a text node.
+// overview.js - executors' health and jobs in flight (GET /readyz), the warm
+// pools per flavour and the jobs and sessions in flight (GET /v1/overview),
+// and the last hour from the audit index (GET /v1/audit/summary): requests
+// per minute by outcome, p50/p99 latency, refusals by rule. Charts are inline
+// SVG drawn here; every label is a text node.
 import { h, clear } from './dom.js';
 import { api } from './api.js';
 
@@ -68,9 +69,28 @@ function rulesChart(rules) {
   return svg;
 }
 
+/** One row per executor and flavour: size/target, idle, busy, creating, hits, fall-backs, creation time
+ * (the executor's URL for an admin only: a tenant's answer has none). */
+export function poolsTable(ov) {
+  const urls = ov.executors.some((e) => e.url);
+  const rows = ov.executors.flatMap((e) => (e.pools ? e.pools.flavours : []).map((f) =>
+    h('tr', { 'data-testid': 'pool-row' }, h('td', {}, e.language), urls && h('td', {}, e.url || ''), h('td', {}, f.name),
+      h('td', {}, `${f.size}/${f.target}`), h('td', {}, String(f.idle)), h('td', {}, String(f.busy)),
+      h('td', {}, String(f.creating)), h('td', {}, String(f.hits)), h('td', {}, String(f.fallbacks)),
+      h('td', {}, f.create_ms ? `${f.create_ms} ms` : ''))));
+  const head = ['language', urls && 'executor', 'flavour', 'size/target', 'idle', 'busy', 'creating', 'hits', 'fall-backs', 'creation time'].filter(Boolean);
+  return [
+    h('p', { 'data-testid': 'in-flight' }, `jobs in flight: ${ov.jobs_in_flight}; sessions open: ${ov.sessions_open}`),
+    rows.length
+      ? h('table', { 'data-testid': 'pools' }, h('thead', {}, h('tr', {}, head.map((c) => h('th', {}, c)))), h('tbody', {}, rows))
+      : h('p', { class: 'muted' }, 'no executor has reported its pools yet'),
+  ];
+}
+
 async function render(root) {
   const ready = await fetch('/readyz').then((r) => r.json()).catch(() => null);
   const sum = await api('GET', '/v1/audit/summary').catch((e) => ({ error: e.message }));
+  const ov = await api('GET', '/v1/overview').catch((e) => ({ error: e.message }));
   const parts = [h('h1', {}, 'Overview')];
   if (ready) {
     const rows = Object.entries(ready.executors || {}).flatMap(([lang, list]) => list.map((e) =>
@@ -79,6 +99,8 @@ async function render(root) {
     parts.push(h('p', { 'data-testid': 'ready' }, `gateway ${ready.status}; ${ready.policies.loaded} policies loaded; audit log ${ready.audit.writable ? 'writable' : 'NOT writable'}, ${ready.audit.dropped} lines dropped`),
       h('table', { 'data-testid': 'executors' }, h('thead', {}, h('tr', {}, ['language', 'executor', 'health', 'jobs in flight'].map((c) => h('th', {}, c)))), h('tbody', {}, rows)));
   }
+  parts.push(h('h2', {}, 'Warm pools and work in flight'),
+    ...(ov.error ? [h('p', { class: 'err' }, `overview: ${ov.error}`)] : poolsTable(ov)));
   if (sum.error) {
     parts.push(h('p', { class: 'err' }, `audit summary: ${sum.error}`));
   } else {

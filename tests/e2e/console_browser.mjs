@@ -181,8 +181,12 @@ const scenarios = {
       ready: document.querySelector('[data-testid=ready]').textContent,
       bars: [...document.querySelectorAll('svg[aria-label="requests per minute by outcome"] rect')].filter((r) => Number(r.getAttribute('height')) > 0).length,
       executors: document.querySelectorAll('[data-testid=executors] tbody tr').length,
+      pools: [...document.querySelectorAll('[data-testid=pools] tbody tr')].map((tr) => Object.fromEntries(
+        [...tr.cells].map((c, i) => [document.querySelectorAll('[data-testid=pools] th')[i].textContent, c.textContent]))),
+      inFlight: document.querySelector('[data-testid=in-flight]')?.textContent,
+      errors: [...document.querySelectorAll('.err')].map((e) => e.textContent),
     }));
-    check(seen.bars > 0 && seen.executors === 2, `overview: ${JSON.stringify(seen)}`);
+    check(seen.bars > 0 && seen.executors === 2 && seen.pools.length > 0, `overview: ${JSON.stringify(seen)}`);
     return seen;
   },
 

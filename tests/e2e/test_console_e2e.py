@@ -6,7 +6,7 @@ Sign in; a Python job's first line streamed before the job ends; `import os`
 marked on line 1 with its rule as you type; a job printing HTML shown as
 text; the audit filtered by rule and the job opened with its violation
 underlined; another tenant's jobs invisible (page and API); session mode
-keeping `x` between cells. Each test saves a screenshot under
+keeping `x` between cells; the Overview's warm pool rows. Each test saves a screenshot under
 build/console-e2e/. Needs chromium (make deps) and the console's packages
 (make console); fails otherwise.
 """
@@ -97,6 +97,13 @@ class ConsoleE2E(unittest.TestCase):
                                               {"Authorization": f"Bearer {token}"})[0] == 200,
                          15, f"{rid} in the audit index")
 
+    def served_from_a_pool(self):
+        st, _, body = self.gw.call("GET", "/v1/overview", None,
+                                   {"Authorization": f"Bearer {TOKEN_A}"})
+        return st == 200 and any(f["hits"] + f["fallbacks"] > 0 for e in body["executors"]
+                                 if e["language"] == "python" and e["pools"]
+                                 for f in e["pools"]["flavours"])
+
     def test_assets_are_served_strictly(self):
         st, hdr, body = self.gw.call("GET", "/console/")
         self.assertEqual(st, 200)
@@ -147,8 +154,19 @@ class ConsoleE2E(unittest.TestCase):
     def test_policies_and_overview_pages(self):
         self.browse("policies")
         self.job("def main():\n    return 1\n", TOKEN_A)
+        self.gw.wait_for(self.served_from_a_pool, 15, "the job in the pools' figures")
         seen = self.browse("overview")
         self.assertGreater(seen["bars"], 0)
+        # a pool row per flavour, without the executors' URLs for a tenant
+        rows = {(r["language"], r["flavour"]): r for r in seen["pools"]}
+        self.assertIn(("python", "plain"), rows, seen["pools"])
+        py = rows[("python", "plain")]
+        self.assertNotIn("executor", py)
+        self.assertRegex(py["size/target"], r"^\d+/\d+$")
+        self.assertRegex(py["creation time"], r"^\d+ ms$")
+        self.assertGreaterEqual(sum(int(r["hits"]) + int(r["fall-backs"]) for r in seen["pools"]
+                                    if r["language"] == "python"), 1)  # the job above
+        self.assertIn("jobs in flight: ", seen["inFlight"])
 
     def test_session_mode_keeps_x_between_cells(self):
         seen = self.browse("session")

@@ -51,6 +51,7 @@ class _Handler(BaseHTTPRequestHandler):
                 doc["max_jobs"] = fake.max_jobs
             if fake.boot_id:
                 doc["boot_id"] = fake.boot_id
+            doc.update(fake.health_extra)
             return self._send(200 if ok else 503, doc)
         if self.path.startswith("/v1/sessions"):
             return self._session()
@@ -215,7 +216,8 @@ class FakeExecutor:
     """A fake executor on 127.0.0.1:<port>. Attributes tests may set: mode
     ("ok", "busy", "error500", "garbage", "hangup", "ok_then_hangup"), delay
     (seconds before answering), healthy (what /healthz says), max_jobs (the
-    capacity /healthz advertises, None = not said), runtime (the listing GET
+    capacity /healthz advertises, None = not said), health_extra (more fields
+    of /healthz: pool, flavours, sessions), runtime (the listing GET
     /v1/runtime returns). open_connections counts the connections open to it now."""
 
     def __init__(self, name="python"):
@@ -228,6 +230,7 @@ class FakeExecutor:
         self.headers = []
         self.health_calls = 0
         self.max_jobs = None
+        self.health_extra = {}
         self.boot_id = secrets.token_hex(8)  # /healthz; sessions are routed by it
         self.sessions = {}                    # id -> {tenant, label, history, cells, body}
         self.cells = []                       # the bodies of the cells sent here
