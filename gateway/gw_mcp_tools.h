@@ -22,33 +22,10 @@
 #define SG_GW_MCP_TOOLS_H
 
 #include <jansson.h>
-#include <stdbool.h>
 
-#include "gw_jobs.h"
-#include "gw_sessions.h"
-#include "gw_ruleset.h"
-#include "gw_tenants.h"
-#include "httpsrv.h"
+#include "gw_mcp_content.h"
 
 #define GW_MCP_MODULES_SHOWN 80 /* modules a description names; list_runtimes has all */
-
-/* GET /v1/runtimes for the request's caller (gw_info_runtimes), given by the
- * server so this module needs no server: fills resp like the endpoint. */
-typedef void (*gw_mcp_runtimes_fn)(void *ctx, const struct sg_http_request *req,
-                                   struct sg_http_response *resp);
-
-/* Who calls, under which rules; all borrowed for one call. */
-struct gw_mcp_caller {
-    const struct gw_services *jobs;
-    struct gw_sessions *code_sessions; /* NULL: no session tools */
-    gw_mcp_runtimes_fn runtimes;       /* NULL: no installed-package listing */
-    void *runtimes_ctx;
-    const struct gw_ruleset *rs;
-    const struct gw_tenant *tenant; /* NULL: auth off */
-    const struct sg_http_request *req;
-    const struct gw_job_sink *sink; /* run_code streams its output here; NULL: none */
-    const char *job_id;             /* run_code's job id (17 chars); NULL: a new one */
-};
 
 /* The tools/list result {"tools": [...]}; caller owns it, NULL on out of memory. */
 json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c);
@@ -57,18 +34,5 @@ json_t *gw_mcp_tools_list(const struct gw_mcp_caller *c);
  * owns it). Negative: a JSON-RPC error (-32602 unknown tool or arguments
  * against the schema, -32603 out of memory) with msg filled. */
 int gw_mcp_tools_call(const struct gw_mcp_caller *c, json_t *params, json_t **ret, char msg[256]);
-
-/* For gw_mcp_stools.c, so the session tools answer as these do. */
-json_t *gw_mcp_policy_enum(const struct gw_mcp_caller *c, const struct sg_policy *def);
-/* A CallToolResult with one text block; NULL on out of memory. */
-json_t *gw_mcp_text_result(const char *text, int is_error);
-/* A /v1/run-shaped answer (o borrowed) as run_code's content. */
-json_t *gw_mcp_run_result(json_t *o);
-/* An HTTP error answer (o borrowed, may be NULL) as a tool error. */
-json_t *gw_mcp_error_result(int status, json_t *o, const char *rid);
-/* The X-Request-Id a handler set on resp, "-" if none (borrowed from resp). */
-const char *gw_mcp_request_id(const struct sg_http_response *resp);
-/* true for the MIME types answered as image content (PNG, JPEG, SVG). */
-bool gw_mcp_is_image(const char *mime);
 
 #endif
