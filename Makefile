@@ -28,10 +28,12 @@ CFLAGS ?= -O2 -g
 # for its objects (a pattern-specific variable); tests, fuzz targets and
 # benchmarks keep this default and may include anything. The layers, never
 # upward: sandgate-check -> analyze -> {python, javascript} -> {ts, analyzer
-# core} -> common; gateway -> analyzer core + common; executors -> common
+# core} -> common; gateway -> its front doors -> its core (admission) ->
+# analyzer core + common (gateway/build.mk); executors -> common
 # (analyzers/README.md, "Dependency rule").
 INC_ALL := -I. -Icommon -Ianalyzers -Ianalyzers/ts -Ianalyzers/python -Ianalyzers/javascript \
-           -Ianalyzers/cli -Igateway -Iexecutors
+           -Ianalyzers/cli -Igateway -Igateway/core -Igateway/console -Igateway/doors/jobs \
+           -Igateway/doors/sessions -Igateway/doors/mcp -Igateway/doors/dify -Iexecutors
 LAYER_INC = $(INC_ALL)
 ALL_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
              -fPIE $(LAYER_INC) \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-audit-index.sh - the audit index (gateway/gw_audit_index.h).
+# run-audit-index.sh - the audit index (gateway/console/gw_audit_index.h).
 #
 # (1) Rebuild: `sandgate-audit rebuild` over a generated log of
 #     AUDIT_BENCH_LINES lines (default 1,000,000; bench/gen_audit_log.py),

@@ -1,4 +1,4 @@
-/* Fuzz target: the body of Dify's POST /v1/sandbox/run (gateway/gw_dify.c,
+/* Fuzz target: the body of Dify's POST /v1/sandbox/run (gateway/doors/dify/gw_dify.c,
  * gw_dify_parse). The whole input is the body. No crash, leak or sanitizer
  * report is the property, and a parsed run keeps within the code cap. */
 #include <stddef.h>

@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "gw_jobs.h"
+#include "gw_admit.h"
 #include "httpsrv.h"
 
 #define GW_SESSION_PUBLIC_ID_LEN (3 + 16 + 1 + 32)

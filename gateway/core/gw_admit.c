@@ -7,7 +7,7 @@
 
 #include "gw_audit_detail.h"
 #include "gw_egress.h"
-#include "gw_info.h"
+#include "gw_installed.h"
 #include "gw_respond.h"
 #include "gw_util.h"
 #include "log.h"
@@ -203,12 +203,13 @@ static int analyze_or_reuse(struct gw_adm *a, const char *text, size_t len, stru
 }
 
 /* An accepted text importing a module that no image or package set
- * installs: rejected here, saying so (the executors' listings, gw_info). */
+ * installs: rejected here, saying so (the executors' listings, gw_installed). */
 static void require_installed(struct gw_adm *a, const char *text, size_t len)
 {
     char mod[SG_IMPORTS_TEXT_MAX];
-    if (!a->an.accepted || gw_info_missing_import(a->s->router, a->lang, a->an.stats.imports.text,
-                                                  mod, sizeof(mod)) <= 0)
+    if (!a->an.accepted ||
+        gw_installed_missing_import(a->s->router, a->lang, a->an.stats.imports.text, mod,
+                                    sizeof(mod)) <= 0)
         return;
     const char *at = memmem(text, len, mod, strlen(mod));
     size_t off = at ? (size_t)(at - text) : 0;

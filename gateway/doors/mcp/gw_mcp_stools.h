@@ -21,7 +21,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "gw_mcp_tools.h"
+#include "gw_mcp_content.h"
 
 /* The bytes of one file session_download returns: the executor's cap on a
  * session file (executors/sessions.h: SESSIONS_FILE_MAX). */
