@@ -24,14 +24,7 @@ N=${GATEWAY_BENCH_N:-2000}
 for b in "$BUILD/sandgate" "$BUILD/sandgate-audit" "$BUILD/bench/bench_gateway"; do
     [ -x "$b" ] || { echo "run-audit-index: $b is not built (make bench-bins)"; exit 1; }
 done
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 wait_up() {
     for _ in $(seq 100); do
         curl -fsS "$1/healthz" >/dev/null 2>&1 && return 0
