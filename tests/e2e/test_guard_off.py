@@ -11,54 +11,16 @@ wrote on its report pipe). Jobs and a multi-cell session.
 
 A promise the table marks "in-process only" (no new native code: runsc does
 not enforce noexec for mmap(PROT_EXEC)) is not claimed here."""
-import base64
 import json
-import os
-import sys
 import unittest
 
-import sgtest
-
-sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
-import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
-from test_runtime_policy import runtime_of  # noqa: E402
-
-def b64(data):
-    return base64.b64encode(data).decode("ascii")
+import sgguardoff
+from sgguardoff import KILLED, b64
 
 
-TENANT = {"X-Sandgate-Tenant": "t.guardoff"}
-KILLED = "the job's process was killed by the kernel filter (SIGSYS)"
-
-
-class PythonGuardOff(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        tex.require_engine_and_images()
-        cls.ex = tex.Executor("python", pool_size=2,
-                              extra=("--test-guard-off", "--max-sessions", "2"))
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.ex.stop() == 0, cls.ex.daemon.tail()
-        assert cls.ex.containers() == [], "containers left behind"
-
-    def job(self, code, policy="default", runtime=None, **fields):
-        fields.setdefault("limits", {"timeout_ms": 30000})
-        fields["runtime"] = dict(runtime_of(policy, "python"), **(runtime or {}))
-        status, _, body = self.ex.run(code, timeout=90, **fields)
-        self.assertEqual(status, 200, body)
-        return body
-
-    def killed(self, code, kind="process", runtime=None):
-        body = self.job(code, runtime=runtime)
-        self.assertEqual((body["status"], body["unauthorized_access_type"]),
-                         ("unauthorized_access", kind), body)
-        self.assertEqual(body["exit_code"], -13, body)
-        self.assertIn(KILLED, body["detail"])
-        self.assertFalse(body["result"]["present"], body)
-        self.assertNotIn("EFFECT", body["stdout"])
-        return body
+class PythonGuardOff(sgguardoff.GuardOff, unittest.TestCase):
+    LANGUAGE = "python"
+    TENANT = "t.guardoff"
 
     # -- the switch
 
@@ -203,20 +165,7 @@ class PythonGuardOff(unittest.TestCase):
     # -- a session: one view and filter for all its cells
 
     def test_session_cells_share_the_view_and_the_filter(self):
-        body = {"language": "python", "runtime": runtime_of("default", "python"),
-                "limits": {"timeout_ms": 30000}}
-        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", body, headers=TENANT,
-                                   timeout=90)
-        self.assertEqual(status, 201, s)
-        sid = s["session_id"]
-        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
-                        headers=TENANT, timeout=30)
-
-        def cell(code):
-            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
-                                   {"code": code}, headers=TENANT, timeout=90)
-            self.assertEqual(st, 200, b)
-            return b
+        cell = self.session()
 
         first = cell("import os\nuid = os.getuid()\n"
                      "try:\n    open('/opt/sandgate/runner.py')\n    seen = True\n"

@@ -18,18 +18,10 @@ layer keeps it (the table in policies/README.md says so): no code from
 strings through binding('contextify'), and input files as data (a relative
 require loads the file)."""
 import json
-import os
-import sys
 import unittest
 
-import sgtest
-
-sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
-import test_executor as tex  # noqa: E402  (module import: its tests are not re-collected)
-from test_runtime_policy import runtime_of  # noqa: E402
-
-TENANT = {"X-Sandgate-Tenant": "t.guardoff.node"}
-KILLED = "the job's process was killed by the kernel filter (SIGSYS)"
+import sgguardoff
+from sgguardoff import KILLED
 
 
 def js(body):
@@ -37,39 +29,9 @@ def js(body):
     return f"async function main(args) {{\n{body}\n}}\nmodule.exports = {{ main }};\n"
 
 
-class NodeGuardOff(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        tex.require_engine_and_images()
-        cls.ex = tex.Executor("nodejs", pool_size=2,
-                              extra=("--test-guard-off", "--max-sessions", "2"))
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.ex.stop() == 0, cls.ex.daemon.tail()
-        assert cls.ex.containers() == [], "containers left behind"
-
-    def job(self, code, policy="default", runtime=None, **fields):
-        fields.setdefault("limits", {"timeout_ms": 30000})
-        fields["runtime"] = dict(runtime_of(policy, "nodejs"), **(runtime or {}))
-        status, _, body = self.ex.run(code, timeout=90, **fields)
-        self.assertEqual(status, 200, body)
-        return body
-
-    def value(self, code, **kw):
-        body = self.job(code, **kw)
-        self.assertEqual(body["status"], "success", body)
-        return body["result"]["value"]
-
-    def killed(self, code, kind="process", runtime=None):
-        body = self.job(code, runtime=runtime)
-        self.assertEqual((body["status"], body["unauthorized_access_type"]),
-                         ("unauthorized_access", kind), body)
-        self.assertEqual(body["exit_code"], -13, body)
-        self.assertIn(KILLED, body["detail"])
-        self.assertFalse(body["result"]["present"], body)
-        self.assertNotIn("EFFECT", body["stdout"])
-        return body
+class NodeGuardOff(sgguardoff.GuardOff, unittest.TestCase):
+    LANGUAGE = "nodejs"
+    TENANT = "t.guardoff.node"
 
     # -- the switch
 
@@ -242,20 +204,7 @@ class NodeGuardOff(unittest.TestCase):
     # -- a session: one view and filter for all its cells
 
     def test_session_cells_share_the_view_and_the_filter(self):
-        body = {"language": "nodejs", "runtime": runtime_of("default", "nodejs"),
-                "limits": {"timeout_ms": 30000}}
-        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", body, headers=TENANT,
-                                   timeout=90)
-        self.assertEqual(status, 201, s)
-        sid = s["session_id"]
-        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
-                        headers=TENANT, timeout=30)
-
-        def cell(code):
-            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
-                                   {"code": code}, headers=TENANT, timeout=90)
-            self.assertEqual(st, 200, b)
-            return b
+        cell = self.session()
 
         first = cell("const fs = require('fs');\n"
                      "let seen; try { fs.readFileSync('/opt/sandgate/runner.js'); seen = true; }\n"

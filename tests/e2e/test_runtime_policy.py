@@ -16,6 +16,7 @@ import sys
 import time
 import unittest
 
+import sgsession
 import sgtest
 
 sys.path.insert(0, os.path.join(sgtest.ROOT, "tests", "integration"))
@@ -201,20 +202,9 @@ class PythonRuntime(RuntimeCase):
     def test_route_split_over_session_cells(self):
         ns = {}
         exec(source(REDTEAM, "session_split_route.py"), ns)  # noqa: S102 - our corpus file
-        tenant = {"X-Sandgate-Tenant": "t.redteam"}
-        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions",
-                                   {"language": "python", "runtime": runtime_of("default", "python"),
-                                    "limits": {"timeout_ms": 30000}}, headers=tenant, timeout=90)
-        self.assertEqual(status, 201, s)
-        sid = s["session_id"]
-        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
-                        headers=tenant, timeout=30)
-        bodies = []
-        for cell in ns["CELLS"]:
-            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
-                                   {"code": cell}, headers=tenant, timeout=90)
-            self.assertEqual(st, 200, b)
-            bodies.append(b)
+        cell = sgsession.open_session(self, self.ex.url, "python", "t.redteam",
+                                      runtime_of("default", "python"))
+        bodies = [cell(code) for code in ns["CELLS"]]
         self.assertEqual(bodies[-1]["status"], "unauthorized_access", bodies)
         self.assertEqual(bodies[-1]["unauthorized_access_type"], "process", bodies)
         self.assertNotIn("EFFECT", bodies[-1]["stdout"])
@@ -381,22 +371,10 @@ class NodeRuntime(RuntimeCase):
     def test_session_route_split_over_cells(self):
         """Cells that replace what the runner uses, then a denied require and a
         throw in later cells: nothing stays switched off between cells."""
-        body = {"language": "nodejs", "runtime": runtime_of("default", "nodejs"),
-                "limits": {"timeout_ms": 30000}}
-        headers = {"X-Sandgate-Tenant": "t.redteam.node"}
-        status, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", body, headers=headers,
-                                   timeout=90)
-        self.assertEqual(status, 201, s)
-        sid = s["session_id"]
-        self.addCleanup(sgtest.http, "DELETE", f"{self.ex.url}/v1/sessions/{sid}", None,
-                        headers=headers, timeout=30)
-        cells = source(REDTEAM, "session_split_route.js").split("// ---- cell\n")[1:]
-        got = []
-        for code in cells:
-            st, _, b = sgtest.http("POST", f"{self.ex.url}/v1/sessions/{sid}/exec",
-                                   {"code": code}, headers=headers, timeout=90)
-            self.assertEqual(st, 200, b)
-            got.append(b)
+        cell = sgsession.open_session(self, self.ex.url, "nodejs", "t.redteam.node",
+                                      runtime_of("default", "nodejs"))
+        got = [cell(code) for code in
+               source(REDTEAM, "session_split_route.js").split("// ---- cell\n")[1:]]
         self.assertEqual(got[0]["status"], "success", got[0])
         self.assertEqual((got[1]["status"], got[1]["detail"]),
                          ("program_error", "Error: thrown after the swap"), got[1])
