@@ -171,8 +171,11 @@ static int classify(const char *outcome, int exit_code, int sig, const char *msg
     return 0;
 }
 
-static const char *const denial_types[] = {"process",  "network", "import",    "native_code",
-                                           "unpickle", "file",    "reflection"};
+/* process_or_network: the kernel filter killed a job whose policy refuses
+ * both, and the kernel does not say which call it was (policies/README.md). */
+static const char *const denial_types[] = {"process", "network",     "process_or_network",
+                                           "import",  "native_code", "unpickle",
+                                           "file",    "reflection"};
 
 const char *outcome_denial_type(const char *type)
 {

@@ -48,7 +48,8 @@ struct exec_outcome {
     int exit_code;
     const char *resource_limit_type; /* static: time | memory | output | pids, or NULL */
     const char *runtime_error_type;  /* static: nonzero_exit | signalled, or NULL */
-    /* static: process | network | import | native_code | unpickle | file | reflection */
+    /* static: process | network | process_or_network | import | native_code | unpickle | file |
+     * reflection */
     const char *unauthorized_access_type;
     json_t *denials;                 /* [{rule, type, target}] the runner recorded, or NULL */
     char detail[OUTCOME_DETAIL_MAX]; /* empty means null */

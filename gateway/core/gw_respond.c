@@ -161,9 +161,10 @@ static char *dump_with_raw_value(json_t *o, json_t *res, json_t *raw)
 
 static int runtime_rule_known(const char *rule)
 {
-    static const char *const rules[] = {"runtime.process",     "runtime.network",  "runtime.import",
-                                        "runtime.native_code", "runtime.unpickle", "runtime.file",
-                                        "runtime.reflection"};
+    static const char *const rules[] = {
+        "runtime.process", "runtime.network",     "runtime.process_or_network",
+        "runtime.import",  "runtime.native_code", "runtime.unpickle",
+        "runtime.file",    "runtime.reflection"};
     for (size_t i = 0; rule && i < sizeof(rules) / sizeof(rules[0]); i++)
         if (strcmp(rule, rules[i]) == 0)
             return 1;

@@ -224,11 +224,13 @@ const char *runner_sigsys_type(json_t *runtime)
 {
     if (!runtime)
         return NULL;
-    if (!json_is_true(json_object_get(runtime, "processes")))
-        return "process";
-    if (!json_is_true(json_object_get(runtime, "network")))
-        return "network";
-    return NULL;
+    int processes = json_is_true(json_object_get(runtime, "processes"));
+    int network = json_is_true(json_object_get(runtime, "network"));
+    /* A networked job's refused sockets are EPERM, never a kill; offline with
+     * processes refused too, the kernel does not say which of the two it was. */
+    if (!processes)
+        return network ? "process" : "process_or_network";
+    return network ? NULL : "network";
 }
 
 int runner_as_job(const struct runner_cfg *cfg, int as_job)

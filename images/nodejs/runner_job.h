@@ -95,8 +95,11 @@ int runner_job_write(const struct runner_cfg *cfg, const struct runner_job *job,
 int runner_as_job(const struct runner_cfg *cfg, int as_job);
 
 /* The denial type of a child the kernel filter killed (SIGSYS), from the job's
- * runtime section (NULL: no run-time policy): "process" when processes are
- * refused, else "network" (an offline job's sockets); NULL when neither is. */
+ * runtime section (NULL: no run-time policy): what the policy leaves possible,
+ * since the kernel does not say which call it was. "process_or_network" when
+ * both are refused offline, "process" when a networked job refuses processes
+ * (its refused sockets are EPERM, never a kill), "network" when only sockets
+ * are refused; NULL when neither is. */
 const char *runner_sigsys_type(json_t *runtime);
 
 /* Releases what runner_job_parse() filled; NULL is a no-op. */

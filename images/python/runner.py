@@ -985,9 +985,11 @@ def kernel_denial(status, runtime):
     if status is None or not os.WIFSIGNALED(status) or os.WTERMSIG(status) != signal.SIGSYS:
         return None
     runtime = runtime if isinstance(runtime, dict) else {}
-    kind = "network" if runtime.get("processes") else "process"
-    what = ("a socket" if kind == "network" else
-            "a new process" if runtime.get("network") else "a new process or a socket")
+    # the kernel does not say which call it was: the type is what the policy
+    # leaves possible (policies/README.md)
+    kind, what = (("network", "a socket") if runtime.get("processes") else
+                  ("process", "a new process") if runtime.get("network") else
+                  ("process_or_network", "a new process or a socket"))
     return {"type": kind, "target": f"{what}: the job's process was killed by the kernel "
                                      "filter (SIGSYS)"}
 

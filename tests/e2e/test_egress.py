@@ -26,11 +26,9 @@ import base64
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
 import sgegress
@@ -56,32 +54,6 @@ def make_stack():
     return sgegress.Stack(NAMES, peer=True,
                           extra_hosts=(f"{METADATA_NAME}:169.254.169.254",
                                        RAGFLOW_NAME + ":{origin_ip}"))
-
-
-class Listener:
-    """A TCP listener on this host's address on the sandboxes' network that
-    counts the connections it accepts."""
-
-    def __init__(self, host):
-        self.sock = socket.create_server((host, 0))
-        self.port = self.sock.getsockname()[1]
-        self.accepted = []
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self):
-        while True:
-            try:
-                conn, peer = self.sock.accept()
-            except OSError:
-                return
-            self.accepted.append(peer)
-            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached")
-            conn.close()
-
-    def close(self):
-        self.sock.close()
-        self.thread.join(5)
 
 
 def probe_policy():
@@ -347,7 +319,7 @@ module.exports = {{ main }};
         self.assertEqual(body["error"]["code"], "network_not_allowed")
 
     def test_the_host_filter_lets_a_job_reach_the_proxy_and_nothing_else(self):
-        listener = Listener(self.stack.gateway_ip)
+        listener = sgegress.Listener(self.stack.gateway_ip)
         try:
             code = f"""
 import requests, socket

@@ -8,8 +8,10 @@ after the suite and a random run id, labelled, and removed by
 Stack.remove(), whatever failed in between. No traffic leaves this machine."""
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 
@@ -157,6 +159,32 @@ class Stack:
             if self.net_id:
                 assert f"SG-EGRESS-{self.net_id}" not in iptables_rules(), "rules left behind"
             assert sgtest.containers_with_label(n.label) == [], "containers left behind"
+
+
+class Listener:
+    """A TCP listener on this host's address on the sandboxes' network that
+    counts the connections it accepts."""
+
+    def __init__(self, host):
+        self.sock = socket.create_server((host, 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, peer = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(peer)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached")
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+        self.thread.join(5)
 
 
 def wait_net_idle(executor, timeout=60):

@@ -183,5 +183,6 @@ Test(exec_runtime, unauthorized_outcome_is_checked)
     cr_expect_eq(strlen(t), OUTCOME_TARGET_MAX - 1);
     outcome_clear(&o);
     cr_expect_str_eq(outcome_denial_type("native_code"), "native_code");
+    cr_expect_str_eq(outcome_denial_type("process_or_network"), "process_or_network");
     cr_expect_null(outcome_denial_type("Process"));
 }

@@ -718,3 +718,21 @@ Test(gw_respond, executor_fields_are_filtered_and_defaulted)
     json_decref(o);
     json_decref(exec);
 }
+
+Test(gw_respond, runtime_violations_keep_known_rules_only)
+{
+    json_t *exec = json_loads("{\"denials\":["
+                              "{\"rule\":\"runtime.process_or_network\",\"target\":\"a socket?\"},"
+                              "{\"rule\":\"runtime.made_up\",\"target\":\"x\"},"
+                              "{\"rule\":\"runtime.process\",\"target\":\"os.system\"}]}",
+                              0, NULL);
+    json_t *v = gw_runtime_violations(exec);
+    cr_assert_eq(json_array_size(v), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "rule")),
+                     "runtime.process_or_network");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "phase")), "runtime");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 1), "rule")),
+                     "runtime.process");
+    json_decref(v);
+    json_decref(exec);
+}

@@ -448,12 +448,16 @@ Test(node_runner, stat_state_and_a_zombie_child)
 
 Test(node_runner, sigsys_type_follows_the_policy)
 {
+    /* offline, both refused: a kill says no more than one of the two */
     json_t *rt = json_pack("{s:b,s:b}", "processes", 0, "network", 0);
-    cr_assert_str_eq(runner_sigsys_type(rt), "process");
+    cr_assert_str_eq(runner_sigsys_type(rt), "process_or_network");
     json_object_set_new(rt, "processes", json_true());
     cr_assert_str_eq(runner_sigsys_type(rt), "network");
     json_object_set_new(rt, "network", json_true());
     cr_assert_null(runner_sigsys_type(rt));
+    /* networked: refused sockets are EPERM, only a process kills */
+    json_object_set_new(rt, "processes", json_false());
+    cr_assert_str_eq(runner_sigsys_type(rt), "process");
     cr_assert_null(runner_sigsys_type(NULL));
     json_decref(rt);
 }
