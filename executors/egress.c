@@ -23,9 +23,10 @@ int egress_create_body(const struct exec_config *cfg, const char *base_body, cha
     int r = -ENOMEM;
     if (json_is_object(hc) && json_is_array(env) &&
         json_object_set_new(hc, "NetworkMode", json_string(cfg->egress_network)) == 0 &&
-        /* Docker's embedded resolver (127.0.0.11) still answers TCP queries
-         * for the network's container names; an upstream of 127.0.0.1 (where
-         * nothing listens) keeps it from forwarding anything further. */
+        /* Docker's embedded resolver (127.0.0.11) forwards names it does not
+         * know to these servers, from inside the sandbox's namespace: 127.0.0.1
+         * there is where nothing listens. The resolver itself is refused in
+         * that namespace by egress_close_resolver(). */
         json_object_set_new(hc, "Dns", json_pack("[s]", "127.0.0.1")) == 0 &&
         json_object_set_new(spec, "NetworkDisabled", json_false()) == 0 &&
         json_array_append_new(env, json_string(kv)) == 0 &&
@@ -36,6 +37,49 @@ int egress_create_body(const struct exec_config *cfg, const char *base_body, cha
     }
     json_decref(spec);
     return r == 0 ? 0 : sg_error_set(err, r, "cannot build the networked sandbox spec");
+}
+
+int egress_guard_body(const struct exec_config *cfg, const char *sandbox_id, char **ret_body,
+                      struct sg_error *err)
+{
+    char mode[sizeof("container:") + DOCKER_ID_LEN + 1];
+    snprintf(mode, sizeof(mode), "container:%s", sandbox_id);
+    json_t *spec = json_pack(
+        "{s:s,s:[sssssssss],s:{s:s},s:{s:s,s:[s],s:[ss],s:s,s:b,s:{s:s},s:[s]}}", "Image",
+        cfg->egress_guard_image, "Entrypoint", "iptables", "-w", "5", "-I", "OUTPUT", "-d",
+        "127.0.0.11/32", "-j", "REJECT", "Labels", EGRESS_GUARD_LABEL, cfg->instance, "HostConfig",
+        "NetworkMode", mode, "CapDrop", "ALL", "CapAdd", "NET_ADMIN", "NET_RAW", "Runtime", "runc",
+        "ReadonlyRootfs", 1, "Tmpfs", "/run", "size=1m", "SecurityOpt", "no-new-privileges");
+    *ret_body = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
+    json_decref(spec);
+    return *ret_body ? 0 : sg_error_set(err, -ENOMEM, "cannot build the resolver guard spec");
+}
+
+int egress_close_resolver(const void *ctx, struct docker_client *dc, const char *sandbox_id,
+                          struct sg_error *err)
+{
+    const struct exec_config *cfg = ctx;
+    char *body = NULL, id[DOCKER_ID_LEN + 1] = "";
+    int code = -1;
+    int r = egress_guard_body(cfg, sandbox_id, &body, err);
+    if (r == 0)
+        r = docker_create(dc, body, id, err);
+    if (r == 0)
+        r = docker_start(dc, id, err);
+    if (r == 0)
+        r = docker_wait(dc, id, EGRESS_GUARD_TIMEOUT_MS, &code, err);
+    if (r == 0 && code != 0)
+        r = sg_error_set(err, -EIO,
+                         "the resolver guard (%s) exited with %d in sandbox %.12s: is iptables "
+                         "in that image?",
+                         cfg->egress_guard_image, code, sandbox_id);
+    if (id[0])
+        docker_remove(dc, id, EGRESS_GUARD_TIMEOUT_MS, NULL);
+    free(body);
+    if (r < 0)
+        sg_log(SG_LOG_WARN, "egress_guard_failed", "container=%.12s error=\"%s\"", sandbox_id,
+               err ? err->msg : "");
+    return r;
 }
 
 static void state_path(const struct exec_config *cfg, const char *sub, const char *name,

@@ -35,6 +35,27 @@
 int egress_create_body(const struct exec_config *cfg, const char *base_body, char **ret_body,
                        struct sg_error *err);
 
+/* Docker's embedded resolver (127.0.0.11) lives in each sandbox's own network
+ * namespace, where the host packet filter never sees a query to it. Each new
+ * networked sandbox therefore gets, before it may serve a job, one short-lived
+ * runc container of cfg->egress_guard_image joined to its namespace
+ * (NetworkMode container:<id>, only NET_ADMIN and NET_RAW) that inserts
+ * "OUTPUT -d 127.0.0.11 -j REJECT" there: the resolver then refuses every
+ * connection and datagram of the job. Labelled EGRESS_GUARD_LABEL=instance,
+ * removed at once. */
+#define EGRESS_GUARD_LABEL "org.sandgate.egress-guard"
+#define EGRESS_GUARD_TIMEOUT_MS 30000L
+
+/* The create body of that container for the sandbox with this id. Caller
+ * frees *ret_body with free(). */
+int egress_guard_body(const struct exec_config *cfg, const char *sandbox_id, char **ret_body,
+                      struct sg_error *err);
+
+/* Run it (create, start, wait, remove); 0 only when iptables exited 0. A
+ * pool's prepare hook (pool.h): ctx is the struct exec_config. */
+int egress_close_resolver(const void *ctx, struct docker_client *dc, const char *sandbox_id,
+                          struct sg_error *err);
+
 /* Remove every allow-list left by an earlier run (a crash mid-job): an
  * address may now belong to another sandbox. */
 int egress_reset(const struct exec_config *cfg, struct sg_error *err);

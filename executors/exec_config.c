@@ -93,6 +93,7 @@ static const struct opt opts[] = {
     {"egress-dir", "SANDGATE_EGRESS_DIR", OPT_STR, F(egress_dir), 1, 0},
     {"egress-pool-size", "SANDGATE_EGRESS_POOL_SIZE", OPT_UINT, F(egress_pool_size), 1,
      EXEC_POOL_SIZE_MAX},
+    {"egress-guard-image", "SANDGATE_EGRESS_GUARD_IMAGE", OPT_STR, F(egress_guard_image), 0, 0},
     {"test-guard-off", NULL, OPT_FLAG, F(test_guard_off), 0, 0},
     {"help", NULL, OPT_HELP, 0, 0, 0, 0},
 };
@@ -171,6 +172,10 @@ static const char usage_text[] =
     "  --egress-dir DIR      state shared with the proxy (/run/sandgate-egress)\n"
     "                        env SANDGATE_EGRESS_DIR\n"
     "  --egress-pool-size N  warm networked sandboxes (1)      env SANDGATE_EGRESS_POOL_SIZE\n"
+    "  --egress-guard-image IMAGE  an image with iptables (the egress proxy's), run once in\n"
+    "                        each networked sandbox's network namespace to refuse Docker's\n"
+    "                        embedded resolver there; required with --egress-network\n"
+    "                        env SANDGATE_EGRESS_GUARD_IMAGE\n"
     "  --seccomp FILE|none   seccomp profile (Docker JSON) for every container, proven\n"
     "                        enforced at start by a probe job. Default: the first of\n"
     "                        " EXEC_SECCOMP_INSTALLED ", " EXEC_SECCOMP_SOURCE "\n"
@@ -474,6 +479,10 @@ static int finish_egress(struct exec_config *c, struct sg_error *err)
         return sg_error_set(err, -EINVAL, "--egress-dir must be an absolute path");
     if (!c->insecure_runtime && strcmp(c->egress_runtime, "runc") == 0)
         return sg_error_set(err, -EINVAL, "--egress-runtime runc is not a sandbox");
+    if (!c->egress_guard_image[0])
+        return sg_error_set(err, -EINVAL,
+                            "--egress-guard-image is required with --egress-network (an image "
+                            "with iptables: the egress proxy's, sandgate/egress)");
     return 0;
 }
 

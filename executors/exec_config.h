@@ -78,11 +78,13 @@ struct exec_config {
     char docker_socket[PATH_MAX];
     enum sg_log_level log_level;
     /* Networked jobs (README, "Network"): empty egress_network = none. */
-    char egress_network[EXEC_NAME_MAX]; /* the internal Docker network of the sandboxes */
-    char egress_proxy[64];              /* the proxy's ADDR:PORT on that network */
-    char egress_runtime[EXEC_NAME_MAX]; /* runtime of networked sandboxes (runsc-net) */
-    char egress_dir[1024];              /* state shared with the proxy (allow/, decisions/) */
-    unsigned egress_pool_size;          /* warm networked sandboxes */
+    char egress_network[EXEC_NAME_MAX];     /* the internal Docker network of the sandboxes */
+    char egress_proxy[64];                  /* the proxy's ADDR:PORT on that network */
+    char egress_runtime[EXEC_NAME_MAX];     /* runtime of networked sandboxes (runsc-net) */
+    char egress_dir[1024];                  /* state shared with the proxy (allow/, decisions/) */
+    unsigned egress_pool_size;              /* warm networked sandboxes */
+    char egress_guard_image[EXEC_NAME_MAX]; /* runs iptables in each networked sandbox's network
+                                               namespace (egress.h); required with a network */
     /* --test-guard-off (tests only, no environment variable): every sandbox
      * gets SANDGATE_TEST_GUARD_OFF=1, and its runner leaves the in-process
      * run-time layer out (the kernel filter, identity, view and parent stay).

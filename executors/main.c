@@ -152,7 +152,10 @@ static int start_net_pool(const struct exec_config *cfg, struct docker_client *d
                                  .metrics = m,
                                  /* warm means the runner's egress set-up is done */
                                  .wait_ready = true,
-                                 .network = cfg->egress_network};
+                                 .network = cfg->egress_network,
+                                 /* Docker's resolver refused in its namespace */
+                                 .prepare = egress_close_resolver,
+                                 .prepare_ctx = cfg};
         r = pool_new(&pc, ret, err);
     }
     free(body);

@@ -27,6 +27,8 @@ struct pool {
     char label[128]; /* EXEC_LABEL_POOL value; empty: all of instance */
     char name[32];
     char network[128]; /* sandbox.ip is looked up on it; empty: offline pool */
+    int (*prepare)(const void *ctx, struct docker_client *dc, const char *id, struct sg_error *err);
+    const void *prepare_ctx;
     struct metrics *metrics;
     unsigned mem_mb; /* last measurement of one warm sandbox */
     double mem_at, create_ms;
@@ -174,8 +176,9 @@ static void launch_one(struct pool *p)
     struct sg_error e = {0};
     double t0 = attach_now_ms();
     int r = sandbox_launch(p->dc, p->body, &sb, &e);
-    if (r == 0 && p->network[0] &&
-        (r = docker_container_ip(p->dc, sb.id, p->network, sb.ip, &e)) < 0)
+    if (r == 0 &&
+        ((p->network[0] && (r = docker_container_ip(p->dc, sb.id, p->network, sb.ip, &e)) < 0) ||
+         (p->prepare && (r = p->prepare(p->prepare_ctx, p->dc, sb.id, &e)) < 0)))
         sandbox_destroy(p->dc, &sb, NULL);
     double ms = attach_now_ms() - t0;
     if (p->metrics)
@@ -397,6 +400,8 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     p->metrics = cfg->metrics;
     p->wait_ready = cfg->wait_ready;
     snprintf(p->network, sizeof(p->network), "%s", cfg->network ? cfg->network : "");
+    p->prepare = cfg->prepare;
+    p->prepare_ctx = cfg->prepare_ctx;
     p->target = cfg->target < EXEC_POOL_SIZE_MAX ? cfg->target : EXEC_POOL_SIZE_MAX;
     p->parallel = cfg->parallel ? cfg->parallel : 1;
     if (p->parallel > EXEC_CREATE_PARALLEL_MAX)

@@ -50,6 +50,10 @@ struct pool_config {
     bool wait_ready;         /* hold new sandboxes back until the runner's ready line */
     const char *network;     /* copied: a networked pool's Docker network, whose address of
                                 each sandbox is looked up at launch (sandbox.ip); NULL: none */
+    /* Run on each new sandbox after its start, before it may serve a job; a
+     * failure discards the sandbox (the launch failed). NULL: none. */
+    int (*prepare)(const void *ctx, struct docker_client *dc, const char *id, struct sg_error *err);
+    const void *prepare_ctx; /* borrowed; outlives the pool */
 };
 
 struct pool_stats {

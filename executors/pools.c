@@ -147,6 +147,8 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
                              fl->n_modules ? 1 : cfg->parallel,
                              cfg->metrics,
                              fl->n_modules > 0 && cfg->runner_ready,
+                             NULL,
+                             NULL,
                              NULL};
     r = pool_new(&pc, &s->pools[f], err);
     free(body);

@@ -142,7 +142,8 @@ class Stack:
     def executor_args(self):
         """The executor flags for a networked pool of one on this stack."""
         return ("--egress-network", self.names.sbx_net, "--egress-proxy", self.proxy,
-                "--egress-dir", self.state, "--egress-pool-size", "1")
+                "--egress-dir", self.state, "--egress-pool-size", "1",
+                "--egress-guard-image", sgtest.image("egress"))
 
     def remove(self, check=True):
         n = self.names

@@ -129,3 +129,56 @@ Test(egress, connections_are_bounded)
     cr_expect_eq(json_array_size(json_object_get(net, "connections")), EGRESS_HOSTS_MAX);
     json_decref(net);
 }
+
+/* The resolver guard: one runc container in the sandbox's network namespace,
+ * only NET_ADMIN and NET_RAW, iptables refusing 127.0.0.11 there. */
+Test(egress_guard, body_joins_the_sandbox_namespace_with_only_net_admin)
+{
+    struct exec_config c = {0};
+    snprintf(c.egress_guard_image, sizeof(c.egress_guard_image), "sandgate/egress:t");
+    snprintf(c.instance, sizeof(c.instance), "inst-1");
+    char *body = NULL;
+    cr_assert_eq(egress_guard_body(&c, "0123456789ab", &body, NULL), 0);
+    json_t *j = json_loads(body, 0, NULL);
+    free(body);
+    cr_assert_not_null(j);
+    json_t *hc = json_object_get(j, "HostConfig");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "Image")), "sandgate/egress:t");
+    cr_assert_str_eq(json_string_value(json_object_get(hc, "NetworkMode")),
+                     "container:0123456789ab");
+    cr_assert_str_eq(json_string_value(json_object_get(hc, "Runtime")), "runc");
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "ALL");
+    cr_assert_eq(json_array_size(json_object_get(hc, "CapAdd")), 2);
+    cr_assert(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "Labels"), EGRESS_GUARD_LABEL)),
+        "inst-1");
+    const char *want[] = {"iptables",      "-w", "5",     "-I", "OUTPUT", "-d",
+                          "127.0.0.11/32", "-j", "REJECT"};
+    json_t *ep = json_object_get(j, "Entrypoint");
+    cr_assert_eq(json_array_size(ep), sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        cr_assert_str_eq(json_string_value(json_array_get(ep, i)), want[i]);
+    json_decref(j);
+}
+
+Test(egress_guard, a_network_without_a_guard_image_is_refused)
+{
+    char *argv[] = {(char[]){"sandgate-executor"},
+                    (char[]){"--language"},
+                    (char[]){"python"},
+                    (char[]){"--egress-network"},
+                    (char[]){"sg-net"},
+                    (char[]){"--egress-proxy"},
+                    (char[]){"172.30.0.2:3128"},
+                    (char[]){"--egress-guard-image"},
+                    (char[]){"sandgate/egress:t"},
+                    NULL};
+    struct exec_config c;
+    struct sg_error e = {0};
+    unsetenv("SANDGATE_EGRESS_GUARD_IMAGE");
+    cr_assert_eq(exec_config_parse(9, argv, &c, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(c.egress_guard_image, "sandgate/egress:t");
+    cr_assert_lt(exec_config_parse(7, argv, &c, &e), 0);
+    cr_assert(strstr(e.msg, "--egress-guard-image") != NULL, "%s", e.msg);
+}
