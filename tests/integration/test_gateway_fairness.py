@@ -7,11 +7,16 @@ client must get at least 95 % of its requests answered within a second, and
 the gateway's metric must show what it closed and why."""
 import json
 import re
+import resource
 import selectors
+import shutil
+import subprocess
 import threading
 import time
 import unittest
 
+import sgtest
+from gateway_fakes import Gateway
 from test_gateway_frontdoor import FrontDoorCase, connect, exchange, post
 
 ANALYZE = json.dumps({"language": "python", "code": "def main():\n    return 1\n"}).encode()
@@ -171,6 +176,37 @@ class TestSharedAddress(FairnessCase):
         self.assert_fair(served, slow, held, reasons)
         self.assertGreaterEqual(held, 700, "the attack did not reach its limits")
         self.assertGreater(reasons.get("evicted", 0), 0, reasons)
+
+
+class TestLimitsAtStart(unittest.TestCase):
+    def start_with(self, config, nofile=None):
+        """(exit status, output) of a gateway started with config, its
+        descriptor limit lowered to nofile (soft and hard) when given."""
+        gw = Gateway(dict(config, executors={"python": ["http://127.0.0.1:9"],
+                                             "nodejs": ["http://127.0.0.1:9"]}), start=False)
+        try:
+            limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) \
+                if nofile else None
+            r = subprocess.run([sgtest.binary("sandgate"), "-c", gw.config_path], text=True,
+                               capture_output=True, timeout=20, preexec_fn=limit)
+            return r.returncode, r.stdout + r.stderr
+        finally:
+            shutil.rmtree(gw.dir, ignore_errors=True)
+
+    def test_connections_the_descriptor_limit_cannot_hold_refuse_to_start(self):
+        code, out = self.start_with({"max_connections": 4000}, nofile=1024)
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("max_connections 4000 needs 4320 file descriptors, the limit (ulimit -n) "
+                      "allows 1024", out)
+
+    def test_hostile_connection_settings_are_refused(self):
+        for config, words in (({"max_connections": 32769}, "max_connections"),
+                              ({"max_connections": 10, "max_connections_per_ip": 11},
+                               "max_connections_per_ip (11) exceeds max_connections (10)"),
+                              ({"header_timeout_s": 0}, "header_timeout_s")):
+            code, out = self.start_with(config)
+            self.assertNotEqual(code, 0, (config, out))
+            self.assertIn(words, out, config)
 
 
 if __name__ == "__main__":
