@@ -10,22 +10,26 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "log.h"
+#include "httpsrv_conns.h"
 #include "httpsrv_head.h"
 #include "httpsrv_pool.h"
 #include "sg_cond.h"
 #include "sg_time.h"
 
 #define DEFAULT_RECEIVE_TIMEOUT_S 30u
+#define DEFAULT_HEADER_TIMEOUT_S 10u
 #define DEFAULT_CONN_SLACK 64u /* connections beyond the workers by default */
 #define MHD_LIMIT_SLACK 64u    /* MHD's own hard limit sits above ours */
 #define EVENT_THREADS 2u       /* epoll threads: I/O, header checks and GETs only */
@@ -42,6 +46,9 @@
  * limits sit well inside it, so that a request over them gets the JSON shape. */
 #define MHD_POOL_BYTES (64u * 1024u)
 #define STREAM_BLOCK (16u * 1024u) /* bytes MHD asks a stream for at once */
+/* Descriptors a daemon needs besides its client connections: listeners,
+ * epoll and wake-up descriptors, upstream sockets, files. */
+#define FD_RESERVE 256u
 
 struct sg_httpsrv {
     struct MHD_Daemon *daemon;
@@ -53,12 +60,10 @@ struct sg_httpsrv {
     atomic_size_t body_total; /* bytes held by bodies in flight */
     atomic_uint suspended;
     atomic_int stopping; /* sg_httpsrv_stop began: no connection may be suspended anew */
-    atomic_uint_fast64_t refused_at_accept;
-    atomic_uint_fast64_t refused_per_address;
+    atomic_uint_fast64_t refused_library_limit; /* libmicrohttpd's own hard limit */
     atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
-    struct sg_conn_reg conns;
-    int conns_ok;
+    struct sg_conns *conns;
     int quiesced_fd; /* the listen socket after quiesce, closed after MHD stops */
 };
 
@@ -191,8 +196,7 @@ static struct sg_conn_rec *conn_rec(struct MHD_Connection *conn)
 static enum MHD_Result answer(struct conn_state *st)
 {
     st->decided = 1;
-    if (st->srv->conns_ok)
-        sg_conn_reg_mark(&st->srv->conns, conn_rec(st->conn), 1);
+    sg_conns_mark(st->srv->conns, conn_rec(st->conn), SG_CONN_BUSY);
     return send_response(st->conn, &st->resp);
 }
 
@@ -202,7 +206,8 @@ static enum MHD_Result answer_early(struct conn_state *st)
     if (!st->small_body)
         return answer(st);
     st->decided = 1;
-    st->phase = ST_DISCARD;
+    st->phase = ST_DISCARD; /* a body to drain: the request deadline applies */
+    sg_conns_mark(st->srv->conns, conn_rec(st->conn), SG_CONN_BODY);
     return MHD_YES;
 }
 
@@ -328,7 +333,8 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
         return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
     }
-    st->phase = ST_BODY;
+    st->phase = ST_BODY; /* the head is accepted: no longer evictable */
+    sg_conns_mark(srv->conns, conn_rec(st->conn), SG_CONN_BODY);
     return MHD_YES;
 }
 
@@ -587,8 +593,7 @@ static enum MHD_Result dispatch(struct conn_state *st)
         atomic_fetch_sub(&srv->suspended, 1);
         return refuse(st, 503, "server_busy", "every worker is busy; retry shortly");
     }
-    if (srv->conns_ok)
-        sg_conn_reg_mark(&srv->conns, conn_rec(st->conn), 1);
+    sg_conns_mark(srv->conns, conn_rec(st->conn), SG_CONN_BUSY);
     st->phase = ST_QUEUED;
     MHD_suspend_connection(st->conn);
     sg_workq_push(srv->workq, st);
@@ -685,8 +690,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         conn_state_unref(st);
         *con_cls = NULL;
     }
-    if (srv->conns_ok)
-        sg_conn_reg_mark(&srv->conns, conn_rec(conn), 0); /* the next request's clock */
+    /* the next request's clocks; evictable until its head is accepted */
+    sg_conns_mark(srv->conns, conn_rec(conn), SG_CONN_HEAD);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -694,13 +699,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
     struct sg_httpsrv *srv = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        atomic_fetch_add(&srv->conns.open, 1);
-        const union MHD_ConnectionInfo *ci =
+        const union MHD_ConnectionInfo *fd =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = ci && srv->conns_ok ? sg_conn_reg_add(&srv->conns, ci->connect_fd) : NULL;
+        const union MHD_ConnectionInfo *addr =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        *socket_context =
+            fd && addr ? sg_conns_add(srv->conns, fd->connect_fd, addr->client_addr) : NULL;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        atomic_fetch_sub(&srv->conns.open, 1);
-        sg_conn_reg_remove(&srv->conns, *socket_context);
+        sg_conns_remove(srv->conns, *socket_context);
         *socket_context = NULL;
     }
 }
@@ -712,14 +718,14 @@ __attribute__((format(printf, 2, 0))) static void on_library_log(void *cls, cons
                                                                  va_list ap)
 {
     static const char answered[] = "Error processing request (HTTP response code is ";
-    /* libmicrohttpd's own refusal at accept: past our max_connections
-     * on_accept refuses first, so this is the per-address limit */
+    /* libmicrohttpd's own refusal at accept: its hard limit, which sits
+     * above ours (reached only while evicted connections are closing) */
     static const char limit[] = "Server reached connection limit";
     struct sg_httpsrv *srv = cls;
     if (strncmp(fmt, answered, sizeof(answered) - 1) == 0)
         atomic_fetch_add(&srv->library_answers, 1);
     if (strncmp(fmt, limit, sizeof(limit) - 1) == 0)
-        atomic_fetch_add(&srv->refused_per_address, 1);
+        atomic_fetch_add(&srv->refused_library_limit, 1);
     char msg[256], quoted[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
@@ -727,17 +733,15 @@ __attribute__((format(printf, 2, 0))) static void on_library_log(void *cls, cons
     sg_log(SG_LOG_INFO, "http_library", "msg=\"%s\"", quoted);
 }
 
-/* The global connection limit: refuse (close at once) rather than leave new
- * clients waiting in the listen backlog as MHD's own limit does. */
+/* The global and per-address limits (httpsrv_conns.h: a connection still
+ * waiting for its head may be evicted to make room): refuse (close at once)
+ * rather than leave new clients waiting in the listen backlog as MHD's own
+ * limit does. */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
     struct sg_httpsrv *srv = cls;
-    (void)addr;
     (void)addrlen;
-    if (atomic_load(&srv->conns.open) < srv->max_connections)
-        return MHD_YES;
-    atomic_fetch_add(&srv->refused_at_accept, 1);
-    return MHD_NO;
+    return sg_conns_admit(srv->conns, addr) == 0 ? MHD_YES : MHD_NO;
 }
 
 static int parse_bind(const char *addr, uint16_t port, struct sockaddr_storage *ss, int *ret_v6)
@@ -763,8 +767,7 @@ static int parse_bind(const char *addr, uint16_t port, struct sockaddr_storage *
 static void srv_free(struct sg_httpsrv *srv)
 {
     sg_workq_free(srv->workq);
-    if (srv->conns_ok)
-        sg_conn_reg_destroy(&srv->conns);
+    sg_conns_free(srv->conns);
     free(srv);
 }
 
@@ -783,13 +786,41 @@ static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
     srv->max_connections =
         cfg->max_connections ? cfg->max_connections : workers + DEFAULT_CONN_SLACK;
     unsigned rt = cfg->receive_timeout_s ? cfg->receive_timeout_s : DEFAULT_RECEIVE_TIMEOUT_S;
-    srv->conns_ok = sg_conn_reg_init(&srv->conns, (uint64_t)rt * 1000u) == 0;
+    unsigned ht = cfg->header_timeout_s ? cfg->header_timeout_s : DEFAULT_HEADER_TIMEOUT_S;
+    struct sg_conn_limits lim = {
+        .max_open = srv->max_connections,
+        .per_address = cfg->per_ip_connections,
+        .head_ms = (uint64_t)(ht < rt ? ht : rt) * 1000u,
+        .request_ms = (uint64_t)rt * 1000u,
+    };
+    srv->conns = sg_conns_new(&lim);
     srv->workq = sg_workq_new(workers, cfg->max_queued, run_task);
-    if (!srv->conns_ok || !srv->workq) {
+    if (!srv->conns || !srv->workq) {
         srv_free(srv);
         return NULL;
     }
     return srv;
+}
+
+/* Every connection the limits admit needs a descriptor: raise the soft
+ * limit to what they need when the hard limit allows, refuse to start when
+ * it does not (a connection refused by the kernel at accept is not counted
+ * and spins no limit of ours). */
+static int check_fd_limit(unsigned max_connections, struct sg_error *err)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)max_connections + MHD_LIMIT_SLACK + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max >= need) {
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            return 0;
+    }
+    return sg_error_set(err, -EMFILE,
+                        "max_connections %u needs %llu file descriptors, the limit (ulimit -n) "
+                        "allows %llu: lower max_connections or raise the limit",
+                        max_connections, (unsigned long long)need, (unsigned long long)rl.rlim_max);
 }
 
 int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_handlers *h,
@@ -803,6 +834,11 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
     struct sg_httpsrv *srv = srv_new(cfg, h, ctx);
     if (!srv)
         return sg_error_set(err, -ENOMEM, "out of memory");
+    int r = check_fd_limit(srv->max_connections, err);
+    if (r < 0) {
+        srv_free(srv);
+        return r;
+    }
     /* Strictness 0: check_head() makes the strict checks itself, so that the
      * refusals are JSON (MHD's own are HTML pages).
      * epoll threads own the sockets; MHD_USE_ITC (implied by suspend/resume)
@@ -813,8 +849,7 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
         flags, cfg->port, on_accept, srv, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
         on_library_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, EVENT_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-        srv->max_connections + MHD_LIMIT_SLACK, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        cfg->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        srv->max_connections + MHD_LIMIT_SLACK, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_STRICT_FOR_CLIENT, 0,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -835,11 +870,15 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
     *ret = (struct sg_httpsrv_stats){0};
     if (!srv)
         return;
-    ret->open = atomic_load(&srv->conns.open);
-    ret->refused_at_accept = atomic_load(&srv->refused_at_accept);
-    ret->refused_per_address = atomic_load(&srv->refused_per_address);
+    struct sg_conn_stats cs;
+    sg_conns_get_stats(srv->conns, &cs);
+    ret->open = cs.open;
+    ret->refused_at_accept = cs.refused_global + atomic_load(&srv->refused_library_limit);
+    ret->refused_per_address = cs.refused_per_address;
+    ret->evicted = cs.evicted;
     ret->library_answers = atomic_load(&srv->library_answers);
-    ret->cut_receive_timeout = atomic_load(&srv->conns.cut_total);
+    ret->cut_header_timeout = cs.cut_head;
+    ret->cut_receive_timeout = cs.cut_request;
     ret->body_bytes = atomic_load(&srv->body_total);
 }
 

@@ -17,10 +17,16 @@
  *      worker threads while the connection is suspended, so a handler may
  *      block on an upstream. No free worker and no queue slot: 503 at once.
  *
- * Bounds: max_connections in total (past it a new connection is closed at
- * accept, never left waiting), per_ip_connections per client address, and
- * receive_timeout_s for one request's headers and body however slowly they
- * trickle in (the connection is closed), besides the idle timeout.
+ * Bounds: max_connections in total and per_ip_connections per client
+ * address. Past either, the oldest connection still waiting for its request
+ * head (a new one, or one kept alive after an answer) is closed to make room,
+ * taken from the new connection's address (its limit) or from the address
+ * that holds the most (the total); when there is none the new one is closed at accept,
+ * never left waiting (httpsrv_conns.h). A connection whose head was accepted
+ * is never evicted. Deadlines: header_timeout_s for a request's head and
+ * receive_timeout_s for its head and body, however slowly they trickle in
+ * (the connection is closed); the idle timeout closes a connection without
+ * traffic in any phase (a client that does not read its answer).
  *
  * Every answer httpsrv makes itself (400, 413, 414, 431, 503) is the JSON
  * error shape and goes through the `refused` callback first, so the owner can
@@ -96,19 +102,24 @@ struct sg_httpsrv_config {
     unsigned per_ip_connections; /* open connections per client address; 0 = no limit */
     unsigned max_queued;         /* requests waiting for a worker; past it 503 */
     unsigned receive_timeout_s;  /* headers + body of one request; 0 = 30 */
+    unsigned header_timeout_s;   /* the head of a request (capped by receive_timeout_s); 0 = 10 */
     size_t max_body_total;       /* bytes held by all bodies in flight; 0 = 4 * max_body */
 };
 
 /* Start serving. On success *ret_srv is owned by the caller (stop with
- * sg_httpsrv_stop()). */
+ * sg_httpsrv_stop()). The process's descriptor limit (RLIMIT_NOFILE) must
+ * hold max_connections and a reserve: the soft limit is raised when the hard
+ * one allows, otherwise -EMFILE with a message saying what is needed. */
 int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_handlers *h,
                      void *ctx, struct sg_httpsrv **ret_srv, struct sg_error *err);
 
 struct sg_httpsrv_stats {
     unsigned open;                /* connections open now */
-    uint64_t refused_at_accept;   /* closed at once: over max_connections */
-    uint64_t refused_per_address; /* closed at once: over per_ip_connections */
+    uint64_t refused_at_accept;   /* closed at once: over max_connections, none evictable */
+    uint64_t refused_per_address; /* closed at once: over per_ip_connections, none evictable */
+    uint64_t evicted;             /* closed waiting for a head, to admit a newer one */
     uint64_t library_answers;     /* error pages libmicrohttpd sent itself */
+    uint64_t cut_header_timeout;  /* closed: no complete head within header_timeout_s */
     uint64_t cut_receive_timeout; /* closed: a request took over receive_timeout_s */
     size_t body_bytes;            /* request bodies held now */
 };

@@ -2,12 +2,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <time.h>
-
-#include "sg_time.h"
-
-#define SWEEP_INTERVAL_MS 250u
 
 struct sg_workq {
     pthread_mutex_t lock;
@@ -114,104 +108,4 @@ void sg_workq_free(struct sg_workq *q)
     free(q->ring);
     free(q->tids);
     free(q);
-}
-
-/* Shut down (not close: the event loop owns the fd) every connection past
- * its deadline. Runs under r->lock, which also keeps each fd open: a
- * connection leaves the list before its fd is closed. */
-static void sweep(struct sg_conn_reg *r, uint64_t now)
-{
-    for (struct sg_conn_rec *c = r->head.next; c != &r->head; c = c->next) {
-        if (c->busy || c->cut || now - c->since_ms < r->deadline_ms)
-            continue;
-        shutdown(c->fd, SHUT_RDWR);
-        c->cut = 1;
-        atomic_fetch_add(&r->cut_total, 1);
-    }
-}
-
-static void *sweeper_main(void *arg)
-{
-    struct sg_conn_reg *r = arg;
-    pthread_mutex_lock(&r->lock);
-    while (!r->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)SWEEP_INTERVAL_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&r->wake, &r->lock, &ts);
-        sweep(r, sg_time_mono_ms());
-    }
-    pthread_mutex_unlock(&r->lock);
-    return NULL;
-}
-
-int sg_conn_reg_init(struct sg_conn_reg *r, uint64_t deadline_ms)
-{
-    pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->wake, NULL);
-    r->head.next = r->head.prev = &r->head;
-    atomic_init(&r->open, 0);
-    atomic_init(&r->cut_total, 0);
-    r->deadline_ms = deadline_ms;
-    r->stop = 0;
-    int e = pthread_create(&r->thread, NULL, sweeper_main, r);
-    r->started = e == 0;
-    return -e;
-}
-
-void sg_conn_reg_destroy(struct sg_conn_reg *r)
-{
-    if (r->started) {
-        pthread_mutex_lock(&r->lock);
-        r->stop = 1;
-        pthread_cond_signal(&r->wake);
-        pthread_mutex_unlock(&r->lock);
-        pthread_join(r->thread, NULL);
-    }
-    while (r->head.next != &r->head)
-        sg_conn_reg_remove(r, r->head.next);
-    pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->wake);
-}
-
-struct sg_conn_rec *sg_conn_reg_add(struct sg_conn_reg *r, int fd)
-{
-    struct sg_conn_rec *c = calloc(1, sizeof(*c));
-    if (!c)
-        return NULL;
-    c->fd = fd;
-    c->since_ms = sg_time_mono_ms();
-    pthread_mutex_lock(&r->lock);
-    c->next = r->head.next;
-    c->prev = &r->head;
-    r->head.next->prev = c;
-    r->head.next = c;
-    pthread_mutex_unlock(&r->lock);
-    return c;
-}
-
-void sg_conn_reg_remove(struct sg_conn_reg *r, struct sg_conn_rec *c)
-{
-    if (!c)
-        return;
-    pthread_mutex_lock(&r->lock);
-    c->prev->next = c->next;
-    c->next->prev = c->prev;
-    pthread_mutex_unlock(&r->lock);
-    free(c);
-}
-
-void sg_conn_reg_mark(struct sg_conn_reg *r, struct sg_conn_rec *c, int busy)
-{
-    if (!c)
-        return;
-    pthread_mutex_lock(&r->lock);
-    c->busy = busy;
-    if (!busy)
-        c->since_ms = sg_time_mono_ms();
-    pthread_mutex_unlock(&r->lock);
 }

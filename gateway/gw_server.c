@@ -133,6 +133,8 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "without an answer, by reason.\n# TYPE sandgate_connections_closed_total counter\n"
         "sandgate_connections_closed_total{reason=\"max_connections\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"per_address\"} %llu\n"
+        "sandgate_connections_closed_total{reason=\"evicted\"} %llu\n"
+        "sandgate_connections_closed_total{reason=\"header_timeout\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
         "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
         "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n"
@@ -141,7 +143,8 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "# TYPE sandgate_http_library_answers_total counter\n"
         "sandgate_http_library_answers_total %llu\n",
         hs.open, (unsigned long long)hs.refused_at_accept,
-        (unsigned long long)hs.refused_per_address, (unsigned long long)hs.cut_receive_timeout,
+        (unsigned long long)hs.refused_per_address, (unsigned long long)hs.evicted,
+        (unsigned long long)hs.cut_header_timeout, (unsigned long long)hs.cut_receive_timeout,
         hs.body_bytes, (unsigned long long)hs.library_answers);
 }
 

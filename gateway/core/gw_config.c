@@ -83,20 +83,26 @@ static const struct key keys[] = {
      "other executors tried when one answers 503 pool_busy"},
     {"executor_max_inflight", "SANDGATE_EXECUTOR_MAX_INFLIGHT", U64(executor_max_inflight), 1,
      100000, "concurrent jobs per executor URL before it counts as saturated"},
-    {"max_connections", "SANDGATE_MAX_CONNECTIONS", U64(max_connections), 1, 100000,
-     "open client connections; more are closed at accept"},
+    {"max_connections", "SANDGATE_MAX_CONNECTIONS", U64(max_connections), 1, GW_MAX_CONNECTIONS_MAX,
+     "open client connections; past it a new one evicts one still waiting for its head, or "
+     "is closed at accept"},
     {"max_connections_per_ip", "SANDGATE_MAX_CONNECTIONS_PER_IP", U64(max_connections_per_ip), 0,
-     100000, "open connections per client address (0 = no limit)"},
+     GW_MAX_CONNECTIONS_MAX,
+     "connections per client address not yet served (waiting for or receiving a request), at "
+     "most max_connections (0 = no limit of its own)"},
     {"max_inflight_requests", "SANDGATE_MAX_INFLIGHT_REQUESTS", U64(max_inflight_requests), 1, 4096,
      "requests handled at once; more wait in the queue"},
     {"max_queued_requests", "SANDGATE_MAX_QUEUED_REQUESTS", U64(max_queued_requests), 0, 100000,
      "requests waiting for a handler; more get 503 server_busy"},
+    {"header_timeout_s", "SANDGATE_HEADER_TIMEOUT_S", U64(header_timeout_s), 1, 3600,
+     "time to receive a request's head (a new or kept-alive connection), however slowly sent; "
+     "capped by receive_timeout_s"},
     {"receive_timeout_s", "SANDGATE_RECEIVE_TIMEOUT_S", U64(receive_timeout_s), 1, 3600,
      "time to receive one request's headers and body, however slowly sent"},
     {"max_bodies_bytes", "SANDGATE_MAX_BODIES_BYTES", U64(max_bodies_bytes), 1024, 1ull << 40,
      "request bodies held in memory at once; more get 503 server_busy"},
     {"idle_timeout_s", "SANDGATE_IDLE_TIMEOUT_S", U64(idle_timeout_s), 1, 3600,
-     "idle client connection timeout"},
+     "a client connection without traffic this long is closed (e.g. one not reading)"},
     {"anonymous_rate", "SANDGATE_ANONYMOUS_RATE", U64(anonymous_rate), 0, 1000000,
      "requests/s allowed without tokens (0 = unlimited)"},
     {"anonymous_burst", "SANDGATE_ANONYMOUS_BURST", U64(anonymous_burst), 0, 1000000,
@@ -161,10 +167,11 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->exec_grace_ms = 5000;
     cfg->busy_retries = 1;
     cfg->executor_max_inflight = 256;
-    cfg->max_connections = 512;
+    cfg->max_connections = GW_MAX_CONNECTIONS_DEFAULT;
     cfg->max_connections_per_ip = 128;
     cfg->max_inflight_requests = 256;
     cfg->max_queued_requests = 256;
+    cfg->header_timeout_s = 10;
     cfg->receive_timeout_s = 30;
     cfg->max_bodies_bytes = 64u << 20;
     cfg->idle_timeout_s = 60;
@@ -527,6 +534,7 @@ void gw_config_http(const struct gw_config *c, uint16_t port, uint64_t max_body,
         .per_ip_connections = (unsigned)c->max_connections_per_ip,
         .max_queued = (unsigned)c->max_queued_requests,
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
+        .header_timeout_s = (unsigned)c->header_timeout_s,
         .max_body_total = c->max_bodies_bytes,
     };
 }
@@ -551,6 +559,11 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err)
         return sg_error_set(err, -EINVAL, "max_code_bytes exceeds max_body_bytes");
     if (cfg->max_bodies_bytes < cfg->max_body_bytes)
         return sg_error_set(err, -EINVAL, "max_bodies_bytes is below max_body_bytes");
+    if (cfg->max_connections_per_ip > cfg->max_connections)
+        return sg_error_set(err, -EINVAL,
+                            "max_connections_per_ip (%llu) exceeds max_connections (%llu)",
+                            (unsigned long long)cfg->max_connections_per_ip,
+                            (unsigned long long)cfg->max_connections);
     if (!cfg->policies_dir[0] || !cfg->default_policy[0])
         return sg_error_set(err, -EINVAL, "policies_dir and default_policy must be set");
     if (!cfg->tokens_file[0] && !gw_addr_is_loopback(cfg->listen))

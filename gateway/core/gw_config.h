@@ -30,6 +30,13 @@
 
 #define GW_EXECUTORS_MAX 8 /* executor URLs per language */
 #define GW_URL_MAX 256
+/* Client connections (docs/gateway.md, "Connections": measured, one
+ * costs a descriptor and 11-23 KB of the gateway's memory plus about 4 KB of
+ * the kernel's; 2048 of the largest heads stay within an eighth of the
+ * stack's 512 MiB). The largest value accepted bounds a hostile config; the
+ * descriptor limit is checked at start. */
+#define GW_MAX_CONNECTIONS_DEFAULT 2048
+#define GW_MAX_CONNECTIONS_MAX 32768
 #define GW_PATH_MAX 1024
 #define GW_CONFIG_FILE_MAX (256 * 1024)
 
@@ -67,10 +74,11 @@ struct gw_config {
     uint64_t max_connections_per_ip; /* open connections per client address; 0 = no limit */
     uint64_t max_inflight_requests;  /* requests handled at once (worker threads) */
     uint64_t max_queued_requests;    /* requests waiting for a worker; past it 503 */
+    uint64_t header_timeout_s;       /* a request's head (capped by receive_timeout_s) */
     uint64_t receive_timeout_s;      /* headers + body of one request, however slow */
     uint64_t max_bodies_bytes;       /* request bodies held in memory at once */
-    uint64_t idle_timeout_s;
-    uint64_t anonymous_rate; /* requests/s without tokens; 0 = unlimited */
+    uint64_t idle_timeout_s;         /* a connection without traffic in any phase */
+    uint64_t anonymous_rate;         /* requests/s without tokens; 0 = unlimited */
     uint64_t anonymous_burst;
     uint64_t max_sessions;           /* open sessions per tenant unless the tokens file says */
     uint64_t audit_queue_max;        /* audit lines waiting for the writer */

@@ -39,6 +39,23 @@ def connect(port, src="127.0.0.1", timeout=5):
     return s
 
 
+def held_request(port, src):
+    """A connection whose head the gateway accepted (its 100 Continue is
+    read), its body still to come."""
+    s = connect(port, src)
+    s.sendall(b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nContent-Length: 100\r\n"
+              b"Expect: 100-continue\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = s.recv(256)
+        if not chunk:
+            raise AssertionError(f"closed before its head was accepted: {got!r}")
+        got += chunk
+    if not got.startswith(b"HTTP/1.1 100"):
+        raise AssertionError(f"head not accepted: {got!r}")
+    return s
+
+
 def read_all(s, timeout=5):
     s.settimeout(timeout)
     out = b""
@@ -156,24 +173,41 @@ class TestSlowClients(FrontDoorCase):
         for s in socks:
             s.close()
 
-    def test_trickled_request_is_cut_at_the_receive_deadline(self):
+    def trickle(self, first, then):
+        """Seconds until the gateway closed a connection sent `first`, then
+        one byte of `then` at a time (never idle, never complete); None."""
         s = connect(self.port, "127.0.0.5")
         t0 = time.monotonic()
-        closed = None
+        s.sendall(first)
         s.settimeout(0.5)
-        for ch in b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nX-Slow: " + b"a" * 40:
+        for ch in then:
             try:
                 s.send(bytes([ch]))
                 if s.recv(1) == b"":
-                    closed = time.monotonic() - t0
                     break
             except socket.timeout:
                 continue
             except OSError:
-                closed = time.monotonic() - t0
                 break
+        else:
+            s.close()
+            return None
         s.close()
+        return time.monotonic() - t0
+
+    def test_trickled_head_is_cut_at_the_header_deadline(self):
+        closed = self.trickle(b"", b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nX-Slow: " + b"a" * 40)
         self.assertIsNotNone(closed, "the gateway kept a trickling request open")
+        # header_timeout_s is 10 by default, capped by receive_timeout_s (3)
+        self.assertLess(closed, 3 + 2, closed)
+        _, _, metrics = self.gw.call("GET", "/metrics")
+        self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="header_timeout"\}'
+                                  r' [1-9]')
+
+    def test_trickled_body_is_cut_at_the_receive_deadline(self):
+        closed = self.trickle(b"POST /v1/run HTTP/1.1\r\nHost: gw\r\nContent-Length: 100\r\n\r\n",
+                              b"a" * 40)
+        self.assertIsNotNone(closed, "the gateway kept a trickling body open")
         self.assertLess(closed, 3 + 2, closed)
         _, _, metrics = self.gw.call("GET", "/metrics")
         self.assertRegex(metrics, r'sandgate_connections_closed_total\{reason="receive_timeout"\}'
@@ -182,8 +216,10 @@ class TestSlowClients(FrontDoorCase):
     def test_per_address_limit_refuses_at_once(self):
         # Several event threads accept from one listen queue, so the order in
         # which connections are counted is not the order of connect(): wait
-        # until the gateway holds all 64 before the 65th arrives.
-        socks = [connect(self.port, "127.0.0.6") for _ in range(64)]
+        # until the gateway holds all 64 before the 65th arrives. Each has
+        # its head accepted and its body pending: not evictable (a connection
+        # still waiting for its head would be: test_gateway_fairness).
+        socks = [held_request(self.port, "127.0.0.6") for _ in range(64)]
         deadline = time.monotonic() + 10
         while self.open_connections() < 64 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -209,7 +245,8 @@ class TestGlobalLimit(FrontDoorCase):
     config = {"max_connections": 40, "max_connections_per_ip": 0}
 
     def test_past_the_global_limit_new_connections_are_refused_not_stalled(self):
-        socks = [connect(self.port, "127.0.0.8") for _ in range(40)]
+        # heads accepted, bodies pending: nothing to evict
+        socks = [held_request(self.port, "127.0.0.8") for _ in range(40)]
         # The event threads accept the 40 in their own time: until they have,
         # a new connection may still be served (and then closed by us).
         deadline = time.monotonic() + 5

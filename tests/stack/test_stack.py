@@ -8,10 +8,13 @@ Needs dockerd with runsc and the images (`make images`); fails otherwise.
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 from urllib.parse import quote
@@ -97,6 +100,16 @@ def tearDownModule():
     assert r.returncode == 0, r.stdout + r.stderr
     assert left == {"containers": [], "networks": [], "volumes": []}, f"left behind: {left}"
     assert f"SG-EGRESS-{state['egress_id']}" not in iptables_rules(), "egress rules left behind"
+
+
+def _closed(s):
+    """The peer closed s (non-blocking): EOF or an error, not just no data."""
+    try:
+        return s.recv(4096) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def call(path, body, token=TOKEN, timeout=60, raw=None):
@@ -273,6 +286,56 @@ class Stack(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "new token not accepted after SIGHUP")
             time.sleep(0.2)
         self.assertEqual(call("/v1/analyze", body, token=TOKEN)[0], 200)
+
+    def test_host_clients_behind_the_port_proxy_are_not_locked_out(self):
+        """Every host client reaches the gateway through Docker's port proxy,
+        with one address (the bridge's gateway): a local process holding
+        that address's limit (128) of idle connections, and more, must not
+        lock out a normal client on the host (before: 1 of 70 served)."""
+        port, stop, held = state["port"], threading.Event(), []
+        head = b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nX-Slow: "
+
+        def hold():  # at and past the limit, each closed connection replaced
+            while not stop.is_set():
+                for s in [s for s in held if s.fileno() < 0 or _closed(s)]:
+                    held.remove(s)
+                    s.close()
+                while len(held) < 140 and not stop.is_set():
+                    try:
+                        s = socket.create_connection(("127.0.0.1", port), 2,
+                                                     source_address=("127.0.0.2", 0))
+                        s.sendall(head)
+                        s.setblocking(False)
+                        held.append(s)
+                    except OSError:
+                        break
+                stop.wait(0.2)
+            for s in held:
+                s.close()
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        try:
+            time.sleep(3)  # held past the limit (each connection waiting a second or more)
+            body = {"code": "def main():\n    return 1\n", "language": "python"}
+            served = 0
+            for _ in range(40):
+                t0 = time.monotonic()
+                try:
+                    st = call("/v1/analyze", body, timeout=2)[0]
+                except OSError:
+                    st = 0
+                served += st == 200 and time.monotonic() - t0 <= 1.0
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            holder.join(10)
+        st, _, metrics = sgtest.http("GET", state["url"] + "/metrics")
+        self.assertEqual(st, 200)
+        self.assertGreaterEqual(served, 38, f"served {served}/40 within 1 s")
+        m = re.search(r'^sandgate_connections_closed_total\{reason="evicted"\} (\d+)$', metrics,
+                      re.M)
+        self.assertTrue(m and int(m.group(1)) > 0, metrics[-2000:])
 
     def test_topology(self):
         """Executors only on an internal network, nothing privileged, only the

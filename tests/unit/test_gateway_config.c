@@ -196,6 +196,28 @@ Test(gw_config, front_door_limits)
     cr_assert(strstr(err.msg, "max_bodies_bytes"), "%s", err.msg);
 }
 
+Test(gw_config, connection_limits_and_deadlines)
+{
+    cr_assert_eq(cfg.max_connections, GW_MAX_CONNECTIONS_DEFAULT);
+    cr_assert_eq(cfg.header_timeout_s, 10);
+    cr_assert_eq(load("{\"header_timeout_s\": 4, \"max_connections\": 100, "
+                      "\"max_connections_per_ip\": 100}"),
+                 0, "%s", err.msg);
+    cr_assert_eq(cfg.header_timeout_s, 4);
+    cr_assert_eq(gw_config_validate(&cfg, &err), 0, "%s", err.msg);
+    struct sg_httpsrv_config http;
+    gw_config_http(&cfg, 9385, 1024, &http);
+    cr_assert_eq(http.header_timeout_s, 4);
+    cr_assert_eq(http.max_connections, 100);
+    cr_assert_lt(load("{\"header_timeout_s\": 0}"), 0, "a head needs some time");
+    cr_assert_lt(load("{\"header_timeout_s\": 3601}"), 0, "bounded");
+    cr_assert_lt(load("{\"max_connections\": 32769}"), 0, "a hostile config is bounded");
+    cr_assert_eq(load("{\"max_connections_per_ip\": 101}"), 0, "%s", err.msg);
+    cr_assert_eq(gw_config_validate(&cfg, &err), -EINVAL, "more per address than in all");
+    cr_assert(strstr(err.msg, "max_connections_per_ip (101) exceeds max_connections (100)"), "%s",
+              err.msg);
+}
+
 Test(gw_config, default_above_max_is_refused)
 {
     cfg.default_timeout_ms = cfg.max_timeout_ms + 1;
