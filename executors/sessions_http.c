@@ -14,6 +14,7 @@
 #include "exec_sse.h"
 #include "log.h"
 #include "sessions_int.h"
+#include "sessions_store.h"
 #include "sg_file_name.h"
 #include "sg_random.h"
 #include "sha256.h"
@@ -229,6 +230,9 @@ static void note_cell(struct sessions *s, struct session *x, const struct exec_r
     sg_buf_append(&x->history, er->code, er->code_len);
     sg_buf_append(&x->history, "\n", 1);
     pthread_mutex_unlock(&s->lock);
+    const char *dir = s->c.cfg->session_dir;
+    if (dir[0] && sstore_append_history(dir, x->id, er->code, er->code_len) == 0)
+        sstore_append_history(dir, x->id, "\n", 1);
 }
 
 /* The running cell's cancel line (the runner interrupts the cell); the
