@@ -308,10 +308,22 @@ static void map_lines(struct sg_violations *vs, uint32_t offset)
 }
 
 /* Analyse the session's earlier cells plus this one under the session's
- * policy. 1: accepted; 0: rejected (answered); -1: failed (answered). */
+ * policy: the cell is held to the policy's max_source_bytes as a job is, the
+ * earlier cells to the session's own history limit. 1: accepted; 0:
+ * rejected (answered); -1: failed (answered). */
 static int analyse(struct sreq *q, const char *history, size_t hlen, const struct gw_request *c,
                    struct sg_http_response *resp)
 {
+    if (hlen > GW_SESSIONS_HISTORY_MAX) {
+        sg_http_error(resp, 413, "session_history_full",
+                      "the session's cells exceed %u bytes in total: start a new session",
+                      GW_SESSIONS_HISTORY_MAX);
+        return -1;
+    }
+    if (c->code_len > gw_admit_source_limit(&q->a)) {
+        hlen = 0; /* the cell alone, refused by its size as a job would be */
+        history = "";
+    }
     char *all = malloc(hlen + c->code_len + 1);
     if (!all) {
         sg_http_error(resp, 500, "internal", "out of memory");
@@ -323,7 +335,8 @@ static int analyse(struct sreq *q, const char *history, size_t hlen, const struc
     uint32_t offset = 0;
     for (size_t i = 0; i < hlen; i++)
         offset += history[i] == '\n';
-    int r = gw_admit_analyze(&q->a, all, hlen + c->code_len, resp);
+    int r = hlen ? gw_admit_analyze_long(&q->a, all, hlen + c->code_len, resp)
+                 : gw_admit_analyze(&q->a, all, c->code_len, resp);
     free(all);
     if (r < 0)
         return -1;
