@@ -423,9 +423,17 @@ static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
         sg_http_error(resp, 410, "session_lost", "the session's sandbox did not answer");
     } else if (!outcome || strcmp(outcome, "ok") != 0) {
         const char *msg = json_string_value(json_object_get(ans, "message"));
+        const char *err = json_string_value(json_object_get(ans, "error"));
         bool missing = msg && strcmp(msg, "no such file") == 0;
-        sg_http_error(resp, missing ? 404 : 400, missing ? "file_not_found" : "bad_file", "%.300s",
-                      msg ? msg : "the file operation failed");
+        bool full = err && strcmp(err, "workspace_full") == 0;
+        sg_http_error(resp,
+                      missing ? 404
+                      : full  ? 507
+                              : 400,
+                      missing ? "file_not_found"
+                      : full  ? "workspace_full"
+                              : "bad_file",
+                      "%.300s", msg ? msg : "the file operation failed");
         json_decref(ans);
         ans = NULL;
     }
