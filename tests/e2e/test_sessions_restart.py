@@ -1,9 +1,10 @@
 """Sessions survive an executor that dies: the gateway (sanitizer build) in
-front of a real Python executor with a session directory, real dockerd +
-runsc and this checkout's images.
+front of a real Python and a real Node executor, each with its session
+directory, real dockerd + runsc and this checkout's images.
 
-The executor is killed with SIGKILL (as the kernel's OOM killer or a crash
-would end it) and started again on the same port, instance and directory.
+The executors are killed with SIGKILL (as the kernel's OOM killer or a crash
+would end them) and started again on the same port, instance and directory;
+meanwhile a session's call is 503 (retry), not 410.
 Sessions of two tenants keep their variables; a session whose sandbox went
 while the executor was down, and one whose cell was running at the kill,
 answer 410 session_lost saying the executor restarted, and their containers
@@ -28,35 +29,40 @@ class SessionsSurviveRestart(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         tex.require_engine_and_images()
-        cls.dir = tempfile.mkdtemp(prefix="sg-sessions-")
-        cls.instance = tex.unique_instance("restart")
-        cls.port = sgtest.free_port()
-        cls.ex = cls.start_executor()
+        cls.ex = {}
+        cls.where = {lang: (tempfile.mkdtemp(prefix="sg-sessions-"), tex.unique_instance(lang),
+                            sgtest.free_port()) for lang in ("python", "nodejs")}
         try:
-            cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.ex.url]}},
+            for lang in cls.where:
+                cls.ex[lang] = cls.start_executor(lang)
+            cls.gw = gateway_fakes.Gateway({"executors": {lang: [ex.url]
+                                                          for lang, ex in cls.ex.items()}},
                                            tokens=TOKENS)
         except BaseException:
-            cls.ex.stop()
+            for ex in cls.ex.values():
+                ex.stop()
             raise
 
     @classmethod
-    def start_executor(cls):
-        return tex.Executor("python", pool_size=1, instance=cls.instance, port=cls.port,
-                            extra=("--max-sessions", "8", "--session-dir", cls.dir))
+    def start_executor(cls, lang):
+        where, instance, port = cls.where[lang]
+        return tex.Executor(lang, pool_size=1, instance=instance, port=port,
+                            extra=("--max-sessions", "8", "--session-dir", where))
 
     @classmethod
     def tearDownClass(cls):
         try:
-            rc, left = tex.stop_gateway_and_executors(cls.gw, (cls.ex,))
+            rc, left = tex.stop_gateway_and_executors(cls.gw, cls.ex.values())
             assert rc == 0
             assert left == [], f"containers left behind: {left}"
         finally:
-            shutil.rmtree(cls.dir, ignore_errors=True)
+            for where, _, _ in cls.where.values():
+                shutil.rmtree(where, ignore_errors=True)
 
     # helpers
 
-    def open(self, headers):
-        status, _, b = self.gw.call("POST", "/v1/sessions", {"language": "python"}, headers)
+    def open(self, headers, language="python"):
+        status, _, b = self.gw.call("POST", "/v1/sessions", {"language": language}, headers)
         self.assertEqual(status, 201, b)
         return b["session_id"]
 
@@ -67,31 +73,40 @@ class SessionsSurviveRestart(unittest.TestCase):
         return b
 
     def container_of(self, sid, tenant):
-        status, _, b = sgtest.http("GET", f"{self.ex.url}/v1/sessions/{sid[3:]}",
+        status, _, b = sgtest.http("GET", f"{self.ex['python'].url}/v1/sessions/{sid[3:]}",
                                    headers={"X-Sandgate-Tenant": tenant})
         self.assertEqual(status, 200, b)
         return b["container"]
 
     def kill_and_restart(self, while_down=None):
-        """SIGKILL the executor, run while_down(), start it again; returns the
-        seconds from start to ready and the recovery time it logged (ms)."""
-        self.ex.daemon.proc.kill()
-        self.ex.daemon.proc.wait(30)
-        self.ex.daemon.stop()  # closes the log, checks it for sanitizer reports
+        """SIGKILL both executors, run while_down(), start them again; returns
+        the seconds from start to ready of the Python one and the sessions
+        recovered and lost and the recovery time (ms) the executors logged."""
+        for ex in self.ex.values():
+            ex.daemon.proc.kill()
+            ex.daemon.proc.wait(30)
+            ex.daemon.stop()  # closes the log, checks it for sanitizer reports
         if while_down:
             while_down()
-        t0 = time.monotonic()
-        type(self).ex = self.start_executor()
-        ready_s = time.monotonic() - t0
-        m = re.search(r"sessions_recovered recovered=(\d+) lost=(\d+) expired=\d+ ms=([\d.]+)",
-                      self.ex.daemon.tail(200000))
-        self.assertIsNotNone(m, self.ex.daemon.tail())
-        return ready_s, int(m.group(1)), int(m.group(2)), float(m.group(3))
+        found = [0, 0, 0.0]
+        for lang in self.ex:
+            t0 = time.monotonic()
+            self.ex[lang] = self.start_executor(lang)
+            if lang == "python":
+                ready_s = time.monotonic() - t0
+            m = re.search(r"sessions_recovered recovered=(\d+) lost=(\d+) expired=\d+ "
+                          r"ms=([\d.]+)", self.ex[lang].daemon.tail(200000))
+            if m:
+                found = [found[0] + int(m.group(1)), found[1] + int(m.group(2)),
+                         max(found[2], float(m.group(3)))]
+        return ready_s, found[0], found[1], found[2]
 
     # tests
 
     def test_sessions_of_two_tenants_survive_a_kill(self):
         a, b, gone = self.open(A), self.open(B), self.open(A)
+        js = self.open(B, "nodejs")
+        self.cell(js, "let v = 'node'", B)
         self.cell(a, "x = 'alice'", A)
         self.cell(b, "y = 40", B)
         self.cell(gone, "z = 1", A)
@@ -102,14 +117,20 @@ class SessionsSurviveRestart(unittest.TestCase):
 
         def remove_one():
             sgtest.docker_api("DELETE", f"/containers/{doomed}?force=1")
+            # while the executor is down: not reachable now, retry (not lost)
+            time.sleep(0.5)  # a health round sees it down
+            status, hdrs, err = self.gw.call("POST", f"/v1/sessions/{a}/exec", {"code": "1"}, A)
+            self.assertEqual((status, err["error"]["code"], hdrs.get("retry-after")),
+                             (503, "executor_unreachable", "1"), err)
 
         ready_s, recovered, lost, ms = self.kill_and_restart(remove_one)
         print(f"\nrestart: ready after {ready_s:.2f} s, recovery {ms:.0f} ms "
               f"({recovered} recovered, {lost} lost)")
-        self.assertEqual((recovered, lost), (2, 1))
+        self.assertEqual((recovered, lost), (3, 1))
         # state kept: variables of cell 1 and 2 read in cell 3, files too
         self.assertEqual(self.cell(a, "x2 + x", A)["result"]["value"], "alice!alice")
         self.assertEqual(self.cell(b, "y + int(open('n.txt').read())", B)["result"]["value"], 42)
+        self.assertEqual(self.cell(js, "v + '!'", B)["result"]["value"], "node!")
         # tenants stay apart after the restart
         status, _, err = self.gw.call("POST", f"/v1/sessions/{a}/exec", {"code": "1"}, B)
         self.assertEqual(status, 404, err)
@@ -121,7 +142,7 @@ class SessionsSurviveRestart(unittest.TestCase):
         self.assertEqual(status, 410, err)
         self.assertEqual(err["error"]["code"], "session_lost")
         self.assertIn("executor restarted", err["error"]["message"])
-        for sid, h in ((a, A), (b, B)):
+        for sid, h in ((a, A), (b, B), (js, B)):
             status, _, _ = self.gw.call("DELETE", f"/v1/sessions/{sid}", None, h)
             self.assertEqual(status, 204)
 

@@ -69,6 +69,16 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
         status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
         self.assertEqual((status, b["error"]["code"]), (410, "session_lost"), b)
 
+    def test_an_unreachable_executor_is_503_retry_not_lost(self):
+        """An executor that is down (restarting, it may take its sessions
+        back) is no proof that the session is gone: 503 with Retry-After."""
+        sid = self.create()["session_id"]
+        holder = self.fake_of(sid)
+        holder.stop()
+        status, hdrs, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
+        self.assertEqual((status, b["error"]["code"]), (503, "executor_unreachable"), b)
+        self.assertEqual(hdrs.get("retry-after"), "1")
+
     def test_another_tenant_gets_404_even_naming_the_tenant_header(self):
         sid = self.create()["session_id"]
         forged = dict(B, **{"X-Sandgate-Tenant": "t.alice"})

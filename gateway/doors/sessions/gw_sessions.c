@@ -92,10 +92,20 @@ static void public_id_of(enum sg_lang l, const char *exec_id,
 }
 
 /* An executor answer that is an error of the session API passes through
- * with its status; a session on an executor that is gone is session_lost. */
+ * with its status; a session on an executor that is gone is session_lost,
+ * and one whose executor is there but cannot be reached now (restarting:
+ * it may take its sessions back) is 503 with Retry-After, the call not sent. */
 static void pass_error(struct sreq *q, const struct gw_exec_result *x,
                        struct sg_http_response *resp)
 {
+    if (x->outcome == GW_EXEC_UNREACHABLE && x->attempts > 0) {
+        q->a.outcome = "executor_unreachable";
+        sg_http_error(resp, 503, "executor_unreachable",
+                      "the executor holding this session cannot be reached now (it may be "
+                      "restarting): the call was not sent, retry");
+        sg_http_add_header(resp, "Retry-After", "1");
+        return;
+    }
     if (x->outcome != GW_EXEC_OK) {
         q->a.outcome = "session_lost";
         sg_http_error(resp, x->outcome == GW_EXEC_FAILED ? 502 : 410,
