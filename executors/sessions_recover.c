@@ -86,6 +86,21 @@ static int probe(struct session *x)
     return r;
 }
 
+/* The containers labelled as this executor's: a record may only name one
+ * of them (never another's container, which must not be touched). */
+struct ours {
+    char (*ids)[DOCKER_ID_LEN + 1];
+    size_t n;
+};
+
+static bool is_ours(const struct ours *o, const char *id)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->ids[i], id) == 0)
+            return true;
+    return false;
+}
+
 /* Attach to x's container again and prove its runner answers: NULL, or why
  * not (x->sb.fd is closed on failure). */
 static const char *reattach(struct sessions *s, struct session *x)
@@ -120,11 +135,13 @@ static int put_locked(struct sessions *s, struct session *x)
     return -1;
 }
 
-/* x could not be taken back: its container is removed, its record too, and
- * a tombstone answers session_lost with why until its idle timeout. */
-static void bury(struct sessions *s, struct session *x, const char *why)
+/* x could not be taken back: its container (when ours) is removed, its
+ * record too, and a tombstone answers session_lost with why until its idle
+ * timeout. */
+static void bury(struct sessions *s, struct session *x, const char *why, bool ours)
 {
-    docker_remove(s->c.dc, x->sb.id, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
+    if (ours)
+        docker_remove(s->c.dc, x->sb.id, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
     sstore_remove(s->c.cfg->session_dir, x->id);
     x->lost = true;
     x->used_ms = sess_now_ms(); /* the tombstone's idle timeout starts now */
@@ -139,24 +156,24 @@ static void bury(struct sessions *s, struct session *x, const char *why)
 }
 
 /* One record: taken back (1), lost (0) or expired (-1). */
-static int recover_one(struct sessions *s, const struct sstore_record *r, time_t now)
+static int recover_one(struct sessions *s, const struct sstore_record *r, const struct ours *o,
+                       time_t now)
 {
+    bool mine = is_ours(o, r->container);
     struct session *x = from_record(r, now, sess_now_ms());
-    if (!x) {
-        docker_remove(s->c.dc, r->container, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
+    if (!x || record_expired(r, now)) {
+        sg_log(SG_LOG_INFO, "session_end", "session_id=%s reason=%s", r->id,
+               x ? "expired" : "out_of_memory");
+        if (mine)
+            docker_remove(s->c.dc, r->container, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
         sstore_remove(s->c.cfg->session_dir, r->id);
-        return 0;
-    }
-    if (record_expired(r, now)) {
-        sg_log(SG_LOG_INFO, "session_end", "session_id=%s reason=expired cells=%lu", x->id,
-               x->cells);
-        docker_remove(s->c.dc, r->container, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
-        sstore_remove(s->c.cfg->session_dir, r->id);
+        int gone = x ? -1 : 0;
         sess_free(x);
-        return -1;
+        return gone;
     }
-    const char *why =
-        r->busy ? RESTARTED " while a cell or file operation ran in the session" : reattach(s, x);
+    const char *why = !mine     ? RESTARTED " and the session's sandbox is gone"
+                      : r->busy ? RESTARTED " while a cell or file operation ran in the session"
+                                : reattach(s, x);
     if (!why && pool_set_adopt(s->c.pools, r->flavour, &x->sb, &x->flavour) < 0)
         why = RESTARTED " without the session's sandbox flavour";
     if (!why) {
@@ -174,7 +191,7 @@ static int recover_one(struct sessions *s, const struct sstore_record *r, time_t
         why = RESTARTED " with fewer session slots";
     }
     close_fd(&x->sb.fd);
-    bury(s, x, why);
+    bury(s, x, why, mine);
     return 0;
 }
 
@@ -184,8 +201,12 @@ void sessions_recover(struct sessions *s, const struct sstore_record *recs, size
     memset(ret, 0, sizeof(*ret));
     double t0 = sess_now_ms();
     time_t now = time(NULL);
+    struct ours o = {0};
+    struct sg_error e = {0};
+    if (docker_list_by_label(s->c.dc, EXEC_LABEL_KEY, s->c.cfg->instance, &o.ids, &o.n, &e) < 0)
+        sg_log(SG_LOG_WARN, "sessions_recover_list_failed", "error=\"%s\"", e.msg);
     for (size_t i = 0; i < n; i++) {
-        int r = recover_one(s, &recs[i], now);
+        int r = recover_one(s, &recs[i], &o, now);
         if (r > 0)
             ret->recovered++;
         else if (r == 0)
@@ -193,6 +214,7 @@ void sessions_recover(struct sessions *s, const struct sstore_record *recs, size
         else
             ret->expired++;
     }
+    free(o.ids);
     ret->ms = sess_now_ms() - t0;
     sg_log(SG_LOG_INFO, "sessions_recovered", "recovered=%u lost=%u expired=%u ms=%.1f",
            ret->recovered, ret->lost, ret->expired, ret->ms);

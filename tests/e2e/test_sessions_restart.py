@@ -10,6 +10,8 @@ while the executor was down, and one whose cell was running at the kill,
 answer 410 session_lost saying the executor restarted, and their containers
 are removed. At the end no container of the instance remains.
 """
+import json
+import os
 import re
 import shutil
 import tempfile
@@ -172,6 +174,28 @@ class SessionsSurviveRestart(unittest.TestCase):
         self.assertIn("executor restarted while a cell", err["error"]["message"])
         status, _ = sgtest.docker_api("GET", f"/containers/{container}/json")
         self.assertEqual(status, 404)
+
+    def test_a_record_naming_another_container_never_touches_it(self):
+        sid = self.open(A)
+        status, foreign = sgtest.docker_api("POST", "/containers/create",
+                                            {"Image": tex.IMAGES["python"], "Cmd": ["true"]})
+        self.assertEqual(status, 201, foreign)
+        self.addCleanup(sgtest.docker_api, "DELETE", f"/containers/{foreign['Id']}?force=1")
+        path = os.path.join(self.where["python"][0], sid[3:] + ".json")
+
+        def point_elsewhere():
+            with open(path) as f:
+                record = json.load(f)
+            record["container"] = foreign["Id"]  # not labelled as this executor's
+            with open(path, "w") as f:
+                json.dump(record, f)
+
+        _, recovered, lost, _ = self.kill_and_restart(point_elsewhere)
+        self.assertEqual((recovered, lost), (0, 1))
+        status, _, err = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
+        self.assertEqual((status, err["error"]["code"]), (410, "session_lost"), err)
+        status, _ = sgtest.docker_api("GET", f"/containers/{foreign['Id']}/json")
+        self.assertEqual(status, 200, "another's container is never removed")
 
 
 if __name__ == "__main__":
