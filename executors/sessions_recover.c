@@ -171,7 +171,10 @@ static int recover_one(struct sessions *s, const struct sstore_record *r, const 
         sess_free(x);
         return gone;
     }
-    const char *why = !mine     ? RESTARTED " and the session's sandbox is gone"
+    /* an id of another boot id can never be routed here again */
+    bool routable = strncmp(r->id, sessions_boot_id(s), SESSIONS_BOOT_HEX) == 0;
+    const char *why = !routable ? RESTARTED " with another boot id"
+                      : !mine   ? RESTARTED " and the session's sandbox is gone"
                       : r->busy ? RESTARTED " while a cell or file operation ran in the session"
                                 : reattach(s, x);
     if (!why && pool_set_adopt(s->c.pools, r->flavour, &x->sb, &x->flavour) < 0)

@@ -257,6 +257,9 @@ int sstore_load(const char *dir, struct sstore_record **ret, size_t *ret_n, stru
     }
     size_t n = 0;
     for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0)
+            unlinkat(dirfd(d), e->d_name, 0); /* a write a crash cut short */
         if (!is_record_name(e->d_name))
             continue;
         char id[SESSIONS_ID_LEN + 1];

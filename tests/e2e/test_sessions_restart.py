@@ -197,6 +197,19 @@ class SessionsSurviveRestart(unittest.TestCase):
         status, _ = sgtest.docker_api("GET", f"/containers/{foreign['Id']}/json")
         self.assertEqual(status, 200, "another's container is never removed")
 
+    def test_records_of_another_boot_id_are_removed(self):
+        sid = self.open(A)
+        container = self.container_of(sid, "t.alice")
+
+        def new_boot_id():  # the kept boot id is lost: the old ids cannot be routed here
+            with open(os.path.join(self.where["python"][0], "boot_id"), "w") as f:
+                f.write("0123456789abcdef")
+
+        _, recovered, lost, _ = self.kill_and_restart(new_boot_id)
+        self.assertEqual((recovered, lost), (0, 1))
+        status, _ = sgtest.docker_api("GET", f"/containers/{container}/json")
+        self.assertEqual(status, 404)
+
 
 if __name__ == "__main__":
     unittest.main()

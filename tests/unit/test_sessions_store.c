@@ -126,6 +126,7 @@ Test(sessions_store, damaged_and_foreign_records_are_removed)
     /* history shorter than the record says: broken, removed */
     cr_assert_eq(sstore_append_history(dir, x->id, "x = 1\n", 6), 0);
     write_file("junk.json", "{");
+    write_file("cut.json.tmp", "{\"id\"");
     write_file("ffffffffffffffff-00000000000000000000000000000000.json",
                "{\"id\":\"aaaaaaaaaaaaaaaa-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"}");
     struct sstore_record *r = NULL;
@@ -134,6 +135,7 @@ Test(sessions_store, damaged_and_foreign_records_are_removed)
     cr_assert_eq(n, 0);
     sstore_records_free(r, n);
     cr_assert(!exists("junk.json"));
+    cr_assert(!exists("cut.json.tmp"));
     cr_assert(!exists("ffffffffffffffff-00000000000000000000000000000000.json"));
     char name[SESSIONS_ID_LEN + 8];
     snprintf(name, sizeof(name), "%s.json", x->id);
