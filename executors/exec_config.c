@@ -91,6 +91,7 @@ static const struct opt opts[] = {
     {"egress-proxy", "SANDGATE_EGRESS_PROXY", OPT_STR, F(egress_proxy), 0, 0},
     {"egress-runtime", "SANDGATE_EGRESS_RUNTIME", OPT_STR, F(egress_runtime), 1, 0},
     {"egress-dir", "SANDGATE_EGRESS_DIR", OPT_STR, F(egress_dir), 1, 0},
+    {"session-dir", "SANDGATE_SESSION_DIR", OPT_STR, F(session_dir), 0, 0},
     {"egress-pool-size", "SANDGATE_EGRESS_POOL_SIZE", OPT_UINT, F(egress_pool_size), 1,
      EXEC_POOL_SIZE_MAX},
     {"egress-guard-image", "SANDGATE_EGRESS_GUARD_IMAGE", OPT_STR, F(egress_guard_image), 0, 0},
@@ -163,6 +164,9 @@ static const char usage_text[] =
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
     "  --max-jobs N          jobs at once, more get 503 (64)        env SANDGATE_MAX_JOBS\n"
     "  --max-sessions N      open sessions at once, 0: none (16)    env SANDGATE_MAX_SESSIONS\n"
+    "  --session-dir DIR     records of open sessions, so a restarted executor takes them\n"
+    "                        back (one directory per executor; empty: none) env\n"
+    "                        SANDGATE_SESSION_DIR\n"
     "  --egress-network NAME  internal Docker network of networked sandboxes; empty: jobs\n"
     "                        asking for network are refused      env SANDGATE_EGRESS_NETWORK\n"
     "  --egress-proxy A:P    the egress proxy's IPv4 address:port on that network\n"
@@ -477,6 +481,8 @@ static int finish_egress(struct exec_config *c, struct sg_error *err)
                             "network (e.g. 172.30.0.2:3128)");
     if (c->egress_dir[0] != '/')
         return sg_error_set(err, -EINVAL, "--egress-dir must be an absolute path");
+    if (c->session_dir[0] && c->session_dir[0] != '/')
+        return sg_error_set(err, -EINVAL, "--session-dir must be an absolute path");
     if (!c->insecure_runtime && strcmp(c->egress_runtime, "runc") == 0)
         return sg_error_set(err, -EINVAL, "--egress-runtime runc is not a sandbox");
     if (!c->egress_guard_image[0])

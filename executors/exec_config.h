@@ -62,15 +62,17 @@ struct exec_config {
     unsigned memory_mb;        /* container memory (and memory+swap) limit */
     int64_t nano_cpus;         /* CPU quota, 1e9 = one core */
     unsigned pids_limit;
-    unsigned timeout_ms;         /* default wall-clock limit of a job */
-    unsigned max_timeout_ms;     /* requests above this are clamped */
-    size_t max_output_bytes;     /* default and maximum for stdout/stderr each */
-    unsigned tmpfs_mb;           /* size of /tmp and of /workspace each */
-    unsigned nofile;             /* RLIMIT_NOFILE inside the sandbox */
-    unsigned fsize_mb;           /* RLIMIT_FSIZE inside the sandbox */
-    size_t max_body;             /* /v1/exec request body cap */
-    unsigned max_jobs;           /* jobs at once; the next is refused (503), /healthz says it */
-    unsigned max_sessions;       /* open sessions at once (sessions.h) */
+    unsigned timeout_ms;     /* default wall-clock limit of a job */
+    unsigned max_timeout_ms; /* requests above this are clamped */
+    size_t max_output_bytes; /* default and maximum for stdout/stderr each */
+    unsigned tmpfs_mb;       /* size of /tmp and of /workspace each */
+    unsigned nofile;         /* RLIMIT_NOFILE inside the sandbox */
+    unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
+    size_t max_body;         /* /v1/exec request body cap */
+    unsigned max_jobs;       /* jobs at once; the next is refused (503), /healthz says it */
+    unsigned max_sessions;   /* open sessions at once (sessions.h) */
+    /* Records of open sessions (sessions_store.h); "": a restart loses them. */
+    char session_dir[1024];
     char seccomp_path[PATH_MAX]; /* the profile; empty only when seccomp_off */
     bool seccomp_off;            /* --seccomp none: no filter at all (unconfined) */
     char token_file[PATH_MAX];   /* empty: no token required */

@@ -21,6 +21,7 @@
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sessions.h"
+#include "sessions_store.h"
 #include "sg_token.h"
 #include "egress.h"
 #include "exec_server.h"
@@ -166,14 +167,61 @@ static int start_net_pool(const struct exec_config *cfg, struct docker_client *d
     return r;
 }
 
-/* The session table over the pools; srv answers /v1/sessions from then on. */
-static int open_sessions(struct exec_server *srv, struct pool_set *pools, struct sessions **ret,
+/* The session records an earlier life left (cfg->session_dir). */
+struct kept_sessions {
+    struct sstore_record *recs;
+    size_t n;
+};
+
+/* Read the records, before the start-up reap spares their containers. */
+static int load_kept(const struct exec_config *cfg, struct kept_sessions *ks,
+                     char (**ret_keep)[DOCKER_ID_LEN + 1], struct sg_error *err)
+{
+    *ret_keep = NULL;
+    if (!cfg->session_dir[0])
+        return 0;
+    int r = sstore_load(cfg->session_dir, &ks->recs, &ks->n, err);
+    if (r < 0 || ks->n == 0)
+        return r;
+    *ret_keep = calloc(ks->n, sizeof(**ret_keep));
+    if (!*ret_keep)
+        return sg_error_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < ks->n; i++)
+        memcpy((*ret_keep)[i], ks->recs[i].container, sizeof((*ret_keep)[i]));
+    return 0;
+}
+
+/* Remove the containers an earlier life left, except those of the session
+ * records it left (read into ks). */
+static int reap_orphans(const struct exec_config *cfg, struct docker_client *dc,
+                        struct kept_sessions *ks, struct sg_error *err)
+{
+    char(*keep)[DOCKER_ID_LEN + 1] = NULL;
+    unsigned reaped = 0;
+    int r = load_kept(cfg, ks, &keep, err);
+    if (r == 0)
+        r = pool_reap(dc, cfg->instance, (const char(*)[DOCKER_ID_LEN + 1]) keep, ks->n, &reaped,
+                      err);
+    free(keep);
+    if (r == 0)
+        sg_log(SG_LOG_INFO, "reaped_orphans", "instance=%s count=%u kept=%zu", cfg->instance,
+               reaped, ks->n);
+    return r;
+}
+
+/* The session table over the pools, with the sessions of ks taken back;
+ * srv answers /v1/sessions from then on. */
+static int open_sessions(struct exec_server *srv, struct pool_set *pools,
+                         const struct kept_sessions *ks, struct sessions **ret,
                          struct sg_error *err)
 {
     const struct sessions_config sc = {srv->dc, pools, srv->metrics, srv->cfg,
                                        srv->cfg->max_sessions};
     int r = sessions_new(&sc, ret, err);
     srv->sessions = r == 0 ? *ret : NULL;
+    struct sessions_recovery rec;
+    if (r == 0 && ks->n)
+        sessions_recover(*ret, ks->recs, ks->n, &rec);
     return r;
 }
 
@@ -211,7 +259,7 @@ static int wait_for_stop(void)
 
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, const char *runtime, const struct runsc_info *ri,
-                 struct sg_error *err)
+                 const struct kept_sessions *ks, struct sg_error *err)
 {
     struct metrics *m = metrics_new();
     struct pool_set *pools = NULL;
@@ -247,7 +295,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
         (r = start_net_pool(cfg, dc, body, m, &srv.net_pool, err)) < 0)
         goto out;
     srv.pools = pools;
-    if ((r = open_sessions(&srv, pools, &sessions, err)) < 0)
+    if ((r = open_sessions(&srv, pools, ks, &sessions, err)) < 0)
         goto out;
     srv.runtime_json = runtime;
     if ((r = sg_httpsrv_start(&hc, &hh, &srv, &http, err)) < 0)
@@ -295,17 +343,16 @@ int main(int argc, char **argv)
     struct docker_client *dc = NULL;
     char *seccomp = NULL, *body = NULL, *runtime = NULL;
     int rc = 1;
-    unsigned reaped = 0;
     struct runsc_info ri = {0};
+    struct kept_sessions ks = {0};
     if (start_checks(&cfg, &dc, &ri, &err) < 0) {
         rc = fail(err.code == -EPERM ? "runsc_refused" : "engine_check_failed", &err);
         goto out;
     }
-    if (pool_reap(dc, cfg.instance, &reaped, &err) < 0) {
+    if (reap_orphans(&cfg, dc, &ks, &err) < 0) {
         rc = fail("reap_failed", &err);
         goto out;
     }
-    sg_log(SG_LOG_INFO, "reaped_orphans", "instance=%s count=%u", cfg.instance, reaped);
     if (setup_seccomp(dc, &cfg, &seccomp, &err) < 0) {
         rc = fail("seccomp_check_failed", &err);
         goto out;
@@ -316,12 +363,13 @@ int main(int argc, char **argv)
         goto out;
     }
     if (sandbox_create_body(&cfg, seccomp, NULL, &body, &err) < 0 ||
-        serve(&cfg, dc, body, token, runtime, &ri, &err) < 0) {
+        serve(&cfg, dc, body, token, runtime, &ri, &ks, &err) < 0) {
         rc = fail("serve_failed", &err);
         goto out;
     }
     rc = 0;
 out:
+    sstore_records_free(ks.recs, ks.n);
     free(body);
     free(runtime);
     free(seccomp);

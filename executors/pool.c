@@ -584,7 +584,28 @@ void pool_free(struct pool *p)
     free(p);
 }
 
-int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n, struct sg_error *err)
+int pool_adopt(struct pool *p, const struct sandbox *sb)
+{
+    pthread_mutex_lock(&p->mu);
+    int r = -ENOSPC;
+    if (p->busy < EXEC_MAX_JOBS_MAX) {
+        memcpy(p->busy_ids[p->busy++], sb->id, sizeof(sb->id));
+        r = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+static bool kept(const char *id, const char (*keep)[DOCKER_ID_LEN + 1], size_t n_keep)
+{
+    for (size_t i = 0; i < n_keep; i++)
+        if (strcmp(keep[i], id) == 0)
+            return true;
+    return false;
+}
+
+int pool_reap(struct docker_client *dc, const char *instance, const char (*keep)[DOCKER_ID_LEN + 1],
+              size_t n_keep, unsigned *ret_n, struct sg_error *err)
 {
     char(*ids)[DOCKER_ID_LEN + 1] = NULL;
     size_t n = 0;
@@ -594,6 +615,8 @@ int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n, s
         return r;
     for (size_t i = 0; i < n; i++) {
         struct sg_error e = {0};
+        if (kept(ids[i], keep, n_keep))
+            continue;
         if (docker_remove(dc, ids[i], SANDBOX_REMOVE_TIMEOUT_MS, &e) == 0)
             (*ret_n)++;
         else

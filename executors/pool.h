@@ -97,9 +97,16 @@ void pool_shutdown(struct pool *p);
 /* pool_shutdown() if needed, then free. NULL is a no-op. */
 void pool_free(struct pool *p);
 
+/* Take sb (a container of this pool from an earlier life of the executor,
+ * attached again) as in use, as if pool_acquire() had handed it out: the
+ * pool's sweep leaves it alone and pool_release() tears it down. -ENOSPC
+ * when the pool already counts EXEC_MAX_JOBS_MAX in use. */
+int pool_adopt(struct pool *p, const struct sandbox *sb);
+
 /* Remove every container labelled as instance's (orphans of an earlier
- * life). *ret_n counts the removed ones. */
-int pool_reap(struct docker_client *dc, const char *instance, unsigned *ret_n,
-              struct sg_error *err);
+ * life) except the n_keep ids in keep (sessions to take back; may be NULL).
+ * *ret_n counts the removed ones. */
+int pool_reap(struct docker_client *dc, const char *instance, const char (*keep)[DOCKER_ID_LEN + 1],
+              size_t n_keep, unsigned *ret_n, struct sg_error *err);
 
 #endif

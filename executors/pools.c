@@ -276,6 +276,22 @@ void pool_set_release(struct pool_set *s, unsigned flavour, struct sandbox *sb)
     pool_release(s->pools[flavour < s->fs.n ? flavour : 0], sb);
 }
 
+int pool_set_adopt(struct pool_set *s, const char *name, const struct sandbox *sb,
+                   unsigned *ret_flavour)
+{
+    for (unsigned f = 0; f < s->fs.n; f++) {
+        if (strcmp(s->fs.f[f].name, name) != 0)
+            continue;
+        int r = pool_adopt(s->pools[f], sb);
+        if (r == 0) {
+            pool_set_hold(s, f, true);
+            *ret_flavour = f;
+        }
+        return r;
+    }
+    return -ENOENT;
+}
+
 const char *pool_set_flavour_name(const struct pool_set *s, unsigned flavour)
 {
     return flavour < s->fs.n ? s->fs.f[flavour].name : "?";

@@ -94,6 +94,12 @@ unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb);
 /* Hand the sandbox back to its flavour's pool for teardown. */
 void pool_set_release(struct pool_set *s, unsigned flavour, struct sandbox *sb);
 
+/* Take sb back (pool_adopt) into the pool of the flavour named name, held
+ * for a session (pool_set_hold): *ret_flavour is its index. -ENOENT when no
+ * flavour has that name, -ENOSPC as pool_adopt(). */
+int pool_set_adopt(struct pool_set *s, const char *name, const struct sandbox *sb,
+                   unsigned *ret_flavour);
+
 /* The flavour's name (static for the set's life). */
 const char *pool_set_flavour_name(const struct pool_set *s, unsigned flavour);
 

@@ -19,6 +19,7 @@
 #include "sg_file_name.h"
 #include "sg_random.h"
 #include "sg_time.h"
+#include "sessions_store.h"
 
 double sess_now_ms(void)
 {
@@ -64,10 +65,23 @@ struct session *sess_end_locked(struct sessions *s, unsigned i, const char *why)
     return x;
 }
 
+void sess_persist(struct sessions *s, const struct session *x, bool busy)
+{
+    if (s->c.cfg->session_dir[0] && x->has_sb)
+        sstore_save(s->c.cfg->session_dir, x, pool_set_flavour_name(s->c.pools, x->flavour), busy);
+}
+
+void sess_unpersist(struct sessions *s, const struct session *x)
+{
+    if (s->c.cfg->session_dir[0])
+        sstore_remove(s->c.cfg->session_dir, x->id);
+}
+
 void sess_end_now(struct sessions *s, struct session *x)
 {
     if (!x)
         return;
+    sess_unpersist(s, x);
     release_sandbox(s, x);
     sess_free(x);
 }
@@ -111,11 +125,18 @@ int sessions_new(const struct sessions_config *c, struct sessions **ret, struct 
     /* Tombstones of lost sessions share the table: room for as many again. */
     s->n_slots = c->max_sessions * 2 + 1;
     s->slot = calloc(s->n_slots, sizeof(struct session *));
-    if (!s->slot || sg_random_hex(s->boot, SESSIONS_BOOT_HEX / 2) < 0) {
+    bool kept = false;
+    int r = !s->slot                 ? sg_error_set(err, -ENOMEM, "cannot set up the session table")
+            : c->cfg->session_dir[0] ? sstore_boot_id(c->cfg->session_dir, s->boot, &kept, err)
+            : sg_random_hex(s->boot, SESSIONS_BOOT_HEX / 2) < 0
+                ? sg_error_set(err, -EIO, "no random bytes for the boot id")
+                : 0;
+    if (r < 0) {
         free(s->slot);
         free(s);
-        return sg_error_set(err, -ENOMEM, "cannot set up the session table");
+        return r;
     }
+    sg_log(SG_LOG_INFO, "sessions_boot", "boot_id=%s kept=%d", s->boot, kept);
     pthread_mutex_init(&s->lock, NULL);
     sg_cond_init_mono(&s->wake);
     if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
@@ -268,6 +289,8 @@ int sess_take(struct sessions *s, const char *id, size_t id_len, const char *ten
         r = 0;
     }
     pthread_mutex_unlock(&s->lock);
+    if (r == 0) /* busy in the record: a restart meanwhile cannot trust the runner's state */
+        sess_persist(s, x, true);
     return r;
 }
 
@@ -275,11 +298,17 @@ int sess_take(struct sessions *s, const char *id, size_t id_len, const char *ten
  * was doomed or lost. */
 void sess_give_back(struct sessions *s, struct session *x, const char *why)
 {
+    double used_ms = sess_now_ms();
+    time_t used_wall = time(NULL);
+    if (!why) { /* still busy: nobody else writes the record now */
+        x->used_wall = used_wall;
+        sess_persist(s, x, false);
+    }
     pthread_mutex_lock(&s->lock);
     x->busy = false;
     x->cell_nonce[0] = '\0';
-    x->used_ms = sess_now_ms();
-    x->used_wall = time(NULL);
+    x->used_ms = used_ms;
+    x->used_wall = used_wall;
     if (why && !x->lost) {
         x->lost = true;
         snprintf(x->lost_reason, sizeof(x->lost_reason), "%s", why);
@@ -294,6 +323,8 @@ void sess_give_back(struct sessions *s, struct session *x, const char *why)
         if (s->slot[i] == x)
             s->slot[i] = NULL;
     pthread_mutex_unlock(&s->lock);
+    if (release || gone)
+        sess_unpersist(s, x);
     if (release)
         sess_release_sandbox(s, x->flavour, &sb);
     if (gone)

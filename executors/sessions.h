@@ -9,8 +9,12 @@
  *
  * The table is bounded (cfg->max_sessions); its ids are
  * "<executor boot id>-<128 random bits>" in hex, so the gateway can route a
- * call to the executor that holds it, and an id from an earlier life of the
- * executor is unknown. Each session belongs to one tenant (an opaque string
+ * call to the executor that holds it. Without a session directory
+ * (cfg->session_dir) the boot id is new in each life of the executor and an
+ * id from an earlier life is unknown; with one, the boot id is kept there
+ * and each open session has a record (sessions_store.h), so an executor that
+ * died takes its sessions back at start (sessions_recover). A stop
+ * (sessions_free) ends every session. Each session belongs to one tenant (an opaque string
  * the gateway passes); a call naming another tenant is answered as if the
  * session did not exist. A reaper thread ends sessions past their timeouts.
  * Sessions whose interpreter died stay as "lost" tombstones (answering
@@ -70,6 +74,25 @@ const char *sessions_boot_id(const struct sessions *s);
 
 /* Open sessions (not lost) now. */
 unsigned sessions_count(struct sessions *s);
+
+/* What sessions_recover did: sessions taken back, lost (their container
+ * gone or silent, or an operation ran when the executor died: each answers
+ * 410 session_lost saying the executor restarted, its container removed)
+ * and expired meanwhile (removed), and how long it took. */
+struct sessions_recovery {
+    unsigned recovered, lost, expired;
+    double ms;
+};
+
+struct sstore_record;
+
+/* Take back the sessions of the n records read at start (sstore_load; the
+ * caller kept their containers from the start-up reap and frees recs): each
+ * record's container is inspected, attached again and its runner probed
+ * with a keyed request; only then is the session open again. Call before
+ * serving requests. */
+void sessions_recover(struct sessions *s, const struct sstore_record *recs, size_t n,
+                      struct sessions_recovery *ret);
 
 /* Handle /v1/sessions and /v1/sessions/... (the caller checked the token).
  * Returns false when the URL is not a sessions URL. */

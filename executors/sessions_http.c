@@ -14,6 +14,7 @@
 #include "exec_sse.h"
 #include "log.h"
 #include "sessions_int.h"
+#include "sessions_store.h"
 #include "sg_file_name.h"
 #include "sg_random.h"
 #include "sha256.h"
@@ -229,6 +230,9 @@ static void note_cell(struct sessions *s, struct session *x, const struct exec_r
     sg_buf_append(&x->history, er->code, er->code_len);
     sg_buf_append(&x->history, "\n", 1);
     pthread_mutex_unlock(&s->lock);
+    const char *dir = s->c.cfg->session_dir;
+    if (dir[0] && sstore_append_history(dir, x->id, er->code, er->code_len) == 0)
+        sstore_append_history(dir, x->id, "\n", 1);
 }
 
 /* The running cell's cancel line (the runner interrupts the cell); the
@@ -419,9 +423,17 @@ static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
         sg_http_error(resp, 410, "session_lost", "the session's sandbox did not answer");
     } else if (!outcome || strcmp(outcome, "ok") != 0) {
         const char *msg = json_string_value(json_object_get(ans, "message"));
+        const char *err = json_string_value(json_object_get(ans, "error"));
         bool missing = msg && strcmp(msg, "no such file") == 0;
-        sg_http_error(resp, missing ? 404 : 400, missing ? "file_not_found" : "bad_file", "%.300s",
-                      msg ? msg : "the file operation failed");
+        bool full = err && strcmp(err, "workspace_full") == 0;
+        sg_http_error(resp,
+                      missing ? 404
+                      : full  ? 507
+                              : 400,
+                      missing ? "file_not_found"
+                      : full  ? "workspace_full"
+                              : "bad_file",
+                      "%.300s", msg ? msg : "the file operation failed");
         json_decref(ans);
         ans = NULL;
     }

@@ -100,6 +100,13 @@ void sess_give_back(struct sessions *s, struct session *x, const char *why);
 void sess_exchange(struct session *x, json_t *o, const char *nonce, unsigned deadline_ms,
                    struct job_io *io);
 
+/* Write x's record (sessions_store.h) when the executor keeps them: busy
+ * while an operation runs. The caller holds x busy (or owns it). */
+void sess_persist(struct sessions *s, const struct session *x, bool busy);
+
+/* Remove x's record (no-op without a session directory). */
+void sess_unpersist(struct sessions *s, const struct session *x);
+
 /* The busy x is removed from the table, its sandbox released, x freed. */
 void sess_discard(struct sessions *s, struct session *x);
 

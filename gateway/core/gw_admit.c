@@ -180,11 +180,11 @@ const struct sg_policy *gw_admit_job_policy(const struct gw_adm *a)
 
 /* The verdict cache first (keyed by the policy, the language and the
  * analysed text's sha256); a miss analyses and stores the result. */
-static int analyze_or_reuse(struct gw_adm *a, const char *text, size_t len, struct sg_error *err)
+static int analyze_or_reuse(struct gw_adm *a, const struct sg_policy *p, const char *text,
+                            size_t len, struct sg_error *err)
 {
     uint8_t key[SG_VCACHE_KEY_LEN];
     struct sg_vcache *vc = a->s->vcache;
-    const struct sg_policy *p = gw_admit_job_policy(a);
     if (vc) {
         char sha[SG_SHA256_HEX_LEN + 1];
         if (len == a->code_len && a->has_code)
@@ -223,11 +223,12 @@ static void require_installed(struct gw_adm *a, const char *text, size_t len)
     a->an.accepted = 0;
 }
 
-int gw_admit_analyze(struct gw_adm *a, const char *text, size_t len, struct sg_http_response *resp)
+static int analyze_with(struct gw_adm *a, const struct sg_policy *p, const char *text, size_t len,
+                        struct sg_http_response *resp)
 {
     struct sg_error err = {0};
     uint64_t t = gw_now_ns();
-    int r = analyze_or_reuse(a, text, len, &err);
+    int r = analyze_or_reuse(a, p, text, len, &err);
     a->analysis_us = (gw_now_ns() - t) / 1000;
     gw_metrics_observe(a->s->metrics, GW_HIST_ANALYSIS, a->analysis_us);
     if (r < 0) {
@@ -241,6 +242,40 @@ int gw_admit_analyze(struct gw_adm *a, const char *text, size_t len, struct sg_h
     for (size_t i = 0; i < a->an.violations.count; i++)
         gw_metrics_rule(a->s->metrics, a->an.violations.items[i].rule);
     return 0;
+}
+
+int gw_admit_analyze(struct gw_adm *a, const char *text, size_t len, struct sg_http_response *resp)
+{
+    return analyze_with(a, gw_admit_job_policy(a), text, len, resp);
+}
+
+int gw_admit_analyze_long(struct gw_adm *a, const char *text, size_t len,
+                          struct sg_http_response *resp)
+{
+    const struct sg_policy *p = gw_admit_job_policy(a);
+    const struct sg_lang_policy *lp = a->lang == SG_LANG_PYTHON ? &p->python : &p->javascript;
+    if (lp->max_source_bytes == 0)
+        return analyze_with(a, p, text, len, resp);
+    struct sg_policy wide = *p; /* borrows p's sets: only read while p lives */
+    struct sg_lang_policy *wl = a->lang == SG_LANG_PYTHON ? &wide.python : &wide.javascript;
+    size_t factor = (len + lp->max_source_bytes - 1) / lp->max_source_bytes;
+    size_t nodes =
+        lp->max_nodes > SG_LIMIT_NODES_MAX / factor ? SG_LIMIT_NODES_MAX : lp->max_nodes * factor;
+    if (nodes < GW_ADMIT_LONG_NODES_PER_BYTE * len) /* dense cells: bounded by their bytes */
+        nodes = GW_ADMIT_LONG_NODES_PER_BYTE * len;
+    wl->max_source_bytes = len > lp->max_source_bytes ? len : lp->max_source_bytes;
+    wl->max_nodes = nodes < SG_LIMIT_NODES_MAX ? nodes : SG_LIMIT_NODES_MAX;
+    /* its own verdict-cache key: a job of the same text stays over the limit */
+    char tag[SG_SHA256_HEX_LEN + 32];
+    int n = snprintf(tag, sizeof(tag), "%s:long:%zu", p->sha256, len);
+    sg_sha256_hex(tag, (size_t)n, wide.sha256);
+    return analyze_with(a, &wide, text, len, resp);
+}
+
+size_t gw_admit_source_limit(const struct gw_adm *a)
+{
+    const struct sg_policy *p = gw_admit_job_policy(a);
+    return a->lang == SG_LANG_PYTHON ? p->python.max_source_bytes : p->javascript.max_source_bytes;
 }
 
 void gw_admit_runtime(struct gw_adm *a, json_t *violations)

@@ -151,6 +151,20 @@ const struct sg_policy *gw_admit_job_policy(const struct gw_adm *a);
  * filled (accepted or not), < 0 with 500 internal in resp. */
 int gw_admit_analyze(struct gw_adm *a, const char *text, size_t len, struct sg_http_response *resp);
 
+/* gw_admit_analyze for a text whose size the caller bounds itself (a
+ * session's earlier cells with the new one: the session's history limit):
+ * the policy's max_source_bytes is raised to len when below it, max_nodes
+ * in the same proportion and to at least GW_ADMIT_LONG_NODES_PER_BYTE per
+ * byte (max_depth stays), and the
+ * verdict is cached apart from any job's (a job of the same text is still
+ * over the limit). The caller holds each part to gw_admit_source_limit. */
+#define GW_ADMIT_LONG_NODES_PER_BYTE 2u
+int gw_admit_analyze_long(struct gw_adm *a, const char *text, size_t len,
+                          struct sg_http_response *resp);
+
+/* The chosen policy's max_source_bytes for the request's language. */
+size_t gw_admit_source_limit(const struct gw_adm *a);
+
 /* Run-time violations (gw_runtime_violations) reported by the sandbox. */
 void gw_admit_runtime(struct gw_adm *a, json_t *violations);
 

@@ -37,10 +37,10 @@ json_t *gw_result_rejected(const struct sg_violations *vs)
     char *lines = gw_violation_lines(vs);
     if (!lines)
         return NULL;
-    json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:n,s:n,s:n,s:[],s:o,s:o}", "status",
+    json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:n,s:n,s:n,s:n,s:[],s:o,s:o}", "status",
                           "program_runner_error", "stdout", "", "stderr", lines, "exit_code",
                           GW_UNSAFE_EXIT_CODE, "detail", "Code is unsafe", "time_used_ms", 0,
-                          "memory_used_kb", 0, "resource_limit_type", "unauthorized_access_type",
+                          "memory_used_kb", "resource_limit_type", "unauthorized_access_type",
                           "runtime_error_type", "artifacts", "result", empty_result(), "violations",
                           sg_violations_to_json(vs));
     free(lines);
@@ -49,9 +49,9 @@ json_t *gw_result_rejected(const struct sg_violations *vs)
 
 json_t *gw_result_runner_error(int exit_code, const char *stderr_text, const char *detail)
 {
-    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:n,s:n,s:n,s:[],s:o}", "status",
+    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:n,s:n,s:n,s:n,s:[],s:o}", "status",
                      "program_runner_error", "stdout", "", "stderr", stderr_text, "exit_code",
-                     exit_code, "detail", detail, "time_used_ms", 0, "memory_used_kb", 0,
+                     exit_code, "detail", detail, "time_used_ms", 0, "memory_used_kb",
                      "resource_limit_type", "unauthorized_access_type", "runtime_error_type",
                      "artifacts", "result", empty_result());
 }

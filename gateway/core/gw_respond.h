@@ -34,12 +34,14 @@ void gw_respond_json(struct sg_http_response *resp, int status, json_t *o);
 /* "Line N: message [rule]" lines joined by "\n"; caller frees with free(). */
 char *gw_violation_lines(const struct sg_violations *vs);
 
-/* The RAGFlow-shaped rejection (with `violations`). Caller owns the reference;
- * NULL on out of memory. */
+/* The RAGFlow-shaped rejection (with `violations`); nothing ran, so
+ * memory_used_kb is null (unknown, not 0). Caller owns the reference; NULL
+ * on out of memory. */
 json_t *gw_result_rejected(const struct sg_violations *vs);
 
-/* RAGFlow's program_runner_error shape with nothing run: exit_code, stderr
- * and detail as given (copied). Caller owns the reference. */
+/* RAGFlow's program_runner_error shape with nothing run (memory_used_kb
+ * null): exit_code, stderr and detail as given (copied). Caller owns the
+ * reference. */
 json_t *gw_result_runner_error(int exit_code, const char *stderr_text, const char *detail);
 
 /* What RAGFlow's executor manager answers (HTTP 200) when no container

@@ -124,7 +124,9 @@ static bool boot_id_ok(const char *b)
     return n > 0 && n <= GW_BOOT_ID_MAX && strspn(b, "0123456789abcdef") == n;
 }
 
-/* The executor's job capacity ("max_jobs") and boot id from its /healthz. */
+/* The executor's job capacity ("max_jobs") and boot id from its /healthz;
+ * an executor that did not answer keeps its last boot id, so the calls of
+ * its sessions are refused as "not reachable now" (503) rather than "gone". */
 static void note_capacity(struct gw_router *r, struct upstream *u, const struct sg_buf *body)
 {
     json_t *o = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
@@ -134,7 +136,8 @@ static void note_capacity(struct gw_router *r, struct upstream *u, const struct 
     const char *b = json_string_value(json_object_get(o, "boot_id"));
     json_t *pools = gw_overview_pools(o);
     pthread_mutex_lock(&r->slots_lock);
-    snprintf(u->boot_id, sizeof(u->boot_id), "%s", boot_id_ok(b) ? b : "");
+    if (o) /* no answer (down, restarting) keeps it: the sessions may come back */
+        snprintf(u->boot_id, sizeof(u->boot_id), "%s", boot_id_ok(b) ? b : "");
     json_decref(u->pools);
     u->pools = pools;
     pthread_mutex_unlock(&r->slots_lock);

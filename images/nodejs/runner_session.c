@@ -385,12 +385,17 @@ static json_t *put_file(struct session *s, int dirfd, const char *name, json_t *
     int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     struct stat st;
     int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EISDIR;
-    if (r == 0)
-        r = write_all(fd, (const char *)data, n);
+    if (r == 0 && (r = write_all(fd, (const char *)data, n)) < 0)
+        unlinkat(dirfd, name, 0); /* a failed upload leaves no file */
     if (fd >= 0)
         close(fd);
     free(data);
     (void)s;
+    if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
+        json_t *res = file_error("the workspace is full");
+        json_object_set_new(res, "error", json_string("workspace_full"));
+        return res;
+    }
     return r < 0 ? file_error("cannot write the file") : runner_result_failed("ok", NULL);
 }
 

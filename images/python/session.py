@@ -20,6 +20,7 @@ evaluates anything. Only the parent writes to the real stdout.
 import ast
 import base64
 import builtins
+import errno
 import hmac
 import json
 import linecache
@@ -508,8 +509,13 @@ class Session:
         except FileNotFoundError:
             return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "message": "no such file"}
         except OSError as e:
-            return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER,
-                    "message": f"cannot access the file: {e.strerror}"}
+            full = e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+            out = {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER,
+                   "message": "the workspace is full" if full
+                   else f"cannot access the file: {e.strerror}"}
+            if full:
+                out["error"] = "workspace_full"
+            return out
         return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "message": "unknown op"}
 
     def _put(self, name, data):
@@ -520,7 +526,11 @@ class Session:
             try:
                 if not os.fstat(fd).st_mode & 0o100000:
                     raise OSError(21, "not a regular file")
-                self.rn.write_all(fd, data)
+                try:
+                    self.rn.write_all(fd, data)
+                except OSError:
+                    os.unlink(name, dir_fd=dirfd)  # a failed upload leaves no file
+                    raise
             finally:
                 os.close(fd)
         finally:

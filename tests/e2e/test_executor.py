@@ -34,10 +34,11 @@ def require_engine_and_images():
 class Executor:
     """One sandgate-executor (sanitizer build) on a free loopback port."""
 
-    def __init__(self, language="python", pool_size=2, extra=(), instance=None, wait_idle=True):
+    def __init__(self, language="python", pool_size=2, extra=(), instance=None, wait_idle=True,
+                 port=None):
         self.language = language
         self.instance = instance or unique_instance(language)
-        self.port = sgtest.free_port()
+        self.port = port or sgtest.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = ["--language", language, "--listen", f"127.0.0.1:{self.port}",
                 "--instance", self.instance, "--pool-size", str(pool_size)] + list(extra)

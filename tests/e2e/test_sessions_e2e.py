@@ -28,7 +28,8 @@ class SessionsE2E(unittest.TestCase):
         cls.py = tex.Executor("python", pool_size=2, extra=("--max-sessions", "8"))
         cls.js = None
         try:
-            cls.js = tex.Executor("nodejs", pool_size=1)
+            # a small workspace, which two uploads fill (test_full_workspace_*)
+            cls.js = tex.Executor("nodejs", pool_size=1, extra=("--tmpfs-mb", "12"))
             cls.gw = gateway_fakes.Gateway({"executors": {"python": [cls.py.url],
                                                           "nodejs": [cls.js.url]},
                                             "max_sessions": 4}, tokens=TOKENS)
@@ -99,6 +100,34 @@ class SessionsE2E(unittest.TestCase):
         self.assertIn("data.csv", [f["name"] for f in listing["files"]])
         status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/..x", b"x", A)
         self.assertEqual(status, 400, b)
+
+    def assert_full_upload_refused(self, sid, name, data):
+        status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/{name}", data, A)
+        self.assertEqual((status, b["error"]["code"]), (507, "workspace_full"), b)
+        status, _, listing = self.gw.call("GET", f"/v1/sessions/{sid}/files", None, A)
+        self.assertEqual(status, 200, listing)
+        self.assertNotIn(name, [f["name"] for f in listing["files"]])
+
+    def test_full_workspace_upload_is_507_and_leaves_no_name(self):
+        sid = self.open()
+        b = self.cell(sid, "n = 0\ntry:\n    while n < 40:\n"
+                           "        with open(f'fill{n}', 'wb') as f:\n"
+                           "            f.write(bytes(8 << 20))\n        n += 1\n"
+                           "except OSError as e:\n    full = e.errno\nfull")
+        self.assertEqual(b["result"]["value"], 28, b)  # ENOSPC
+        self.assert_full_upload_refused(sid, "data.bin", bytes(1 << 20))
+        self.cell(sid, "for i in range(n + 1):\n    open(f'fill{i}', 'wb').close()")
+        status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/data.bin", b"ok", A)
+        self.assertEqual(status, 204, b)  # the session lives on
+
+    def test_full_workspace_upload_is_507_and_leaves_no_name_nodejs(self):
+        sid = self.open(language="nodejs")
+        for name in ("a.bin", "b.bin"):  # the workspace is 12 MB
+            status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/{name}",
+                                        bytes(5 << 20), A)
+            self.assertEqual(status, 204, b)
+        self.assert_full_upload_refused(sid, "c.bin", bytes(5 << 20))
+        self.assertEqual(self.cell(sid, "1 + 1")["result"]["value"], 2)
 
     def test_runtime_policy_holds_in_every_cell(self):
         sid = self.open()

@@ -56,6 +56,22 @@ class TestRagflowShape(OutcomeCase):
                 self.assertEqual(rag["resource_limit_type"], t)
                 self.assertEqual(native["resource_limit_type"], t)
 
+    def test_nothing_ran_means_memory_null_on_every_door(self):
+        unsafe = "import os\ndef main():\n    return os.getcwd()\n"
+        st, _, rag = self.gw.call("POST", "/run", {"code_b64": b64(unsafe), "language": "python"})
+        self.assertEqual((st, rag["detail"]), (200, "Code is unsafe"), rag)
+        self.assertIn("memory_used_kb", rag)
+        self.assertIsNone(rag["memory_used_kb"])
+        st, _, native = self.gw.call("POST", "/v1/run", {"code": unsafe, "language": "python"})
+        self.assertEqual((st, native["detail"]), (200, "Code is unsafe"), native)
+        self.assertIn("memory_used_kb", native)
+        self.assertIsNone(native["memory_used_kb"])
+        self.py.mode = "busy"  # RAGFlow's own pool-busy answer on /run
+        st, _, rag = self.gw.call("POST", "/run", {"code_b64": b64(OK_PY), "language": "python"})
+        self.assertEqual((st, rag["detail"]), (200, "no_available_container"), rag)
+        self.assertIn("memory_used_kb", rag)
+        self.assertIsNone(rag["memory_used_kb"])
+
     def test_unknown_memory_is_null_not_zero(self):
         self.answer_with(status="resource_limit_exceeded", resource_limit_type="time",
                          exit_code=-124, memory_used_kb=None)

@@ -69,6 +69,16 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
         status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
         self.assertEqual((status, b["error"]["code"]), (410, "session_lost"), b)
 
+    def test_an_unreachable_executor_is_503_retry_not_lost(self):
+        """An executor that is down (restarting, it may take its sessions
+        back) is no proof that the session is gone: 503 with Retry-After."""
+        sid = self.create()["session_id"]
+        holder = self.fake_of(sid)
+        holder.stop()
+        status, hdrs, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
+        self.assertEqual((status, b["error"]["code"]), (503, "executor_unreachable"), b)
+        self.assertEqual(hdrs.get("retry-after"), "1")
+
     def test_another_tenant_gets_404_even_naming_the_tenant_header(self):
         sid = self.create()["session_id"]
         forged = dict(B, **{"X-Sandgate-Tenant": "t.alice"})
@@ -123,6 +133,47 @@ class GatewaySessions(gateway_fakes.GatewayWithFakes):
         status, _, b = self.gw.call("POST", f"/v1/sessions/{sid}/exec",
                                     {"code": "functools.reduce(max, [1, 2])"}, A)
         self.assertEqual((status, b["status"]), (200, "success"), b)
+
+    def test_history_is_bounded_by_its_own_limit_not_by_a_cells(self):
+        """The policy's max_source_bytes and max_nodes hold for a cell; the
+        cells before it are bounded by the session's history limit (1 MiB,
+        the executor's 413), not by them. A policy with small limits (4 KiB,
+        1,000 nodes) shows it in a few small cells."""
+        small = gateway_fakes.policy_with("small", limits={
+            "max_source_bytes": 4096, "max_depth": 256, "max_nodes": 1000})
+        tokens = {"tenants": {"alice": {"tokens": [TOKEN_A], "default_policy": "small",
+                                        "policies": ["small"]}}}
+        gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]}},
+                     tokens=tokens, policies={"small": small})
+        self.addCleanup(gw.stop)
+        status, _, b = gw.call("POST", "/v1/sessions", {"language": "python"}, A)
+        self.assertEqual((status, b.get("policy", {}).get("name")), (201, "small"), b)
+        sid = b["session_id"]
+
+        def cell(code):
+            status, _, b = gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": code}, A)
+            self.assertEqual(status, 200, b)
+            return b
+
+        body = "".join(f"a{i} = {i}\n" for i in range(150))  # 1.6 KB, about 750 nodes
+        self.assertLess(len(body), 4096)
+        for code in ["import functools\nf = functools"] + [body] * 6:  # each alone is fine
+            self.assertEqual(cell(code)["violations"], [])
+        # 10 KB and 4,500 nodes before it: the next cell still runs
+        b = cell("a1 + a149")
+        self.assertEqual((b["violations"], b["status"]), ([], "success"), b)
+        # names bound long ago still resolve
+        b = cell("f.singledispatch(len)")
+        self.assertEqual([(v["rule"], v["line"]) for v in b["violations"]],
+                         [("call.forbidden", 1)], b)
+        # one cell over the policy's limit is refused as a job would be
+        b = cell("# " + "x" * 4096)
+        self.assertEqual([v["rule"] for v in b["violations"]], ["limit.source-bytes"], b)
+        # the long text analysed for a cell is no verdict for a job of the same text
+        text = self.py.sessions[sid[3:]]["history"] + "a1 + a149"
+        status, _, b = gw.call("POST", "/v1/analyze", {"language": "python", "code": text}, A)
+        self.assertEqual((status, [v["rule"] for v in b["violations"]]),
+                         (200, ["limit.source-bytes"]), b)
 
     def test_slow_session_gets_never_hold_the_event_threads(self):
         self.py.session_delay = self.py2.session_delay = 2.0

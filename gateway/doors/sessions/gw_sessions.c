@@ -92,10 +92,20 @@ static void public_id_of(enum sg_lang l, const char *exec_id,
 }
 
 /* An executor answer that is an error of the session API passes through
- * with its status; a session on an executor that is gone is session_lost. */
+ * with its status; a session on an executor that is gone is session_lost,
+ * and one whose executor is there but cannot be reached now (restarting:
+ * it may take its sessions back) is 503 with Retry-After, the call not sent. */
 static void pass_error(struct sreq *q, const struct gw_exec_result *x,
                        struct sg_http_response *resp)
 {
+    if (x->outcome == GW_EXEC_UNREACHABLE && x->attempts > 0) {
+        q->a.outcome = "executor_unreachable";
+        sg_http_error(resp, 503, "executor_unreachable",
+                      "the executor holding this session cannot be reached now (it may be "
+                      "restarting): the call was not sent, retry");
+        sg_http_add_header(resp, "Retry-After", "1");
+        return;
+    }
     if (x->outcome != GW_EXEC_OK) {
         q->a.outcome = "session_lost";
         sg_http_error(resp, x->outcome == GW_EXEC_FAILED ? 502 : 410,
@@ -111,7 +121,8 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
         "session_not_found",    "session_lost",       "session_busy",  "no_cell_running",
         "session_history_full", "bad_request",        "bad_file_name", "bad_file",
         "file_not_found",       "file_too_large",     "pool_busy",     "sessions_full",
-        "session_start_failed", "docker_unreachable", "shutting_down", "no_package_set"};
+        "session_start_failed", "docker_unreachable", "shutting_down", "no_package_set",
+        "workspace_full"};
     const char *c = "executor_failed";
     for (size_t i = 0; code && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(code, known[i]) == 0)
@@ -308,10 +319,22 @@ static void map_lines(struct sg_violations *vs, uint32_t offset)
 }
 
 /* Analyse the session's earlier cells plus this one under the session's
- * policy. 1: accepted; 0: rejected (answered); -1: failed (answered). */
+ * policy: the cell is held to the policy's max_source_bytes as a job is, the
+ * earlier cells to the session's own history limit. 1: accepted; 0:
+ * rejected (answered); -1: failed (answered). */
 static int analyse(struct sreq *q, const char *history, size_t hlen, const struct gw_request *c,
                    struct sg_http_response *resp)
 {
+    if (hlen > GW_SESSIONS_HISTORY_MAX) {
+        sg_http_error(resp, 413, "session_history_full",
+                      "the session's cells exceed %u bytes in total: start a new session",
+                      GW_SESSIONS_HISTORY_MAX);
+        return -1;
+    }
+    if (c->code_len > gw_admit_source_limit(&q->a)) {
+        hlen = 0; /* the cell alone, refused by its size as a job would be */
+        history = "";
+    }
     char *all = malloc(hlen + c->code_len + 1);
     if (!all) {
         sg_http_error(resp, 500, "internal", "out of memory");
@@ -323,7 +346,8 @@ static int analyse(struct sreq *q, const char *history, size_t hlen, const struc
     uint32_t offset = 0;
     for (size_t i = 0; i < hlen; i++)
         offset += history[i] == '\n';
-    int r = gw_admit_analyze(&q->a, all, hlen + c->code_len, resp);
+    int r = hlen ? gw_admit_analyze_long(&q->a, all, hlen + c->code_len, resp)
+                 : gw_admit_analyze(&q->a, all, c->code_len, resp);
     free(all);
     if (r < 0)
         return -1;

@@ -26,6 +26,9 @@
 #define GW_SESSION_PUBLIC_ID_LEN (3 + 16 + 1 + 32)
 #define GW_SESSION_CALL_MS 10000u /* info, list, delete, cancel, files */
 #define GW_SESSION_CREATE_MS 60000u
+/* The cells of a session, at most (the executor's SESSIONS_HISTORY_MAX): the
+ * text analysed with a new cell, whatever the policy's max_source_bytes. */
+#define GW_SESSIONS_HISTORY_MAX (1024u * 1024u)
 
 struct gw_sessions {
     const struct gw_services *jobs; /* borrowed: config, rules, router, audit, metrics */
