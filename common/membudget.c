@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "readfile.h"
 
 #define CGROUP_FILE_MAX 4096u /* /proc/self/cgroup and a limit file */
@@ -72,6 +73,23 @@ void sg_membudget_get_stats(const struct sg_membudget *b, struct sg_membudget_st
     ret->peak = atomic_load(&b->peak);
     ret->refused = atomic_load(&b->refused);
     ret->trims = atomic_load(&b->trims);
+}
+
+int sg_membudget_render(const struct sg_membudget *b, const char *prefix, struct sg_buf *out)
+{
+    struct sg_membudget_stats st;
+    sg_membudget_get_stats(b, &st);
+    return sg_buf_printf(
+        out,
+        "# HELP %1$s_memory_budget_bytes bytes request buffers may hold at once (0: no limit)\n"
+        "# TYPE %1$s_memory_budget_bytes gauge\n%1$s_memory_budget_bytes %2$zu\n"
+        "# HELP %1$s_memory_used_bytes bytes reserved by requests now\n"
+        "# TYPE %1$s_memory_used_bytes gauge\n%1$s_memory_used_bytes %3$zu\n"
+        "# HELP %1$s_memory_peak_bytes most bytes reserved at once since start\n"
+        "# TYPE %1$s_memory_peak_bytes gauge\n%1$s_memory_peak_bytes %4$zu\n"
+        "# HELP %1$s_memory_refused_total requests refused busy: the memory budget was full\n"
+        "# TYPE %1$s_memory_refused_total counter\n%1$s_memory_refused_total %5$llu\n",
+        prefix, st.limit, st.used, st.peak, (unsigned long long)st.refused);
 }
 
 /* A limit file's value: a number of bytes, or "max". */

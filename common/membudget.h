@@ -69,6 +69,12 @@ void sg_membudget_release(struct sg_membudget *b, size_t n);
 /* A snapshot for /metrics and /healthz; all 0 when b is NULL. */
 void sg_membudget_get_stats(const struct sg_membudget *b, struct sg_membudget_stats *ret);
 
+/* Prometheus lines PREFIX_memory_budget_bytes, _memory_used_bytes,
+ * _memory_peak_bytes and _memory_refused_total (each with HELP and TYPE)
+ * appended to out. Same returns as sg_buf_printf. */
+struct sg_buf;
+int sg_membudget_render(const struct sg_membudget *b, const char *prefix, struct sg_buf *out);
+
 /* The memory limit of the cgroup this process runs in, read under root
  * (normally "/sys/fs/cgroup"): cgroup v2's memory.max of the process's own
  * cgroup (the "0::PATH" line of /proc/self/cgroup, "/" when unreadable), else

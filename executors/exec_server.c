@@ -10,6 +10,7 @@
 #include "egress.h"
 #include "exec_api.h"
 #include "exec_sse.h"
+#include "membudget.h"
 #include "job.h"
 #include "log.h"
 #include "outcome.h"
@@ -249,14 +250,22 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     atomic_fetch_add(&s->in_flight, 1);
     log_start(s, &er);
     struct exec_job_slot *slot = s->jobs ? exec_jobs_add(s->jobs, er.job_id) : NULL;
+    /* the job's memory is reserved before it takes a sandbox */
+    size_t mem = exec_job_memory(req->body_len, er.limits.max_output_bytes);
+    bool held = sg_membudget_reserve(s->budget, mem);
     if (atomic_load(&s->draining))
         refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);
+    else if (!held)
+        refuse_job(s, resp, &er, "memory_busy",
+                   "the executor's memory budget is in use; retry shortly", 0);
     else
         run_job(s, req, &er, slot, resp);
     if (s->jobs)
         exec_jobs_remove(s->jobs, slot);
     atomic_fetch_sub(&s->in_flight, 1);
     exec_request_free(&er);
+    if (held)
+        sg_membudget_release(s->budget, mem);
 }
 
 /* The pools' figures, on the heap (one slot per flavour makes the struct
@@ -327,6 +336,16 @@ static void render_runsc(const struct exec_server *s, struct sg_buf *b)
                   ri->platform[0] ? ri->platform : "unknown", ri->warning[0] ? "true" : "false");
 }
 
+/* The daemon's own memory budget (not the sandboxes': pool.memory_*). */
+static json_t *membudget_json(const struct sg_membudget *b)
+{
+    struct sg_membudget_stats st;
+    sg_membudget_get_stats(b, &st);
+    return json_pack("{s:I,s:I,s:I,s:I}", "budget_bytes", (json_int_t)st.limit, "used_bytes",
+                     (json_int_t)st.used, "peak_bytes", (json_int_t)st.peak, "refused",
+                     (json_int_t)st.refused);
+}
+
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
     struct pool_set_stats *st = stats_snapshot(s, resp);
@@ -357,6 +376,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
         json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
                             json_integer(st->held_mb));
         json_object_set_new(j, "egress", egress_json(s));
+        json_object_set_new(j, "daemon_memory", membudget_json(s->budget));
         add_runsc(s, j);
     }
     free(st);
@@ -377,6 +397,7 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
         sg_buf_printf(&b, "%s", base);
     pool_set_render_metrics(st, &b);
     render_runsc(s, &b);
+    sg_membudget_render(s->budget, "sandgate_executor_daemon", &b);
     free(base);
     free(st);
     resp->status = 200;
@@ -442,6 +463,23 @@ enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
     return SG_HTTP_ANSWER_NOW;
 }
 
+/* A session call holds what a job would (a cell's line and output, an
+ * upload's encoded copy, a download), reserved first. */
+static void session_call(struct exec_server *s, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    size_t mem = exec_job_memory(req->body_len, s->cfg->max_output_bytes);
+    if (!sg_membudget_reserve(s->budget, mem)) {
+        metrics_rejected(s->metrics, "memory_busy");
+        sg_http_error(resp, 503, "memory_busy",
+                      "the executor's memory budget is in use; retry shortly");
+        sg_http_add_header(resp, "Retry-After", "1");
+        return;
+    }
+    sessions_handle(s->sessions, req, resp);
+    sg_membudget_release(s->budget, mem);
+}
+
 void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct exec_server *s = ctx;
@@ -453,7 +491,7 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_
         else if (!s->sessions || atomic_load(&s->draining))
             sg_http_error(resp, 503, "shutting_down", "executor is shutting down");
         else
-            sessions_handle(s->sessions, req, resp);
+            session_call(s, req, resp);
     } else if (strcmp(u, "/v1/exec") == 0 && strcmp(m, "POST") == 0)
         handle_exec(s, req, resp);
     else if (strcmp(u, "/healthz") == 0 && strcmp(m, "GET") == 0)

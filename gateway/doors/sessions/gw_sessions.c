@@ -111,7 +111,8 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
         "session_not_found",    "session_lost",       "session_busy",  "no_cell_running",
         "session_history_full", "bad_request",        "bad_file_name", "bad_file",
         "file_not_found",       "file_too_large",     "pool_busy",     "sessions_full",
-        "session_start_failed", "docker_unreachable", "shutting_down", "no_package_set"};
+        "session_start_failed", "docker_unreachable", "shutting_down", "no_package_set",
+        "memory_busy"};
     const char *c = "executor_failed";
     for (size_t i = 0; code && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(code, known[i]) == 0)
@@ -119,6 +120,8 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
     long st = x->http_status >= 400 && x->http_status < 600 ? x->http_status : 502;
     q->a.outcome = c;
     sg_http_error(resp, (int)st, c, "%.400s", msg ? msg : "the executor refused the call");
+    if (st == 503) /* busy: pool_busy, sessions_full, memory_busy */
+        sg_http_add_header(resp, "Retry-After", "1");
     json_decref(j);
 }
 
