@@ -150,7 +150,8 @@ int sg_membudget_cgroup_limit(const char *root, const char *self_cgroup, uint64_
 
 uint64_t sg_membudget_for_limit(uint64_t limit_bytes)
 {
-    return limit_bytes / 100 * SG_MEMBUDGET_SHARE_PCT;
+    return limit_bytes / 100 * SG_MEMBUDGET_SHARE_PCT +
+           limit_bytes % 100 * SG_MEMBUDGET_SHARE_PCT / 100;
 }
 
 static int in_bounds(uint64_t v, const char *what, const char *source, struct sg_error *err)

@@ -183,5 +183,6 @@ Test(membudget, chooses_config_then_container_then_fallback)
     cr_assert_eq(sg_membudget_choose(1024, 0, 0, "k", &b, &src, &e), -EINVAL, "below the minimum");
     cr_assert_eq(sg_membudget_choose(0, 4u << 20, 0, "k", &b, &src, &e), -EINVAL,
                  "a container too small for a budget");
-    cr_assert_lt(sg_membudget_for_limit(512u << 20), 512u << 20);
+    cr_assert_eq(sg_membudget_for_limit(512u << 20), 256u << 20, "exactly half");
+    cr_assert_eq(sg_membudget_for_limit(UINT64_MAX), UINT64_MAX / 2, "no overflow");
 }
