@@ -5,7 +5,8 @@
  * own memory. Everything a request grows is reserved in that budget, so the
  * budget plus the daemon's own memory is the worst case the caps allow:
  * fitting it in the limit is what keeps the kernel's OOM killer away. The
- * limits and the compose variables' defaults are read from the file itself,
+ * limits and the compose variables' defaults are read from the files
+ * themselves (docker-compose.yml and the Swarm stack, which must agree),
  * the daemons' defaults from their real configuration code. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,12 +31,23 @@
 
 static char *compose;
 
+/* docker-compose.yml and the Swarm stack, one after the other: a variable's
+ * default must be the same in both. */
 static void load_compose(void)
 {
-    size_t len = 0;
-    struct sg_error e = {0};
-    cr_assert_eq(sg_read_file_capped("docker-compose.yml", 1u << 20, &compose, &len, &e), 0,
-                 "docker-compose.yml: %s (the tests run from the source tree)", e.msg);
+    static const char *const files[] = {"docker-compose.yml", "deploy/swarm/stack.yml"};
+    char *text[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        struct sg_error e = {0};
+        cr_assert_eq(sg_read_file_capped(files[i], 1u << 20, &text[i], &len[i], &e), 0,
+                     "%s: %s (the tests run from the source tree)", files[i], e.msg);
+    }
+    compose = malloc(len[0] + len[1] + 2);
+    cr_assert(compose);
+    snprintf(compose, len[0] + len[1] + 2, "%s\n%s", text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
     unsetenv("SANDGATE_MAX_BODY");
     unsetenv("SANDGATE_MAX_OUTPUT_BYTES");
     unsetenv("SANDGATE_MAX_BODY_BYTES");
