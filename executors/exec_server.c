@@ -202,11 +202,13 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .heartbeat_ms = st ? EXEC_STREAM_HEARTBEAT_MS : 0,
                               .frame = st ? exec_sse_frame : NULL,
                               .heartbeat = exec_sse_heartbeat,
-                              .ud = st};
+                              .ud = st,
+                              .budget = s->budget};
     double run_ms = 0;
+    size_t reserved = 0; /* the result line's, released once the answer is sent */
     if (line)
         job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
-                req->limits.max_output_bytes, &hooks, &o, &run_ms);
+                req->limits.max_output_bytes, &hooks, &o, &run_ms, &reserved);
     if (line && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
         job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
     else if (!line)
@@ -229,6 +231,7 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
            wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
+    sg_membudget_release(s->budget, reserved);
 }
 
 static void handle_exec(struct exec_server *s, const struct sg_http_request *req,
@@ -463,12 +466,14 @@ enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
     return SG_HTTP_ANSWER_NOW;
 }
 
-/* A session call holds what a job would (a cell's line and output, an
- * upload's encoded copy, a download), reserved first. */
+/* A session call holds what a job would (a cell's line, an upload's encoded
+ * copy) and its result line, reserved first, whole: stdout and stderr at the
+ * output cap, in the line, parsed and in the answer. */
 static void session_call(struct exec_server *s, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
-    size_t mem = exec_job_memory(req->body_len, s->cfg->max_output_bytes);
+    size_t out = s->cfg->max_output_bytes;
+    size_t mem = exec_job_memory(req->body_len, out) + JOB_LINE_MEMORY_COPIES * 2 * out;
     if (!sg_membudget_reserve(s->budget, mem)) {
         metrics_rejected(s->metrics, "memory_busy");
         sg_http_error(resp, 503, "memory_busy",

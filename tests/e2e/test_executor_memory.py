@@ -1,9 +1,10 @@
 """sandgate-executor's memory budget end to end (dockerd + runsc): a job is
-reserved in the budget before it takes a sandbox (its body, the copies the
-executor makes of it and its output at the job's own cap); one that does not
-fit is refused 503 memory_busy at once, never run, and the executor goes on
-serving the jobs that fit. The figures are in /healthz and /metrics; a
-budget under the minimum stops the executor at start."""
+reserved in the budget before it takes a sandbox (its body and the copies
+the executor makes of it); one that does not fit is refused 503 memory_busy
+at once, never run. A running job's result line is reserved as it grows: a
+result the budget cannot hold ends the job as output over its limit. The
+executor goes on serving the jobs that fit. The figures are in /healthz and
+/metrics; a budget under the minimum stops the executor at start."""
 import base64
 import os
 import re
@@ -18,9 +19,14 @@ BUDGET = 8 * MIB
 HELLO = "def main():\n    return 1\n"
 FILES_CODE = ("import os\n\ndef main():\n"
               "    return os.path.getsize('big.bin')\n")
-# 1 MiB of input: about 1.4 MB of body. At the executor's default output cap
-# (1 MiB per stream) the job needs 256 KiB + 3 x body + 6 MiB: over 8 MiB.
-BIG = {"big.bin": base64.b64encode(os.urandom(MIB)).decode()}
+# 1.5 MiB of input: about 2.1 MB of body, held by the server, and the job
+# needs 256 KiB + 3 x body + 1 MiB (the output cap) more: over 8 MiB.
+BIG = {"big.bin": base64.b64encode(os.urandom(3 * MIB // 2)).decode()}
+# 900 KB of control characters on stdout (within the 1 MiB cap): JSON-escaped
+# six times in the result line, whose buffer would grow to 8 MiB, 24 MiB
+# reserved: the budget refuses it
+BIG_RESULT = ("import sys\n\ndef main():\n    sys.stdout.write('\\x01' * 900000)\n"
+              "    return 1\n")
 
 
 class ExecutorBudget(unittest.TestCase):
@@ -49,9 +55,10 @@ class ExecutorBudget(unittest.TestCase):
         self.assertEqual(body["error"]["code"], "memory_busy", body)
         self.assertEqual(body["status"], "program_runner_error", body)
         self.assertEqual(self.refused(), before + 1)
-        # the same files with a smaller output cap fit: the estimate is the job's own
-        r = self.ex.ok(FILES_CODE, files=BIG, limits={"max_output_bytes": 65536})
-        self.assertEqual((r["status"], r["result"]["value"]), ("success", MIB), r)
+        r = self.ex.ok(BIG_RESULT)  # it runs, but its result cannot be held
+        self.assertEqual((r["status"], r["resource_limit_type"]),
+                         ("resource_limit_exceeded", "output"), {k: r[k] for k in r if k != "stdout"})
+        self.assertEqual(self.refused(), before + 2)
         r = self.ex.ok(HELLO)
         self.assertEqual(r["status"], "success", r)
         _, _, h = self.ex.health()

@@ -17,6 +17,7 @@
 #include "exec_config.h"
 #include "gw_config.h"
 #include "gw_jobs.h"
+#include "job.h"
 #include "membudget.h"
 #include "readfile.h"
 #include "sg_parse.h"
@@ -129,6 +130,12 @@ Test(memory_defaults, the_executor_budget_holds_a_job_at_the_caps_and_fits_its_l
     uint64_t files_job = 5600000 + exec_job_memory(5600000, out);
     cr_assert_geq(budget / files_job, 2, "at least two such jobs at once");
     cr_assert_gt(budget / exec_job_memory(1024, out), 8, "at least 8 small jobs at once");
+    /* a job whose result line reaches its cap (outputs and artifacts at
+     * theirs: the line's buffer and its two copies, job.h) fits alone */
+    size_t line = job_result_cap(out, JOB_ARTIFACTS_MAX) + 1;
+    uint64_t artifacts_job = 1024 + exec_job_memory(1024, out) + JOB_LINE_MEMORY_COPIES * line;
+    cr_assert_geq(budget, artifacts_job, "budget %llu < a job at the result cap %llu",
+                  (unsigned long long)budget, (unsigned long long)artifacts_job);
 }
 
 Test(memory_defaults, a_smaller_container_would_be_caught)
