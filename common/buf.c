@@ -29,6 +29,22 @@ static int buf_reserve(struct sg_buf *b, size_t need)
     return 0;
 }
 
+int sg_buf_presize(struct sg_buf *b, size_t n)
+{
+    if (n == 0 || n - 1 > b->cap)
+        return -E2BIG;
+    if (n <= b->alloc)
+        return 0;
+    char *p = realloc(b->data, n);
+    if (!p)
+        return -ENOMEM;
+    if (!b->data)
+        p[0] = '\0';
+    b->data = p;
+    b->alloc = n;
+    return 0;
+}
+
 int sg_buf_append(struct sg_buf *b, const void *data, size_t n)
 {
     if (n > b->cap || b->len > b->cap - n)

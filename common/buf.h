@@ -25,6 +25,11 @@ void sg_buf_init(struct sg_buf *b, size_t cap);
 /* Append n bytes. Returns 0, -E2BIG (cap exceeded; nothing appended) or -ENOMEM. */
 int sg_buf_append(struct sg_buf *b, const void *data, size_t n);
 
+/* Make the allocation hold at least n bytes (the NUL included) without
+ * changing the contents, so appends up to n - 1 bytes in all never
+ * reallocate. 0, -E2BIG (n - 1 over the cap) or -ENOMEM. */
+int sg_buf_presize(struct sg_buf *b, size_t n);
+
 /* Append a printf-formatted string; same returns as sg_buf_append. */
 int sg_buf_printf(struct sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

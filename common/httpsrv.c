@@ -24,6 +24,7 @@
 #include "log.h"
 #include "httpsrv_conns.h"
 #include "httpsrv_head.h"
+#include "membudget.h"
 #include "httpsrv_pool.h"
 #include "sg_cond.h"
 #include "sg_time.h"
@@ -55,6 +56,7 @@ struct sg_httpsrv {
     struct sg_http_handlers h;
     void *ctx;
     size_t max_body, max_body_total;
+    struct sg_membudget *budget; /* borrowed; NULL: bodies count in body_total only */
     unsigned max_connections;
     uint16_t port;
     atomic_size_t body_total; /* bytes held by bodies in flight */
@@ -74,7 +76,7 @@ struct conn_state {
     struct sg_httpsrv *srv;
     struct MHD_Connection *conn;
     struct sg_buf body;
-    size_t held; /* bytes counted in srv->body_total */
+    size_t held; /* body's allocation: reserved in the budget, less its NUL in body_total */
     int too_large, overloaded;
     int small_body;              /* the framing is sound and the body at most DISCARD_MAX */
     int decided;                 /* the answer is decided (queued, or waiting for a drained body) */
@@ -307,6 +309,32 @@ static enum MHD_Result check_request_line(struct conn_state *st, const char *ver
     return refuse(st, v.status, v.code, v.msg);
 }
 
+/* Make the body's allocation `bytes` (more than held), counted in
+ * body_total and reserved in the budget first. -EBUSY when either is full
+ * (nothing changes), -ENOMEM. */
+static int hold(struct conn_state *st, size_t bytes)
+{
+    struct sg_httpsrv *srv = st->srv;
+    size_t more = bytes - st->held; /* body_total counts body bytes: the NUL aside */
+    size_t more_body = st->held ? more : more - 1;
+    if (atomic_fetch_add(&srv->body_total, more_body) + more_body > srv->max_body_total) {
+        atomic_fetch_sub(&srv->body_total, more_body);
+        return -EBUSY;
+    }
+    if (!sg_membudget_reserve(srv->budget, more)) {
+        atomic_fetch_sub(&srv->body_total, more_body);
+        return -EBUSY;
+    }
+    int r = sg_buf_presize(&st->body, bytes);
+    if (r < 0) {
+        atomic_fetch_sub(&srv->body_total, more_body);
+        sg_membudget_release(srv->budget, more);
+        return r;
+    }
+    st->held = bytes;
+    return 0;
+}
+
 static enum MHD_Result on_head(struct conn_state *st, const char *version)
 {
     struct sg_httpsrv *srv = st->srv;
@@ -326,7 +354,9 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         st->small_body = st->declared / 2 <= srv->max_body;
         return refuse_too_large(st);
     }
-    if (st->declared + atomic_load(&srv->body_total) > srv->max_body_total) {
+    /* a declared body is held at once, whole: its memory is reserved
+     * before one byte is read */
+    if (st->declared > 0 && hold(st, st->declared + 1) < 0) {
         /* a body within the cap is drained (read and dropped, never held) so
          * that a client which sends it all before reading sees the 503, not
          * a reset */
@@ -343,12 +373,20 @@ static void take_body(struct conn_state *st, const char *data, size_t n)
     struct sg_httpsrv *srv = st->srv;
     if (st->too_large || st->overloaded)
         return; /* discarded: the answer is already decided */
-    if (atomic_fetch_add(&srv->body_total, n) + n > srv->max_body_total) {
-        atomic_fetch_sub(&srv->body_total, n);
+    size_t need = st->body.len + n + 1;
+    if (n > srv->max_body || st->body.len > srv->max_body - n) {
+        st->too_large = 1;
+        return;
+    }
+    /* a body without a length (chunked) grows by doubling, each step
+     * reserved before the buffer grows */
+    size_t grow = need > 2 * st->held ? need : 2 * st->held;
+    if (grow > srv->max_body + 1)
+        grow = srv->max_body + 1;
+    if (need > st->held && hold(st, grow) < 0) {
         st->overloaded = 1;
         return;
     }
-    st->held += n;
     if (sg_buf_append(&st->body, data, n) < 0)
         st->too_large = 1;
 }
@@ -357,8 +395,9 @@ static void conn_state_unref(struct conn_state *st)
 {
     if (atomic_fetch_sub(&st->refs, 1) != 1)
         return;
-    atomic_fetch_sub(&st->srv->body_total, st->held);
     sg_buf_free(&st->body);
+    atomic_fetch_sub(&st->srv->body_total, st->held ? st->held - 1 : 0);
+    sg_membudget_release(st->srv->budget, st->held);
     free(st->resp.body);
     free(st->method_copy);
     free(st->url_copy);
@@ -782,6 +821,7 @@ static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
     srv->max_body_total = cfg->max_body_total ? cfg->max_body_total : 4 * cfg->max_body;
+    srv->budget = cfg->budget;
     unsigned workers = cfg->workers ? cfg->workers : 64u;
     srv->max_connections =
         cfg->max_connections ? cfg->max_connections : workers + DEFAULT_CONN_SLACK;

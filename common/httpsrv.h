@@ -45,6 +45,7 @@
 #include "sg_error.h"
 
 struct sg_httpsrv;
+struct sg_membudget;
 struct MHD_Connection;
 
 struct sg_http_request {
@@ -104,6 +105,11 @@ struct sg_httpsrv_config {
     unsigned receive_timeout_s;  /* headers + body of one request; 0 = 30 */
     unsigned header_timeout_s;   /* the head of a request (capped by receive_timeout_s); 0 = 10 */
     size_t max_body_total;       /* bytes held by all bodies in flight; 0 = 4 * max_body */
+    /* The daemon's memory budget (borrowed, outlives the server; NULL =
+     * none): each body's memory is reserved in it before it is read (a
+     * declared length at once, a chunked body as its buffer doubles) and
+     * released when the request ends; past it 503 server_busy. */
+    struct sg_membudget *budget;
 };
 
 /* Start serving. On success *ret_srv is owned by the caller (stop with

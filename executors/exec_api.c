@@ -433,6 +433,12 @@ void exec_request_free(struct exec_request *req)
     req->code = NULL;
 }
 
+size_t exec_job_memory(size_t body_len, size_t max_output)
+{
+    return EXEC_JOB_MEMORY_FIXED + EXEC_JOB_MEMORY_BODY_COPIES * body_len +
+           EXEC_JOB_MEMORY_OUTPUT_COPIES * max_output;
+}
+
 char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len)
 {
     json_t *job = json_pack("{s:s,s:s%,s:O,s:O,s:{s:I,s:I}}", "nonce", nonce, "code", req->code,

@@ -77,6 +77,18 @@ int exec_job_id_valid(const char *id);
  * [A-Za-z0-9_.@/:-] (Python dotted names, Node specifiers). */
 int exec_import_name_valid(const char *name, size_t len);
 
+/* What one job may hold in the executor's memory beyond its request body
+ * (which the HTTP server reserved) and its result line (which the job
+ * reserves as it grows: job.h, JOB_LINE_MEMORY_COPIES): the parsed body and
+ * the files' canonical copy, the job line, output in flight to a streaming
+ * client (up to max_output), and a fixed part for the rest (diagnostics,
+ * tables). Reserved in the memory budget before the job takes a sandbox.
+ * Pure. */
+#define EXEC_JOB_MEMORY_FIXED (256u * 1024u)
+#define EXEC_JOB_MEMORY_BODY_COPIES 3u
+#define EXEC_JOB_MEMORY_OUTPUT_COPIES 1u
+size_t exec_job_memory(size_t body_len, size_t max_output);
+
 /* The one-line job for the runner with its nonce, '\n'-terminated. Caller
  * frees with free(). */
 char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len);

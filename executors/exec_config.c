@@ -1,5 +1,7 @@
 #include "exec_config.h"
 
+#include "membudget.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -80,6 +82,7 @@ static const struct opt opts[] = {
     {"max-body", "SANDGATE_MAX_BODY", OPT_SIZE_T, F(max_body), EXEC_MAX_BODY_MIN,
      EXEC_MAX_BODY_MAX},
     {"max-jobs", "SANDGATE_MAX_JOBS", OPT_UINT, F(max_jobs), 1, EXEC_MAX_JOBS_MAX},
+    {"memory-budget", "SANDGATE_MEMORY_BUDGET", OPT_SIZE_T, F(memory_budget), 0, SG_MEMBUDGET_MAX},
     {"max-sessions", "SANDGATE_MAX_SESSIONS", OPT_UINT, F(max_sessions), 0, EXEC_MAX_SESSIONS_MAX},
     {"seccomp", "SANDGATE_SECCOMP_PROFILE", OPT_SECCOMP, F(seccomp_path), 0, 0},
     {"enable-seccomp", "SANDBOX_ENABLE_SECCOMP", OPT_SECCOMP_ENABLE, F(seccomp_path), 0, 0},
@@ -163,6 +166,10 @@ static const char usage_text[] =
     "  --fsize-mb N          largest file the sandbox may write (64) env SANDGATE_FSIZE_MB\n"
     "  --max-body N          /v1/exec request body cap (16777216)   env SANDGATE_MAX_BODY\n"
     "  --max-jobs N          jobs at once, more get 503 (64)        env SANDGATE_MAX_JOBS\n"
+    "  --memory-budget N     bytes this daemon's requests may hold at once (bodies,\n"
+    "                        files, job lines, output); past it 503 memory_busy.\n"
+    "                        0 (default): half the container's memory limit, or\n"
+    "                        128 MiB outside a container       env SANDGATE_MEMORY_BUDGET\n"
     "  --max-sessions N      open sessions at once, 0: none (16)    env SANDGATE_MAX_SESSIONS\n"
     "  --session-dir DIR     records of open sessions, so a restarted executor takes them\n"
     "                        back (one directory per executor; empty: none) env\n"

@@ -36,6 +36,9 @@
 #define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
 #define EXEC_MAX_JOBS_MAX 1024u
 #define EXEC_MAX_SESSIONS_MAX 1024u
+/* The daemon's memory budget when no container limit applies and none is
+ * configured (membudget.h: otherwise half the container's limit). */
+#define EXEC_MEMORY_BUDGET_DEFAULT (128u << 20)
 #define EXEC_POOL_MEMORY_MB_MAX (1024u * 1024u) /* 1 TiB: any real budget fits */
 
 struct exec_config {
@@ -70,6 +73,7 @@ struct exec_config {
     unsigned fsize_mb;       /* RLIMIT_FSIZE inside the sandbox */
     size_t max_body;         /* /v1/exec request body cap */
     unsigned max_jobs;       /* jobs at once; the next is refused (503), /healthz says it */
+    size_t memory_budget;    /* the daemon's own request memory (membudget.h); 0: derived */
     unsigned max_sessions;   /* open sessions at once (sessions.h) */
     /* Records of open sessions (sessions_store.h); "": a restart loses them. */
     char session_dir[1024];

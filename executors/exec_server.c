@@ -10,6 +10,7 @@
 #include "egress.h"
 #include "exec_api.h"
 #include "exec_sse.h"
+#include "membudget.h"
 #include "job.h"
 #include "log.h"
 #include "outcome.h"
@@ -201,11 +202,13 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .heartbeat_ms = st ? EXEC_STREAM_HEARTBEAT_MS : 0,
                               .frame = st ? exec_sse_frame : NULL,
                               .heartbeat = exec_sse_heartbeat,
-                              .ud = st};
+                              .ud = st,
+                              .budget = s->budget};
     double run_ms = 0;
+    size_t reserved = 0; /* the result line's, released once the answer is sent */
     if (line)
         job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
-                req->limits.max_output_bytes, &hooks, &o, &run_ms);
+                req->limits.max_output_bytes, &hooks, &o, &run_ms, &reserved);
     if (line && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
         job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
     else if (!line)
@@ -228,6 +231,7 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
            wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
+    sg_membudget_release(s->budget, reserved);
 }
 
 static void handle_exec(struct exec_server *s, const struct sg_http_request *req,
@@ -249,14 +253,22 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     atomic_fetch_add(&s->in_flight, 1);
     log_start(s, &er);
     struct exec_job_slot *slot = s->jobs ? exec_jobs_add(s->jobs, er.job_id) : NULL;
+    /* the job's memory is reserved before it takes a sandbox */
+    size_t mem = exec_job_memory(req->body_len, er.limits.max_output_bytes);
+    bool held = sg_membudget_reserve(s->budget, mem);
     if (atomic_load(&s->draining))
         refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);
+    else if (!held)
+        refuse_job(s, resp, &er, "memory_busy",
+                   "the executor's memory budget is in use; retry shortly", 0);
     else
         run_job(s, req, &er, slot, resp);
     if (s->jobs)
         exec_jobs_remove(s->jobs, slot);
     atomic_fetch_sub(&s->in_flight, 1);
     exec_request_free(&er);
+    if (held)
+        sg_membudget_release(s->budget, mem);
 }
 
 /* The pools' figures, on the heap (one slot per flavour makes the struct
@@ -327,6 +339,16 @@ static void render_runsc(const struct exec_server *s, struct sg_buf *b)
                   ri->platform[0] ? ri->platform : "unknown", ri->warning[0] ? "true" : "false");
 }
 
+/* The daemon's own memory budget (not the sandboxes': pool.memory_*). */
+static json_t *membudget_json(const struct sg_membudget *b)
+{
+    struct sg_membudget_stats st;
+    sg_membudget_get_stats(b, &st);
+    return json_pack("{s:I,s:I,s:I,s:I}", "budget_bytes", (json_int_t)st.limit, "used_bytes",
+                     (json_int_t)st.used, "peak_bytes", (json_int_t)st.peak, "refused",
+                     (json_int_t)st.refused);
+}
+
 static void handle_health(struct exec_server *s, struct sg_http_response *resp)
 {
     struct pool_set_stats *st = stats_snapshot(s, resp);
@@ -357,6 +379,7 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
         json_object_set_new(json_object_get(j, "pool"), "memory_sessions_mb",
                             json_integer(st->held_mb));
         json_object_set_new(j, "egress", egress_json(s));
+        json_object_set_new(j, "daemon_memory", membudget_json(s->budget));
         add_runsc(s, j);
     }
     free(st);
@@ -377,6 +400,7 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
         sg_buf_printf(&b, "%s", base);
     pool_set_render_metrics(st, &b);
     render_runsc(s, &b);
+    sg_membudget_render(s->budget, "sandgate_executor_daemon", &b);
     free(base);
     free(st);
     resp->status = 200;
@@ -442,6 +466,25 @@ enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
     return SG_HTTP_ANSWER_NOW;
 }
 
+/* A session call holds what a job would (a cell's line, an upload's encoded
+ * copy) and its result line, reserved first, whole: stdout and stderr at the
+ * output cap, in the line, parsed and in the answer. */
+static void session_call(struct exec_server *s, const struct sg_http_request *req,
+                         struct sg_http_response *resp)
+{
+    size_t out = s->cfg->max_output_bytes;
+    size_t mem = exec_job_memory(req->body_len, out) + JOB_LINE_MEMORY_COPIES * 2 * out;
+    if (!sg_membudget_reserve(s->budget, mem)) {
+        metrics_rejected(s->metrics, "memory_busy");
+        sg_http_error(resp, 503, "memory_busy",
+                      "the executor's memory budget is in use; retry shortly");
+        sg_http_add_header(resp, "Retry-After", "1");
+        return;
+    }
+    sessions_handle(s->sessions, req, resp);
+    sg_membudget_release(s->budget, mem);
+}
+
 void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_http_response *resp)
 {
     struct exec_server *s = ctx;
@@ -453,7 +496,7 @@ void exec_server_handle(void *ctx, const struct sg_http_request *req, struct sg_
         else if (!s->sessions || atomic_load(&s->draining))
             sg_http_error(resp, 503, "shutting_down", "executor is shutting down");
         else
-            sessions_handle(s->sessions, req, resp);
+            session_call(s, req, resp);
     } else if (strcmp(u, "/v1/exec") == 0 && strcmp(m, "POST") == 0)
         handle_exec(s, req, resp);
     else if (strcmp(u, "/healthz") == 0 && strcmp(m, "GET") == 0)

@@ -27,6 +27,7 @@ struct exec_server {
     const char *runtime_json;       /* borrowed; GET /v1/runtime, NULL = unknown */
     const struct runsc_info *runsc; /* borrowed: the gVisor read at start; NULL = unknown */
     struct exec_jobs *jobs;         /* borrowed: running jobs, for cancel */
+    struct sg_membudget *budget;    /* borrowed: the daemon's memory budget; NULL: none */
     atomic_int in_flight;           /* /v1/exec handlers running */
     atomic_bool draining;           /* SIGTERM: new jobs get 503 */
 };

@@ -10,6 +10,7 @@
 #include "attach.h"
 #include "outcome.h"
 #include "log.h"
+#include "membudget.h"
 
 #define JOB_READ_CHUNK 65536
 
@@ -24,6 +25,9 @@ void job_io_init(struct job_io *io, size_t max_stdout, const char *nonce)
 
 void job_io_free(struct job_io *io)
 {
+    if (io->hooks)
+        sg_membudget_release(io->hooks->budget, io->reserved);
+    io->reserved = 0;
     sg_buf_free(&io->line);
     sg_buf_free(&io->diag);
     json_decref(io->result);
@@ -63,6 +67,29 @@ static int client_went(struct job_io *io)
     io->end = JOB_END_CANCELLED;
     io->cancel_detail = "client_gone";
     return 1;
+}
+
+/* Room for take more bytes in the line: its next allocation (the size
+ * sg_buf's doubling would reach, within the cap) reserved in the budget
+ * first. 0, or -E2BIG when the budget refuses (io->budget_refused). */
+static int line_room(struct job_io *io, size_t take)
+{
+    struct sg_membudget *b = io->hooks ? io->hooks->budget : NULL;
+    size_t need = io->line.len + take + 1;
+    if (!b || need <= io->line.alloc || need > io->line.cap + 1)
+        return 0; /* sg_buf_append() answers -E2BIG past the cap */
+    size_t grow = io->line.alloc ? io->line.alloc : 256;
+    while (grow < need)
+        grow *= 2;
+    if (grow > io->line.cap + 1)
+        grow = io->line.cap + 1;
+    size_t more = (grow - io->line.alloc) * JOB_LINE_MEMORY_COPIES;
+    if (!sg_membudget_reserve(b, more)) {
+        io->budget_refused = 1;
+        return -E2BIG;
+    }
+    io->reserved += more;
+    return sg_buf_presize(&io->line, grow);
 }
 
 /* A frame line (it has the nonce and a "stream" key): hand a well-formed one
@@ -106,7 +133,9 @@ static int on_frame(void *ctx, int stream, const char *data, size_t len)
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
-        int r = sg_buf_append(&io->line, data, take);
+        int r = line_room(io, take);
+        if (r == 0)
+            r = sg_buf_append(&io->line, data, take);
         if (r < 0)
             return r;
         if (!nl)
@@ -352,7 +381,7 @@ void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *i
 
 void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
              size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
-             struct exec_outcome *o, double *ret_run_ms)
+             struct exec_outcome *o, double *ret_run_ms, size_t *ret_reserved)
 {
     struct job_io io;
     /* A streamed job's output also travels in its frames: room for both. */
@@ -361,6 +390,12 @@ void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, co
     io.hooks = hooks;
     job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
     *ret_run_ms = io.run_ms;
+    if (io.budget_refused)
+        sg_log(SG_LOG_WARN, "job_memory_refused",
+               "container=%.12s line_bytes=%zu: the memory budget is full; output limit", sb->id,
+               io.line.len);
     job_classify(dc, sb, &io, o);
+    *ret_reserved += io.reserved; /* handed over: the answer is made of it */
+    io.reserved = 0;
     job_io_free(&io);
 }

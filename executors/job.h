@@ -41,7 +41,14 @@ struct job_hooks {
      * read), and no frame or heartbeat is sent after it. */
     void (*client_gone)(void *ud);
     void *ud;
+    /* The daemon's memory budget (membudget.h), or NULL: each growth of the
+     * result line is reserved in it JOB_LINE_MEMORY_COPIES times (the line,
+     * its parsed copy, the answer made of it) before the buffer grows, and
+     * released by job_io_free(). A growth it refuses ends the job as output
+     * over its cap (JOB_END_OVERFLOW, io->budget_refused set). */
+    struct sg_membudget *budget;
 };
+#define JOB_LINE_MEMORY_COPIES 3u
 
 enum job_end {
     JOB_END_RESULT,    /* a complete result line arrived */
@@ -66,6 +73,8 @@ struct job_io {
     int sink_failed;               /* a frame hook said the client went */
     int client_left;               /* the client went and hooks->client_gone was told */
     double last_frame_ms;          /* attach_now_ms() of the last frame or heartbeat */
+    size_t reserved;               /* bytes reserved in hooks->budget for line */
+    int budget_refused;            /* the budget refused the line's growth */
 };
 
 /* Initialise io (its buffers) with the cap on stdout bytes and the job's
@@ -115,9 +124,11 @@ size_t job_result_cap(size_t max_output, size_t max_artifacts);
 int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret);
 
 /* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
- * sb stays owned by the caller (who tears it down afterwards). */
+ * sb stays owned by the caller (who tears it down afterwards). What the
+ * result line reserved in hooks->budget is added to *ret_reserved: the
+ * caller releases it once the answer made of the result is gone. */
 void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
              size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
-             struct exec_outcome *o, double *ret_run_ms);
+             struct exec_outcome *o, double *ret_run_ms, size_t *ret_reserved);
 
 #endif

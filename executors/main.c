@@ -11,6 +11,7 @@
 #include "exec_config.h"
 #include "docker.h"
 #include "httpsrv.h"
+#include "membudget.h"
 #include "log.h"
 #include "metrics.h"
 #include "pool.h"
@@ -257,6 +258,25 @@ static int wait_for_stop(void)
     return sig;
 }
 
+/* The daemon's memory budget (membudget.h): --memory-budget within what
+ * the container's limit allows, else half that limit, else the default. */
+static int choose_budget(const struct exec_config *cfg, struct sg_membudget *ret,
+                         struct sg_error *err)
+{
+    uint64_t limit = 0, bytes = 0;
+    const char *source = NULL;
+    if (sg_membudget_cgroup_limit("/sys/fs/cgroup", NULL, &limit) < 0)
+        limit = 0;
+    int r = sg_membudget_choose(cfg->memory_budget, limit, EXEC_MEMORY_BUDGET_DEFAULT,
+                                "--memory-budget", &bytes, &source, err);
+    if (r < 0)
+        return r;
+    sg_membudget_init(ret, (size_t)bytes);
+    sg_log(SG_LOG_INFO, "memory_budget", "bytes=%llu source=%s container_limit=%llu",
+           (unsigned long long)bytes, source, (unsigned long long)limit);
+    return 0;
+}
+
 static int serve(const struct exec_config *cfg, struct docker_client *dc, const char *body,
                  const char *token, const char *runtime, const struct runsc_info *ri,
                  const struct kept_sessions *ks, struct sg_error *err)
@@ -278,15 +298,21 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                  m};
     /* max_jobs workers and no queue: the next job is refused at once (503), and
      * health checks (GETs, answered on the event threads) always get through. */
+    struct sg_membudget budget;
+    sg_membudget_init(&budget, 0);
+    srv.budget = &budget;
     struct sg_httpsrv_config hc = {.bind_addr = cfg->listen_addr,
                                    .port = cfg->listen_port,
                                    .max_body = cfg->max_body,
                                    .workers = cfg->max_jobs,
-                                   .timeout_s = (cfg->max_timeout_ms + 60000) / 1000};
+                                   .timeout_s = (cfg->max_timeout_ms + 60000) / 1000,
+                                   .budget = &budget};
     const struct sg_http_handlers hh = {.handle = exec_server_handle,
                                         .head = exec_server_head,
                                         .get_on_worker = exec_server_get_on_worker};
-    int r = -ENOMEM;
+    int r = choose_budget(cfg, &budget, err);
+    if (r < 0)
+        goto out;
     if (!m || (r = exec_jobs_new(cfg->max_jobs, &srv.jobs)) < 0) {
         r = sg_error_set(err, r < 0 ? r : -ENOMEM, "cannot allocate the job table");
         goto out;
@@ -317,6 +343,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    sg_membudget_tune_allocator();
     struct exec_config cfg;
     struct sg_error err = {0};
     int r = exec_config_parse(argc, argv, &cfg, &err);

@@ -11,8 +11,9 @@
 
 static const char *limit_types[] = {"time", "memory", "output", "pids", "other"};
 #define N_LIMITS (sizeof(limit_types) / sizeof(limit_types[0]))
-static const char *reject_reasons[] = {"bad_request",        "unauthorized",        "pool_busy",
-                                       "docker_unreachable", "network_unavailable", "other"};
+static const char *reject_reasons[] = {
+    "bad_request",         "unauthorized", "pool_busy", "docker_unreachable",
+    "network_unavailable", "memory_busy",  "other"};
 #define N_REASONS (sizeof(reject_reasons) / sizeof(reject_reasons[0]))
 
 /* Histogram bounds in seconds. */

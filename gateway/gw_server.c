@@ -153,7 +153,8 @@ static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
     struct sg_buf b;
     sg_buf_init(&b, METRICS_MAX);
     if (gw_metrics_render(s->metrics, &b) < 0 || gw_router_render_metrics(s->router, &b) < 0 ||
-        render_extra(s, &b) < 0 || render_connections(s, &b) < 0) {
+        render_extra(s, &b) < 0 || render_connections(s, &b) < 0 ||
+        sg_membudget_render(&s->budget, "sandgate_gateway", &b) < 0) {
         sg_buf_free(&b);
         return sg_http_error(resp, 500, "internal", "metrics too large");
     }
@@ -361,6 +362,31 @@ static int open_audit_index(struct gw_server *s, struct sg_error *err)
     return r;
 }
 
+/* The daemon's memory budget (membudget.h): memory_budget_bytes within what
+ * the container's limit allows, else half that limit, else the default; it
+ * must hold at least one request at the body cap with its job. */
+static int choose_budget(struct gw_server *s, struct sg_error *err)
+{
+    uint64_t limit = 0, bytes = 0;
+    const char *source = NULL;
+    if (sg_membudget_cgroup_limit("/sys/fs/cgroup", NULL, &limit) < 0)
+        limit = 0;
+    int r = sg_membudget_choose(s->cfg.memory_budget_bytes, limit, GW_MEMORY_BUDGET_DEFAULT,
+                                "memory_budget_bytes", &bytes, &source, err);
+    if (r < 0)
+        return r;
+    uint64_t one = s->cfg.max_body_bytes + gw_job_memory(s->cfg.max_body_bytes);
+    if (bytes < one)
+        return sg_error_set(err, -EINVAL,
+                            "memory_budget_bytes: %llu bytes (%s) cannot hold one request at "
+                            "max_body_bytes with its job (%llu bytes)",
+                            (unsigned long long)bytes, source, (unsigned long long)one);
+    sg_membudget_init(&s->budget, (size_t)bytes);
+    sg_log(SG_LOG_INFO, "memory_budget", "bytes=%llu source=%s container_limit=%llu",
+           (unsigned long long)bytes, source, (unsigned long long)limit);
+    return 0;
+}
+
 int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg_error *err)
 {
     struct gw_server *s = calloc(1, sizeof(*s));
@@ -372,7 +398,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     char *token = NULL;
     int r = gw_ruleset_load(cfg->policies_dir, cfg->default_policy, cfg->tokens_file, &rs, err);
     gw_ruleset_slot_init(&s->rules, rs);
-    if (r < 0 || (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0 ||
+    if (r < 0 || (r = choose_budget(s, err)) < 0 ||
+        (r = read_executor_token(cfg->executor_token_file, &token, err)) < 0 ||
         (r = gw_audit_open(cfg->audit_log, cfg->audit_queue_max, &s->audit, err)) < 0 ||
         (r = gw_router_new(cfg, token, &s->router, err)) < 0)
         goto fail;
@@ -392,8 +419,8 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
     }
     free(token);
     token = NULL;
-    s->jobs = (struct gw_services){&s->cfg,    &s->rules,    s->router, s->audit,
-                                   s->metrics, s->ratelimit, s->vcache, s->jobtab};
+    s->jobs = (struct gw_services){&s->cfg,      &s->rules, s->router, s->audit,  s->metrics,
+                                   s->ratelimit, s->vcache, s->jobtab, &s->budget};
     gw_sessions_init(&s->sessions, &s->jobs);
     if ((r = gw_mcp_new(&s->jobs, mcp_runtimes, s, GW_MCP_SESSIONS_MAX, GW_MCP_SESSION_IDLE_MS,
                         &s->mcp, err)) < 0)
@@ -414,7 +441,7 @@ int gw_server_listen(struct gw_server *s, struct sg_error *err)
 {
     const struct gw_config *c = &s->cfg;
     struct sg_httpsrv_config hc;
-    gw_config_http(c, (uint16_t)c->port, c->max_body_bytes, &hc);
+    gw_config_http(c, (uint16_t)c->port, c->max_body_bytes, &s->budget, &hc);
     static const struct sg_http_handlers h = {gw_server_handle, gw_server_head, gw_server_refused,
                                               gw_server_get_on_worker};
     int r = sg_httpsrv_start(&hc, &h, s, &s->http, err);

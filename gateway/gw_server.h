@@ -26,6 +26,7 @@
 #include "gw_router.h"
 #include "gw_ruleset.h"
 #include "httpsrv.h"
+#include "membudget.h"
 #include "verdict_cache.h"
 
 struct gw_server {
@@ -37,6 +38,7 @@ struct gw_server {
     struct gw_ratelimit *ratelimit;
     struct sg_vcache *vcache; /* NULL when analysis_cache_entries is 0 */
     struct sg_httpsrv *http;
+    struct sg_membudget budget;  /* what requests may hold at once (membudget.h) */
     struct gw_services jobs;     /* borrowed views of the above for gw_jobs.c */
     struct gw_mcp *mcp;          /* POST/DELETE /mcp */
     struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */

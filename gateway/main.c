@@ -8,6 +8,7 @@
 #include "gw_config.h"
 #include "gw_server.h"
 #include "log.h"
+#include "membudget.h"
 
 static void usage(FILE *out)
 {
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
                                          {"test", no_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
+    sg_membudget_tune_allocator();
     const char *config_path = NULL;
     int test_only = 0, c;
     while ((c = getopt_long(argc, argv, "c:th", opts, NULL)) != -1) {

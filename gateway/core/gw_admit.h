@@ -61,8 +61,9 @@ struct gw_services {
     struct gw_audit *audit;
     struct gw_metrics *metrics;
     struct gw_ratelimit *ratelimit;
-    struct sg_vcache *vcache; /* NULL: no verdict cache */
-    struct gw_jobtab *jobtab; /* jobs in flight, for cancel */
+    struct sg_vcache *vcache;    /* NULL: no verdict cache */
+    struct gw_jobtab *jobtab;    /* jobs in flight, for cancel */
+    struct sg_membudget *budget; /* the daemon's memory budget (membudget.h); NULL: none */
 };
 
 /* One request's admission. The front door reads the fields; only the

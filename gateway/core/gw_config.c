@@ -101,6 +101,9 @@ static const struct key keys[] = {
      "time to receive one request's headers and body, however slowly sent"},
     {"max_bodies_bytes", "SANDGATE_MAX_BODIES_BYTES", U64(max_bodies_bytes), 1024, 1ull << 40,
      "request bodies held in memory at once; more get 503 server_busy"},
+    {"memory_budget_bytes", "SANDGATE_MEMORY_BUDGET", U64(memory_budget_bytes), 0, 1ull << 40,
+     "bytes requests may hold at once (bodies, jobs, answers); more get a busy answer. "
+     "0: half the container's memory limit, 256 MiB outside a container"},
     {"idle_timeout_s", "SANDGATE_IDLE_TIMEOUT_S", U64(idle_timeout_s), 1, 3600,
      "a client connection without traffic this long is closed (e.g. one not reading)"},
     {"anonymous_rate", "SANDGATE_ANONYMOUS_RATE", U64(anonymous_rate), 0, 1000000,
@@ -522,7 +525,7 @@ int gw_config_apply_env(struct gw_config *cfg, struct sg_error *err)
 }
 
 void gw_config_http(const struct gw_config *c, uint16_t port, uint64_t max_body,
-                    struct sg_httpsrv_config *ret)
+                    struct sg_membudget *budget, struct sg_httpsrv_config *ret)
 {
     *ret = (struct sg_httpsrv_config){
         .bind_addr = c->listen,
@@ -536,6 +539,7 @@ void gw_config_http(const struct gw_config *c, uint16_t port, uint64_t max_body,
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
         .header_timeout_s = (unsigned)c->header_timeout_s,
         .max_body_total = c->max_bodies_bytes,
+        .budget = budget,
     };
 }
 

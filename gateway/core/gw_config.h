@@ -77,6 +77,7 @@ struct gw_config {
     uint64_t header_timeout_s;       /* a request's head (capped by receive_timeout_s) */
     uint64_t receive_timeout_s;      /* headers + body of one request, however slow */
     uint64_t max_bodies_bytes;       /* request bodies held in memory at once */
+    uint64_t memory_budget_bytes;    /* the daemon's request memory (membudget.h); 0: derived */
     uint64_t idle_timeout_s;         /* a connection without traffic in any phase */
     uint64_t anonymous_rate;         /* requests/s without tokens; 0 = unlimited */
     uint64_t anonymous_burst;
@@ -115,10 +116,16 @@ int gw_config_validate(const struct gw_config *cfg, struct sg_error *err);
 /* Print the key reference (name, env, default, meaning) for --help. */
 void gw_config_print_help(FILE *out);
 
+/* The gateway's memory budget when no container limit applies and none is
+ * configured (membudget.h: otherwise half the container's limit). */
+#define GW_MEMORY_BUDGET_DEFAULT (256ull << 20)
+
 /* A listener's HTTP settings from cfg (address, limits, timeouts) for port
- * with a body cap of max_body. */
+ * with a body cap of max_body, its bodies reserved in budget (borrowed; NULL:
+ * none). */
+struct sg_membudget;
 void gw_config_http(const struct gw_config *cfg, uint16_t port, uint64_t max_body,
-                    struct sg_httpsrv_config *ret);
+                    struct sg_membudget *budget, struct sg_httpsrv_config *ret);
 
 /* 1 when addr is a loopback literal (127.0.0.0/8 or ::1). */
 int gw_addr_is_loopback(const char *addr);

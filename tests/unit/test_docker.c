@@ -11,6 +11,7 @@
 #include "exec_config.h"
 #include "docker.h"
 #include "job.h"
+#include "membudget.h"
 #include "sandbox.h"
 #include "seccomp.h"
 
@@ -423,6 +424,44 @@ Test(job, stdout_cap_and_stderr_kept_apart)
     cr_assert_str_eq(io.diag.data, "runner diag");
     n = frame(buf, 1, "0123456789\n0123456789");
     cr_assert_eq(job_feed(&io, &p, buf, n), -E2BIG);
+    job_io_free(&io);
+}
+
+/* 10 KiB of stdout without a line end, as one attach frame into io. */
+static int feed_10k(struct job_io *io, struct attach_parser *p)
+{
+    static char text[10 * 1024 + 1];
+    static unsigned char buf[10 * 1024 + 8];
+    memset(text, 'x', sizeof(text) - 1);
+    return job_feed(io, p, buf, frame(buf, 1, text));
+}
+
+Test(job, result_line_growth_is_reserved_in_the_budget_before_it_grows)
+{
+    struct sg_membudget b;
+    sg_membudget_init(&b, 64 * 1024);
+    struct job_hooks hooks = {.cancel_fd = -1, .client_fd = -1, .budget = &b};
+    struct job_io io;
+    job_io_init(&io, 1u << 20, NONCE);
+    io.hooks = &hooks;
+    struct attach_parser p = {0};
+    cr_assert_eq(feed_10k(&io, &p), 0);
+    struct sg_membudget_stats st;
+    sg_membudget_get_stats(&b, &st);
+    cr_assert_eq(st.used, JOB_LINE_MEMORY_COPIES * io.line.alloc, "the allocation, 3 times");
+    cr_assert_eq(io.line.alloc, 16384u);
+    /* the next doubling (32 KiB, 3 times) does not fit: the job's output ends */
+    cr_assert_eq(feed_10k(&io, &p), -E2BIG);
+    cr_assert(io.budget_refused);
+    cr_assert_eq(io.line.alloc, 16384u, "the buffer did not grow");
+    job_io_free(&io);
+    sg_membudget_get_stats(&b, &st);
+    cr_assert_eq(st.used, 0, "released with the job's buffers");
+    /* without a budget the same output is read */
+    job_io_init(&io, 1u << 20, NONCE);
+    struct attach_parser p2 = {0};
+    cr_assert_eq(feed_10k(&io, &p2), 0);
+    cr_assert_eq(feed_10k(&io, &p2), 0);
     job_io_free(&io);
 }
 

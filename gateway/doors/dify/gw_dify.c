@@ -417,7 +417,7 @@ int gw_dify_start(struct gw_dify *d, const struct gw_services *s, struct sg_erro
     struct sg_httpsrv_config hc;
     gw_config_http(c, (uint16_t)c->dify_port,
                    c->max_body_bytes < GW_DIFY_BODY_MAX ? c->max_body_bytes : GW_DIFY_BODY_MAX,
-                   &hc);
+                   s->budget, &hc);
     static const struct sg_http_handlers h = {gw_dify_handle, NULL, NULL, get_on_worker};
     return sg_httpsrv_start(&hc, &h, d, &d->http, err);
 }

@@ -13,6 +13,7 @@
 #include "gw_respond.h"
 #include "gw_util.h"
 #include "log.h"
+#include "membudget.h"
 #include "rules.h"
 #include "sha256.h"
 #include "verdict_cache.h"
@@ -33,6 +34,7 @@ struct job {
     int listed;                         /* in the table of jobs in flight */
     const struct gw_door *door;         /* its own request and answer, or NULL */
     bool door_network;                  /* the door asks for the tenant's default list */
+    size_t mem;                         /* bytes reserved in the memory budget */
 };
 
 static int parse_body(struct job *j, const struct sg_http_request *req,
@@ -320,8 +322,21 @@ static void answer(struct job *j, json_t *ans, struct sg_http_response *resp)
     gw_respond_json(resp, 200, o);
 }
 
+size_t gw_job_memory(size_t body_len)
+{
+    return GW_JOB_MEMORY_FIXED + GW_JOB_MEMORY_BODY_COPIES * body_len + GW_JOB_MEMORY_ANSWER;
+}
+
 static void execute(struct job *j, struct sg_http_response *resp)
 {
+    size_t mem = gw_job_memory(j->hreq ? j->hreq->body_len : 0);
+    if (!sg_membudget_reserve(j->s->budget, mem)) {
+        j->ex.outcome = GW_EXEC_BUSY;
+        snprintf(j->ex.message, sizeof(j->ex.message),
+                 "the gateway's memory budget is in use; retry shortly");
+        return exec_failed(j, resp);
+    }
+    j->mem = mem;
     json_t *body = exec_body(j);
     char *text = body ? json_dumps(body, GW_JSON_FLAGS) : NULL;
     json_decref(body);
@@ -418,6 +433,7 @@ static void handle(struct job *jp, enum gw_endpoint ep, const char *tool, const 
     gw_exec_result_free(&j.ex);
     gw_request_free(&j.req);
     gw_admit_end(&j.a);
+    sg_membudget_release(j.s->budget, j.mem);
 }
 
 void gw_jobs_handle(const struct gw_services *s, enum gw_endpoint ep,

@@ -35,6 +35,17 @@ struct gw_job_sink {
 
 /* POST /v1/jobs/{job_id}/cancel (tenant-scoped: 404 for an unknown id or
  * another tenant's job, 409 when it ended, 202 when the cancel was sent). */
+/* What a job may hold in the gateway's memory beyond its request body
+ * (which the HTTP server reserved): the body sent to the executor, as JSON
+ * and as text; the executor's answer with its outputs at their default caps,
+ * as received, parsed and re-shaped; a fixed part for the rest. Reserved in
+ * the memory budget before the job is sent; past the budget the job gets
+ * the door's busy answer (as when every executor is busy). Pure. */
+#define GW_JOB_MEMORY_FIXED (256u * 1024u)
+#define GW_JOB_MEMORY_BODY_COPIES 2u
+#define GW_JOB_MEMORY_ANSWER (4u << 20)
+size_t gw_job_memory(size_t body_len);
+
 void gw_jobs_cancel(const struct gw_services *g, const struct sg_http_request *req,
                     struct sg_http_response *resp);
 void gw_jobs_handle(const struct gw_services *g, enum gw_endpoint ep,

@@ -122,7 +122,7 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
         "session_history_full", "bad_request",        "bad_file_name", "bad_file",
         "file_not_found",       "file_too_large",     "pool_busy",     "sessions_full",
         "session_start_failed", "docker_unreachable", "shutting_down", "no_package_set",
-        "workspace_full"};
+        "workspace_full",       "memory_busy"};
     const char *c = "executor_failed";
     for (size_t i = 0; code && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(code, known[i]) == 0)
@@ -130,6 +130,8 @@ static void pass_error(struct sreq *q, const struct gw_exec_result *x,
     long st = x->http_status >= 400 && x->http_status < 600 ? x->http_status : 502;
     q->a.outcome = c;
     sg_http_error(resp, (int)st, c, "%.400s", msg ? msg : "the executor refused the call");
+    if (st == 503) /* busy: pool_busy, sessions_full, memory_busy */
+        sg_http_add_header(resp, "Retry-After", "1");
     json_decref(j);
 }
 
