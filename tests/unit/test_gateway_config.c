@@ -206,7 +206,7 @@ Test(gw_config, connection_limits_and_deadlines)
     cr_assert_eq(cfg.header_timeout_s, 4);
     cr_assert_eq(gw_config_validate(&cfg, &err), 0, "%s", err.msg);
     struct sg_httpsrv_config http;
-    gw_config_http(&cfg, 9385, 1024, &http);
+    gw_config_http(&cfg, 9385, 1024, NULL, &http);
     cr_assert_eq(http.header_timeout_s, 4);
     cr_assert_eq(http.max_connections, 100);
     cr_assert_lt(load("{\"header_timeout_s\": 0}"), 0, "a head needs some time");
