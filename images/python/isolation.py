@@ -32,28 +32,33 @@ NOT enforced for mmap(PROT_EXEC) (a copied .so loads), so it is not a control
 here (README, "Security model").
 
 No new native code (map_native, then the kernel filter's SG_RT_NO_NEW_CODE,
-images/runtime/rt_filter.h). Once the job's identity is dropped, still
-before the job exists, the child maps every extension module the image
-holds -- the standard library's lib-dynload and every installed package's
-(NATIVE_LIST, written at image build by list_runtime.py; walked here when
-absent) -- with dlopen(RTLD_LAZY | RTLD_LOCAL): that maps each object and
-the shared libraries it needs (OpenBLAS, libssl, libstdc++, ...) and runs
-their ELF constructors, but not PyInit_*: nothing is imported. Also what
-glibc loads lazily (GLIBC_LAZY: libgcc_s, which pthread_exit unwinds with;
-NSS "files" and "dns" are in libc.so itself since glibc 2.34). When the job
-arrives the runner installs the filter, which refuses mmap with PROT_EXEC
-(file-backed and anonymous: CPython has no JIT), mprotect/pkey_mprotect
-adding PROT_EXEC, shmat(SHM_EXEC), remap_file_pages and READ_IMPLIES_EXEC,
-with EPERM. A later `import numpy` dlopens a path the loader has mapped
-already: it maps nothing and succeeds. Anything else -- ctypes.CDLL of a
-file in /tmp or the workspace, of an image library no extension module
-needs, of an OpenSSL engine; shellcode in an anonymous executable mapping;
-libffi closures (ctypes callbacks, whose trampolines need one) -- fails
-("failed to map segment from shared object", PermissionError, MemoryError).
-Measured (runsc 20240729, the stock image, 144 extension modules): ~0.2 s
-(~1.7 s with the machine loaded) off the request's path, the job process's
-RSS from ~15 to ~90 MB, the container's memory (the host's cgroup) from ~20
-to ~51 MB; importing numpy and pandas alone takes the same RSS and ~66 MB.
+images/runtime/rt_filter.h). Before the fork (warm pool, off the request's
+path) the runner maps every extension module the image holds -- the
+standard library's lib-dynload and every installed package's (NATIVE_LIST,
+written at image build by list_runtime.py; walked here when absent) -- with
+dlopen(RTLD_LAZY | RTLD_LOCAL): that maps each object and the shared
+libraries it needs (OpenBLAS, libssl, libstdc++, ...) and runs their ELF
+constructors, but not PyInit_*: nothing is imported. Also what glibc loads
+lazily (GLIBC_LAZY: libgcc_s, which pthread_exit unwinds with; NSS "files"
+and "dns" are in libc.so itself since glibc 2.34). The child inherits the
+mappings and the loader's list of them. When the job arrives the runner
+installs the filter, which refuses mmap with PROT_EXEC (file-backed and
+anonymous: CPython has no JIT), mprotect/pkey_mprotect adding PROT_EXEC,
+shmat(SHM_EXEC), remap_file_pages and READ_IMPLIES_EXEC, with EPERM. A later
+`import numpy` dlopens a file the loader has mapped already (same name, or
+the same device and inode through the view's bind of /usr): it maps nothing
+and succeeds. Anything else -- ctypes.CDLL of a file in /tmp or the
+workspace, of an image library no extension module needs, of an OpenSSL
+engine, sqlite3's load_extension; shellcode in an anonymous executable
+mapping; libffi closures (ctypes callbacks, whose trampolines need one) --
+fails ("failed to map segment from shared object", PermissionError,
+MemoryError).
+Measured (runsc 20240729, the stock image, 144 extension modules, the
+machine loaded): ~0.23 s to map them and ~20 ms more for the fork, both
+before the job; RSS ~15 -> ~90 MB, the container's memory on the host ~20
+-> ~51 MB (importing numpy and pandas alone takes ~66 MB). Mapped in the
+child instead, the child's exit (on the request's path: the parent waits
+for it) took ~11 ms more to tear the address space down; inherited, ~2 ms.
 """
 import ctypes
 import errno
@@ -255,8 +260,8 @@ def read_native_list(path=NATIVE_LIST):
 
 
 def map_native(listed, path_entries):
-    """In the job's process, after drop_identity, before the job: maps the
-    listed extension modules (path_entries walked when listed is None) and
+    """In the runner, before it forks the job's process: maps the listed
+    extension modules (path_entries walked when listed is None) and
     GLIBC_LAZY; the handles are never closed. Returns (mapped, failed): an
     object that fails here (a missing dependency) will fail its import too,
     whatever the filter says."""
