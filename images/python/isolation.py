@@ -4,7 +4,9 @@ Used by runner.py when the image is labelled org.sandgate.identity=split and
 the runner starts as uid 0 with only SETUID, SETGID, SETPCAP, SYS_ADMIN and
 KILL (executors/sandbox.h). Before the job exists (off the request's path):
 
-  parent (uid 0, PID 1 of the container)   unshare(CLONE_NEWPID), then fork:
+  parent (uid 0, PID 1 of the container)   unshare(CLONE_NEWPID), maps the
+                                            image's extension modules
+                                            (map_native, below), then fork:
                                             the child is PID 1 of its own
                                             PID namespace, sees no other process
   child (still uid 0)                       unshare(CLONE_NEWNS); a new root on
