@@ -14,7 +14,7 @@ the job arrived and before the user's module is imported. Two layers:
      network      socket creation (not AF_UNIX), name lookups, connect/bind/send
                   on non-AF_UNIX sockets, when the job is offline
      native_code  every ctypes event (but loading the interpreter itself, which
-                  `import ctypes` does)
+                  `import ctypes` does), sqlite3's extension loading
      unpickle     pickle.find_class (any unpickling that names a global);
                   marshal.load(s) called by the job's own code
      file         with files = "sandbox": writes outside the workspace and /tmp,
@@ -125,7 +125,9 @@ NATIVE_EVENTS = frozenset((
     "ctypes.call_function", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at",
     "ctypes.create_string_buffer", "ctypes.create_unicode_buffer", "ctypes.get_errno",
     "ctypes.set_errno", "ctypes.get_last_error", "ctypes.set_last_error",
-    "ctypes.seh_exception", "ctypes.PyObj_FromPtr", "ctypes.set_exception"))
+    "ctypes.seh_exception", "ctypes.PyObj_FromPtr", "ctypes.set_exception",
+    # sqlite3 loads a shared object of the caller's choosing
+    "sqlite3.enable_load_extension", "sqlite3.load_extension"))
 # Events that matter only when the job's own code raised them.
 USER_ONLY_EVENTS = REFLECTION_EVENTS
 # Where the import system turns a cached module's bytes into code: the one

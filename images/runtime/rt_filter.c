@@ -5,7 +5,10 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,12 +32,20 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
+#ifndef SYS_pkey_mprotect
+#define SYS_pkey_mprotect 329
+#endif
+#ifndef SHM_EXEC
+#define SHM_EXEC 0100000
+#endif
+#define PERSONALITY_QUERY 0xffffffffu /* personality(0xffffffff) reads it */
 #define MAX_SELF_VALUES 3
 #define X32_SYSCALL_BIT 0x40000000u
 
 #define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #define ARG0_LOW offsetof(struct seccomp_data, args[0]) /* little-endian: low 32 bits */
 #define ARG1_LOW offsetof(struct seccomp_data, args[1])
+#define ARG2_LOW offsetof(struct seccomp_data, args[2])
 #define SOCK_TYPE_MASK 0xfu /* socket()'s type without SOCK_NONBLOCK / SOCK_CLOEXEC */
 
 struct prog {
@@ -147,6 +158,34 @@ static void network_tcp_only(struct prog *p)
     stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 }
 
+/* if (nr == sysno) return (low 32 bits of arg2 & bits) ? EPERM : ALLOW; */
+static void arg2_without(struct prog *p, unsigned sysno, unsigned bits)
+{
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0, 4));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG2_LOW);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1));
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
+
+/* No new executable memory: every way a process maps code or makes memory
+ * executable (rt_filter.h). Each refusal is EPERM: it has no effect. */
+static void no_new_code(struct prog *p)
+{
+    arg2_without(p, SYS_mmap, PROT_EXEC);
+    arg2_without(p, SYS_mprotect, PROT_EXEC);
+    arg2_without(p, SYS_pkey_mprotect, PROT_EXEC);
+    arg2_without(p, SYS_shmat, SHM_EXEC);
+    deny_nr(p, SYS_remap_file_pages, RET_ERRNO(EPERM));
+    /* personality: reading it is fine, setting READ_IMPLIES_EXEC is not */
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_personality, 0, 5));
+    stmt(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PERSONALITY_QUERY, 2, 0));
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, READ_IMPLIES_EXEC, 0, 1));
+    stmt(p, BPF_RET | BPF_K, RET_ERRNO(EPERM));
+    stmt(p, BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
+
 int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t cap,
                        size_t *ret_len)
 {
@@ -168,6 +207,8 @@ int sg_rt_filter_build(unsigned flags, int self, struct sock_filter *out, size_t
         processes(&p);
         other_processes(&p, self);
     }
+    if (flags & SG_RT_NO_NEW_CODE)
+        no_new_code(&p);
     if (!(flags & SG_RT_ALLOW_NETWORK))
         network(&p);
     else

@@ -13,6 +13,13 @@
  *              process_vm_readv/writev fail with EPERM;
  *   network:   socket() and socketpair() of every family but AF_UNIX, and
  *              io_uring_setup (its ring can open sockets), fail with EPERM.
+ *   new code (only with SG_RT_NO_NEW_CODE: the runner has mapped every
+ *              library the job may load beforehand): mmap() with PROT_EXEC,
+ *              file-backed or anonymous, mprotect() and pkey_mprotect()
+ *              with PROT_EXEC, shmat() with SHM_EXEC, remap_file_pages() and
+ *              personality() setting READ_IMPLIES_EXEC fail with EPERM (a
+ *              refused mapping has no effect: the loader reports an error).
+ *              Not for V8 (its JIT maps anonymous executable memory).
  * Any system call made with another architecture's calling convention (i386
  * int 0x80, x32) kills the process: the numbers above are x86_64's.
  *
@@ -36,10 +43,12 @@
 #define SG_RT_ALLOW_PROCESSES 0x1u /* the policy allows processes */
 #define SG_RT_ALLOW_NETWORK 0x2u   /* the job has network */
 #define SG_RT_KILL_REFUSALS 0x4u   /* hard refusals kill the process (above) */
-#define SG_RT_FLAGS_ALL (SG_RT_ALLOW_PROCESSES | SG_RT_ALLOW_NETWORK | SG_RT_KILL_REFUSALS)
+#define SG_RT_NO_NEW_CODE 0x8u     /* no new executable memory (above) */
+#define SG_RT_FLAGS_ALL                                                                            \
+    (SG_RT_ALLOW_PROCESSES | SG_RT_ALLOW_NETWORK | SG_RT_KILL_REFUSALS | SG_RT_NO_NEW_CODE)
 
 /* Longest program the builder emits (checked by the builder itself). */
-#define SG_RT_FILTER_MAX 96
+#define SG_RT_FILTER_MAX 128
 
 /* Pure: writes the BPF program for flags into out (room for cap
  * instructions) and its length to *ret_len; self is the pid of the process

@@ -202,7 +202,10 @@ class PythonJobs(ExecutorCase):
                        "            os.fork()\n        except OSError:\n            pass\n",
                        limits={"timeout_ms": 5000})
         self.assertEqual(r["status"], "resource_limit_exceeded", r)
-        self.assertIn(r["resource_limit_type"], ("pids", "time"), r)
+        # memory: each process inherits the extension modules the split
+        # image's runner maps before the job (images/python/isolation.py), so
+        # the container's memory may run out before its pids do.
+        self.assertIn(r["resource_limit_type"], ("pids", "time", "memory"), r)
         # The executor and the pool are unharmed.
         self.assertEqual(self.ex.ok("def main():\n    return 1\n")["result"]["value"], 1)
 

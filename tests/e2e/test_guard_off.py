@@ -9,13 +9,17 @@ identity and file system view (no runner files, no /proc of the runner, no
 the parent (status, exit and memory are what wait4 saw, whatever the job
 wrote on its report pipe). Jobs and a multi-cell session.
 
-A promise the table marks "in-process only" (no new native code: runsc does
-not enforce noexec for mmap(PROT_EXEC)) is not claimed here."""
+No new native code rests on the kernel filter too (PythonNoNewCodeGuardOff):
+the image's extension modules are mapped before the job, nothing after.
+A promise the table marks "in-process only" is not claimed here."""
 import json
+import os
 import unittest
 
 import sgguardoff
 from sgguardoff import EITHER, KILLED, b64
+
+import test_runtime_policy as rtp
 
 
 class PythonGuardOff(sgguardoff.GuardOff, unittest.TestCase):
@@ -177,6 +181,139 @@ class PythonGuardOff(sgguardoff.GuardOff, unittest.TestCase):
                          ("unauthorized_access", EITHER), second)
         self.assertIn(KILLED, second["detail"])
         self.assertNotIn("EFFECT", second["stdout"])
+
+
+
+# A library no extension module of the image needs (so never mapped before
+# the job), and an OpenSSL engine.
+IMAGE_LIB = "/usr/lib/x86_64-linux-gnu/libanl.so.1"
+ENGINE = "/usr/lib/x86_64-linux-gnu/engines-3/afalg.so"
+MAP_REFUSED = "failed to map segment from shared object"
+
+
+class PythonNoNewCodeGuardOff(sgguardoff.GuardOff, unittest.TestCase):
+    """No new native code, by the kernel filter alone (SG_RT_NO_NEW_CODE,
+    isolation.py's map_native): the child maps the image's extension modules
+    before the job, then no executable mapping is possible. A refusal is
+    EPERM (no effect, not reported): the job sees the loader's error."""
+
+    LANGUAGE = "python"
+    TENANT = "t.guardoff"
+
+    def test_no_library_loads_from_a_writable_file_the_image_or_an_engine(self):
+        code = ("import ctypes, shutil\n"
+                f"LIB, ENGINE = {IMAGE_LIB!r}, {ENGINE!r}\n"
+                "def load(p):\n    try:\n        ctypes.CDLL(p)\n        return 'LOADED'\n"
+                "    except OSError as e:\n        return str(e)\n"
+                "def main():\n"
+                "    maps = open('/proc/self/maps').read()\n"
+                "    shutil.copy(LIB, '/tmp/x.so')\n    shutil.copy(LIB, '/workspace/y.so')\n"
+                "    return {'mapped before': [p for p in (LIB, ENGINE) if p in maps],\n"
+                "            'tmp': load('/tmp/x.so'), 'workspace': load('/workspace/y.so'),\n"
+                "            'image': load(LIB), 'engine': load(ENGINE),\n"
+                "            'executable after': [l for l in open('/proc/self/maps')\n"
+                "                                 if l.split()[1][2] == 'x' and l.split()[-1] in\n"
+                "                                 ('/tmp/x.so', '/workspace/y.so', LIB, ENGINE)]}\n")
+        body = self.job(code)
+        self.assertEqual(body["status"], "success", body)
+        got = body["result"]["value"]
+        # (the loader's first, read-only mapping of the file may stay)
+        self.assertEqual((got.pop("mapped before"), got.pop("executable after")), ([], []), body)
+        for what, text in got.items():
+            self.assertIn(MAP_REFUSED, text, (what, body))
+
+    def test_a_library_loaded_through_sqlite_is_refused(self):
+        # sqlite3 raises no ctypes event: only the kernel stands here.
+        # sqlite tries the name, then the name + ".so": both are copies. Loaded,
+        # the library would fail for its missing sqlite3_extension_init.
+        code = ("import sqlite3, shutil\ndef main():\n"
+                f"    shutil.copy({IMAGE_LIB!r}, '/tmp/ext')\n"
+                f"    shutil.copy({IMAGE_LIB!r}, '/tmp/ext.so')\n"
+                "    db = sqlite3.connect(':memory:')\n    db.enable_load_extension(True)\n"
+                "    try:\n        db.load_extension('/tmp/ext')\n"
+                "    except sqlite3.OperationalError as e:\n        return str(e)\n")
+        body = self.job(code, policy="permissive")
+        self.assertEqual(body["status"], "success", body)
+        self.assertIn(MAP_REFUSED, body["result"]["value"], body)
+
+    def test_an_uncaught_refusal_is_the_programs_error(self):
+        body = self.job(f"import ctypes, shutil\nshutil.copy({IMAGE_LIB!r}, '/tmp/x.so')\n"
+                        "def main():\n    ctypes.CDLL('/tmp/x.so')\n    print('EFFECT')\n")
+        self.assertEqual(body["status"], "program_error", body)
+        self.assertIn(f"OSError: /tmp/x.so: {MAP_REFUSED}", body["stderr"], body)
+        self.assertNotIn("EFFECT", body["stdout"])
+
+    def test_no_memory_becomes_executable(self):
+        code = ("import ctypes, mmap, os\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "libc.mmap.restype = ctypes.c_void_p\n"
+                "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,\n"
+                "                      ctypes.c_int, ctypes.c_int, ctypes.c_long]\n"
+                "libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]\n"
+                "FAILED = (1 << 64) - 1\n"
+                "def errno_name():\n    return os.strerror(ctypes.get_errno())\n"
+                "def main():\n    out = {}\n"
+                "    try:\n        mmap.mmap(-1, 4096, prot=7)\n        out['mmap module'] = 'EXEC'\n"
+                "    except OSError as e:\n        out['mmap module'] = os.strerror(e.errno)\n"
+                "    p = libc.mmap(None, 4096, 7, 0x22, -1, 0)  # RWX, private anonymous\n"
+                "    out['anonymous rwx'] = 'EXEC' if p != FAILED else errno_name()\n"
+                "    q = libc.mmap(None, 4096, 3, 0x22, -1, 0)  # RW\n"
+                "    ctypes.memmove(q, b'\\xb8\\x2a\\x00\\x00\\x00\\xc3', 6)  # mov eax, 42; ret\n"
+                "    r = libc.mprotect(q, 4096, 5)\n"
+                "    out['mprotect rx'] = 'EXEC' if r == 0 else errno_name()\n"
+                "    text = ctypes.cast(libc.getpid, ctypes.c_void_p).value & ~0xfff\n"
+                "    r = libc.mprotect(text, 4096, 7)\n"
+                "    out['libc text rwx'] = 'EXEC' if r == 0 else errno_name()\n"
+                "    r = libc.personality(0x0400000)  # READ_IMPLIES_EXEC\n"
+                "    out['personality'] = 'EXEC' if r != -1 else errno_name()\n"
+                "    try:\n        ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 7)\n"
+                "        out['callback'] = 'EXEC'\n"
+                "    except MemoryError:\n        out['callback'] = 'MemoryError'\n"
+                "    try:\n        with open('/proc/self/mem', 'r+b', buffering=0) as f:\n"
+                "            f.seek(text)\n            f.write(b'\\xc3')\n"
+                "        out['proc mem'] = 'EXEC'\n"
+                "    except OSError as e:\n        out['proc mem'] = type(e).__name__\n"
+                "    return out\n")
+        body = self.job(code)
+        self.assertEqual(body["status"], "success", body)
+        got = body["result"]["value"]
+        self.assertEqual((got.pop("callback"), got.pop("proc mem")),
+                         ("MemoryError", "PermissionError"), body)
+        self.assertEqual(set(got.values()), {os.strerror(1)}, body)
+
+    def test_benign_packages_import_lazily(self):
+        body = self.job(rtp.BENIGN_NATIVE, policy="permissive")
+        self.assertEqual(body["status"], "success", (body["detail"], body["stderr"][-2000:]))
+        self.assertEqual(body["result"]["value"], rtp.BENIGN_NATIVE_VALUE, body)
+
+    def test_matplotlib_renders_with_agg(self):
+        code = ("def main():\n    import matplotlib\n    import matplotlib.pyplot as plt\n"
+                "    fig, ax = plt.subplots()\n    ax.plot([1, 2, 3])\n"
+                "    fig.savefig('artifacts/plot.png')\n    return matplotlib.get_backend()\n")
+        body = self.job(code)
+        self.assertEqual(body["status"], "success", (body["detail"], body["stderr"][-2000:]))
+        self.assertEqual(body["result"]["value"].lower(), "agg", body)
+        self.assertEqual([a["name"] for a in body["artifacts"]], ["plot.png"], body)
+
+    def test_native_code_allowed_leaves_the_filter_out(self):
+        # native_code: true is the policy's choice: nothing is refused then
+        body = self.job(f"import ctypes, shutil\ndef main():\n"
+                        f"    shutil.copy({IMAGE_LIB!r}, '/tmp/x.so')\n"
+                        "    ctypes.CDLL('/tmp/x.so')\n    return 'loaded'\n",
+                        policy="permissive", runtime={"native_code": True})
+        self.assertEqual((body["status"], body["result"]["value"]), ("success", "loaded"), body)
+
+    def test_session_imports_numpy_in_its_third_cell(self):
+        cells = rtp.SESSION_NUMPY_CELLS + (
+            f"import ctypes, shutil\nshutil.copy({IMAGE_LIB!r}, '/tmp/x.so')\n"
+            "try:\n    ctypes.CDLL('/tmp/x.so')\n    print('EFFECT')\n"
+            "except OSError as e:\n    print(e)\n",)
+        cell = self.session()
+        bodies = [cell(code) for code in cells]
+        self.assertEqual([b["status"] for b in bodies], ["success"] * 4, bodies)
+        self.assertEqual(bodies[2]["stdout"], "42\n", bodies)
+        self.assertIn(MAP_REFUSED, bodies[3]["stdout"])
+        self.assertNotIn("EFFECT", bodies[3]["stdout"])
 
 
 if __name__ == "__main__":

@@ -43,6 +43,29 @@ def runtime_of(policy, language):
     return rt
 
 
+# Extension modules a job imports lazily (at its first call, not before the
+# job): every one must already be mapped when the kernel filter refuses new
+# executable mappings (isolation.py, map_native). "permissive" allows all but
+# ssl.
+BENIGN_NATIVE = (
+    "def main():\n"
+    "    import asyncio, decimal, hashlib, sqlite3, ssl, threading, zoneinfo\n"
+    "    import numpy as np\n    import pandas as pd\n"
+    "    t = threading.Thread(target=lambda: None)\n    t.start()\n    t.join()\n"
+    "    db = sqlite3.connect(':memory:')\n"
+    "    return [int(np.arange(4).sum()), int(pd.DataFrame({'a': [1, 2]})['a'].sum()),\n"
+    "            hashlib.sha256(b'x').hexdigest()[:8],\n"
+    "            ssl.create_default_context().verify_mode == ssl.CERT_REQUIRED,\n"
+    "            str(decimal.Decimal('1.10') + decimal.Decimal('2.2')),\n"
+    "            str(zoneinfo.ZoneInfo('Europe/Paris')),\n"
+    "            db.execute('select 6 * 7').fetchone()[0],\n"
+    "            asyncio.run(asyncio.sleep(0, result='async'))]\n")
+BENIGN_NATIVE_VALUE = [6, 3, "2d711642", True, "3.30", "Europe/Paris", 42, "async"]
+# A session whose third cell imports numpy (not mapped by an import before).
+SESSION_NUMPY_CELLS = ("x = 20\n", "y = x + 1\n",
+                       "import numpy as np\nprint(int(np.full(2, y).sum()))\n")
+
+
 class RuntimeCase(unittest.TestCase):
     language = "python"
     pool = 2
@@ -219,6 +242,31 @@ class PythonRuntime(RuntimeCase):
         self.assertEqual([a["name"] for a in body["artifacts"]], ["plot.png"])
         self.assertEqual(self.success("threads.py", policy="permissive")["result"]["value"],
                          [0, 1, 2, 3])
+
+    def test_native_modules_import_lazily_under_the_kernel_filter(self):
+        rt = runtime_of("permissive", "python")
+        rt["imports"] = None  # ssl is on permissive's deny list; the hook stays
+        status, _, body = self.ex.run(BENIGN_NATIVE, timeout=120, runtime=rt,
+                                      limits={"timeout_ms": 60000})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["status"], "success", (body["detail"], body["stderr"][-2000:]))
+        self.assertEqual(body["result"]["value"], BENIGN_NATIVE_VALUE, body)
+
+    def test_session_imports_numpy_in_its_third_cell(self):
+        cell = sgsession.open_session(self, self.ex.url, "python", "t.np",
+                                      runtime_of("default", "python"), timeout_ms=60000)
+        bodies = [cell(code) for code in SESSION_NUMPY_CELLS]
+        self.assertEqual([b["status"] for b in bodies], ["success"] * 3, bodies)
+        self.assertEqual(bodies[2]["stdout"], "42\n", bodies)
+
+    def test_native_code_through_sqlite(self):
+        status, _, body = self.ex.run(source(REDTEAM, "native_code_via_sqlite.py"), timeout=120,
+                                      runtime=runtime_of("permissive", "python"))
+        self.assertEqual(status, 200, body)
+        self.assertEqual((body["status"], body["unauthorized_access_type"]),
+                         ("unauthorized_access", "native_code"), body)
+        self.assertIn("sqlite3.enable_load_extension", body["detail"])
+        self.assertNotIn("EFFECT", body["stdout"])
 
     def test_code_unmarshalled_by_a_library(self):
         body = self.unauthorized("code_via_library_unmarshal.py", "reflection")

@@ -2,7 +2,9 @@
  * decoded by a small BPF interpreter for every decision, then installed for
  * real in a forked child, where execve/fork must fail and threads must start. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -10,6 +12,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -51,6 +56,15 @@ static uint32_t run_bpf(const struct sock_filter *ins, size_t len, const struct 
 }
 
 #define SELF 4242 /* the pid the filter is built for */
+
+static uint32_t decide3(unsigned flags, int nr, uint64_t arg0, uint64_t arg1, uint64_t arg2)
+{
+    struct sock_filter ins[SG_RT_FILTER_MAX];
+    size_t len = 0;
+    cr_assert_eq(sg_rt_filter_build(flags, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
+    struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64, .args = {arg0, arg1, arg2}};
+    return run_bpf(ins, len, &d);
+}
 
 static uint32_t decide2(unsigned flags, uint32_t arch, int nr, uint64_t arg0, uint64_t arg1)
 {
@@ -175,7 +189,7 @@ Test(rt_filter, builder_checks_its_input)
 {
     struct sock_filter ins[SG_RT_FILTER_MAX];
     size_t len = 0;
-    cr_expect_eq(sg_rt_filter_build(0x8, SELF, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
+    cr_expect_eq(sg_rt_filter_build(0x10, SELF, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, 0, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, -5, ins, SG_RT_FILTER_MAX, &len), -EINVAL);
     cr_expect_eq(sg_rt_filter_build(0, SELF, ins, 5, &len), -ENOSPC);
@@ -183,6 +197,9 @@ Test(rt_filter, builder_checks_its_input)
     cr_expect_eq(sg_rt_filter_build(0, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
     cr_expect_leq(len, SG_RT_FILTER_MAX);
     cr_expect_eq(sg_rt_filter_build(SG_RT_KILL_REFUSALS, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
+    cr_expect_leq(len, SG_RT_FILTER_MAX);
+    unsigned longest = SG_RT_KILL_REFUSALS | SG_RT_NO_NEW_CODE | SG_RT_ALLOW_NETWORK;
+    cr_expect_eq(sg_rt_filter_build(longest, SELF, ins, SG_RT_FILTER_MAX, &len), 0);
     cr_expect_leq(len, SG_RT_FILTER_MAX);
     cr_expect_eq(sg_rt_filter_install(0x80), -EINVAL);
 }
@@ -345,4 +362,95 @@ Test(rt_filter, installed_kill_mode_ends_the_process_with_sigsys)
     }
     int st = killed_child(3); /* an AF_UNIX socket and a thread are fine */
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+
+#define NOCODE SG_RT_NO_NEW_CODE
+
+Test(rt_filter, no_new_code_refuses_executable_memory)
+{
+    const uint64_t rx = PROT_READ | PROT_EXEC, rw = PROT_READ | PROT_WRITE;
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, rx), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, rw | PROT_EXEC), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, PROT_EXEC), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, rw), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, PROT_NONE), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_mprotect, 0, 4096, rx), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_mprotect, 0, 4096, PROT_READ), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_pkey_mprotect, 0, 4096, rx), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_pkey_mprotect, 0, 4096, rw), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_shmat, 3, 0, SHM_EXEC), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_shmat, 3, 0, SHM_RDONLY), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_remap_file_pages, 0, 4096, 0), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_personality, READ_IMPLIES_EXEC, 0, 0), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE, SYS_personality, 0xffffffffu, 0, 0), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_personality, PER_LINUX, 0, 0), SECCOMP_RET_ALLOW);
+    /* the kernel reads the low half of prot: a high bit does not hide PROT_EXEC */
+    cr_expect_eq(decide3(NOCODE, SYS_mmap, 0, 4096, ((uint64_t)1 << 32) | rx), EPERM_RET);
+    /* without the flag nothing of this is filtered, and the rest still is */
+    cr_expect_eq(decide3(0, SYS_mmap, 0, 4096, rx), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(0, SYS_mprotect, 0, 4096, rx), SECCOMP_RET_ALLOW);
+    cr_expect_eq(decide3(NOCODE, SYS_execve, 0, 0, 0), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE | KILL, SYS_execve, 0, 0, 0), SECCOMP_RET_KILL_PROCESS);
+    cr_expect_eq(decide3(NOCODE | KILL, SYS_mmap, 0, 4096, rx), EPERM_RET);
+    cr_expect_eq(decide3(NOCODE | SG_RT_ALLOW_NETWORK, SYS_socket, AF_INET, SOCK_STREAM, 0),
+                 SECCOMP_RET_ALLOW);
+}
+
+/* In a forked child: a library mapped before the filter loads again (the
+ * loader finds it mapped and maps nothing), a new one does not, and no
+ * memory becomes executable; exits with the number of the failed check. */
+static int nocode_checks(void)
+{
+    void *early = dlopen("libanl.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!early)
+        return 30;
+    if (sg_rt_filter_install(SG_RT_NO_NEW_CODE) != 0)
+        return 31;
+    if (dlopen("libanl.so.1", RTLD_NOW | RTLD_LOCAL) != early)
+        return 32;
+    if (dlopen("libutil.so.1", RTLD_NOW | RTLD_LOCAL) != NULL)
+        return 33;
+    int ran = 0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_main, &ran) != 0 || pthread_join(t, NULL) != 0 || ran != 42)
+        return 34;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 35;
+    errno = 0;
+    if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) != MAP_FAILED || errno != EPERM)
+        return 36;
+    if (mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+        return 37;
+    close(fd);
+    errno = 0;
+    if (mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+            MAP_FAILED ||
+        errno != EPERM)
+        return 38;
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return 39;
+    errno = 0;
+    if (mprotect(m, 4096, PROT_READ | PROT_EXEC) != -1 || errno != EPERM)
+        return 40;
+    if (mprotect(m, 4096, PROT_READ) != 0)
+        return 41;
+    errno = 0;
+    if (personality(READ_IMPLIES_EXEC) != -1 || errno != EPERM)
+        return 42;
+    return personality(0xffffffff) == -1 ? 43 : 0;
+}
+
+Test(rt_filter, installed_no_new_code_keeps_what_was_mapped_before)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(nocode_checks());
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "child died: status %d", status);
+    cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed in the filtered child",
+                 WEXITSTATUS(status));
 }
