@@ -11,7 +11,7 @@ import re
 import unittest
 
 import sgtest
-from test_executor import Executor, require_engine_and_images
+import test_executor as tex  # module import: its tests are not re-collected
 from test_executor_robust import run_executor_once
 
 MIB = 1 << 20
@@ -29,18 +29,9 @@ BIG_RESULT = ("import sys\n\ndef main():\n    sys.stdout.write('\\x01' * 900000)
               "    return 1\n")
 
 
-class ExecutorBudget(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        require_engine_and_images()
-        cls.ex = Executor("python", 1, ("--memory-budget", str(BUDGET)))
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.ex.stop()
-        left = cls.ex.containers()
-        assert rc == 0, f"executor exited with {rc}: {cls.ex.daemon.tail()}"
-        assert left == [], f"containers left behind: {left}"
+class ExecutorBudget(tex.ExecutorCase):
+    pool_size = 1
+    extra = ("--memory-budget", str(BUDGET))
 
     def refused(self):
         _, _, text = sgtest.http("GET", self.ex.url + "/metrics")
