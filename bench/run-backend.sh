@@ -47,6 +47,26 @@ daemons_cpu() {
     echo "$t"
 }
 
+# stop_pair BACKEND: the executor and its gateway (the last two pids); an
+# executor that has not exited 90 s after SIGTERM is killed, and what it
+# left (containers of its instance; the runsc backend's own are deleted at
+# its next start) removed.
+stop_pair() {
+    local p alive
+    kill "${pids[@]: -2}" 2>/dev/null || true
+    for _ in $(seq 450); do
+        alive=0
+        for p in "${pids[@]: -2}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ "$alive" = 1 ] || break
+        sleep 0.2
+    done
+    for p in "${pids[@]: -2}"; do
+        kill -0 "$p" 2>/dev/null && { echo "run-backend: pid $p did not stop: killed"; kill -KILL "$p"; }
+    done
+    wait "${pids[@]: -2}" 2>/dev/null || true
+    docker ps -aq --filter "label=org.sandgate.executor=bench-backend-$1-$$" | xargs -r docker rm -f >/dev/null
+}
+
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
 bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
@@ -80,8 +100,7 @@ measure() {
         "CPU-s per sandbox: machine $(per_unit "$c0" "$c1" "$n"), executor+children" \
         "$(per_unit "$e0" "$e1" "$n"), dockerd+containerd $(per_unit "$d0" "$d1" "$n");" \
         "mix $mjps jobs/s (statuses $(jq_ by_status <<<"$mix"))"
-    kill "${pids[@]: -2}" 2>/dev/null || true
-    wait "${pids[@]: -2}" 2>/dev/null || true
+    stop_pair "$b"
     printf '%s %s %s %s %s %s %s %s %s %s\n' "$b" "$(jq_ hello.p50_ms <<<"$hello")" \
         "$(jq_ hello.p99_ms <<<"$hello")" "$rate" "$(per_unit "$c0" "$c1" "$n")" \
         "$(per_unit "$e0" "$e1" "$n")" "$(per_unit "$d0" "$d1" "$n")" "$mjps" \
