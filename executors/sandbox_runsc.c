@@ -100,6 +100,28 @@ static int delete_sandbox(struct sandbox_runsc *rs, const char *id)
     return -EIO;
 }
 
+/* A leftover sandbox cgroup: its processes are that sandbox's (sentry,
+ * gofer) by construction; they are killed, then the directory removed once
+ * the kernel has let them go. */
+static void rmdir_sandbox_cgroup(const char *dir)
+{
+    char path[PATH_MAX + 320], *text = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    if (sg_read_file_capped(path, 65536, &text, &n, NULL) == 0) {
+        for (char *p = text, *end; *p; p = end) {
+            long pid = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (pid > 1)
+                kill((pid_t)pid, SIGKILL);
+        }
+        free(text);
+    }
+    for (int i = 0; i < 50 && rmdir(dir) < 0 && errno == EBUSY; i++)
+        usleep(20000);
+}
+
 static void rmdir_children(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -108,14 +130,35 @@ static void rmdir_children(const char *dir)
         char p[PATH_MAX + 256];
         if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
             snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
-            rmdir(p);
+            rmdir_sandbox_cgroup(p);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* For each cgroup v1 controller: rmdir <controller>/<parent>/<leaf>, or
+ * every child of <parent> and <parent> itself when leaf is NULL (what a
+ * `runsc run` killed before its own clean-up leaves). */
+static void rmdir_cgroups(const struct sandbox_runsc *rs, const char *leaf)
+{
+    DIR *d = opendir(rs->cg_root);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[PATH_MAX + 512];
+        int n = snprintf(p, sizeof(p), "%s/%s/%s%s%s", rs->cg_root, e->d_name, rs->cg_parent,
+                         leaf ? "/" : "", leaf ? leaf : "");
+        if (e->d_name[0] == '.' || n >= (int)sizeof(p))
+            continue;
+        if (!leaf)
+            rmdir_children(p);
+        rmdir(p);
     }
     if (d)
         closedir(d);
 }
 
 /* Every sandbox in our runsc root (an earlier life's), their bundles and
- * memory cgroups. */
+ * cgroups. */
 static int reap(struct sandbox_runsc *rs, unsigned *ret_n, struct sg_error *err)
 {
     const char *argv[SRS_ARGV_MAX];
@@ -144,7 +187,7 @@ static int reap(struct sandbox_runsc *rs, unsigned *ret_n, struct sg_error *err)
     }
     sg_buf_free(&out);
     rm_tree(rs->bundles);
-    rmdir_children(rs->memcg);
+    rmdir_cgroups(rs, NULL);
     return 0;
 }
 
@@ -188,16 +231,15 @@ int sandbox_runsc_new(const struct sandbox_runsc_config *cfg, struct docker_clie
         r = sg_error_set(err, -ENOTSUP,
                          "--sandbox-backend runsc needs a cgroup v1 memory controller at %s/memory",
                          rs->cg_root);
-    else if ((r = mkdir_p(rs->root, 0700)) < 0 || (r = mkdir_p(rs->images, 0700)) < 0 ||
-             (r = mkdir_p(rs->memcg, 0755)) < 0)
+    else if ((r = mkdir_p(rs->root, 0700)) < 0 || (r = mkdir_p(rs->images, 0700)) < 0)
         r = sg_error_set(err, r,
                          "cannot make the backend's directories under %s (%s): it needs "
                          "host root",
                          rs->state, strerror(-r));
     else
         r = reap(rs, ret_reaped, err);
-    if (r == 0 && (r = mkdir_p(rs->bundles, 0700)) < 0)
-        r = sg_error_set(err, r, "cannot make %s: %s", rs->bundles, strerror(-r));
+    if (r == 0 && ((r = mkdir_p(rs->bundles, 0700)) < 0 || (r = mkdir_p(rs->memcg, 0755)) < 0))
+        r = sg_error_set(err, r, "cannot make %s or %s: %s", rs->bundles, rs->memcg, strerror(-r));
     if (r < 0) {
         sandbox_runsc_free(rs);
         return r;
@@ -211,18 +253,7 @@ void sandbox_runsc_free(struct sandbox_runsc *rs)
     if (!rs)
         return;
     rm_tree(rs->bundles);
-    rmdir_children(rs->memcg);
-    /* runsc made the parent in every controller it used */
-    DIR *d = opendir(rs->cg_root);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char p[PATH_MAX + 512];
-        if (e->d_name[0] != '.' && snprintf(p, sizeof(p), "%s/%s/%s", rs->cg_root, e->d_name,
-                                            rs->cg_parent) < (int)sizeof(p))
-            rmdir(p);
-    }
-    if (d)
-        closedir(d);
+    rmdir_cgroups(rs, NULL); /* runsc made the parent in every controller it used */
     for (unsigned i = 0; i < rs->n_img; i++)
         sandbox_runsc_image_clear(&rs->img[i].img);
     pthread_mutex_destroy(&rs->mu);
@@ -455,7 +486,8 @@ static void box_free(struct sandbox_runsc_box *b)
 {
     rm_tree(b->bundle);
     for (int i = 0; i < 50 && rmdir(b->memcg) < 0 && errno == EBUSY; i++)
-        usleep(20000); /* the last task leaves the cgroup a moment after its exit */
+        usleep(20000);           /* the last task leaves the cgroup a moment after its exit */
+    rmdir_cgroups(b->rs, b->id); /* runsc's own, when its clean-up did not run */
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b);

@@ -110,6 +110,56 @@ class DirectBackendNode(DirectBackend):
     process_file = "process_caught.js"
 
 
+class DirectBackendOrphans(unittest.TestCase):
+    """An executor killed outright leaves its bundles and cgroups (and any
+    sandbox still running); the next one of the same instance deletes them
+    at start (`runsc list` in its root, then the directories)."""
+
+    def test_orphans_of_a_killed_executor_are_deleted_at_start(self):
+        tex.require_engine_and_images()
+        state = tempfile.mkdtemp(prefix="sg-direct-")
+        instance = tex.unique_instance("direct-orphans")
+        extra = ("--sandbox-backend", "runsc", "--runsc-state-dir", state, "--max-sessions", "0")
+        second = None
+        try:
+            first = tex.Executor("nodejs", 2, extra=extra, instance=instance)
+            first.daemon.proc.kill()
+            first.daemon.proc.wait(30)
+            first.daemon.log.close()
+            # Its runners see their stdin close and end, but what the
+            # executor owned stays: bundles, cgroups (and any sandbox still
+            # listed in its root).
+            left = leftovers(state, instance)
+            self.assertEqual(len(left["bundles"]), 2, left)
+            self.assertTrue(left["cgroups"], left)
+            second = tex.Executor("nodejs", 1, extra=extra, instance=instance)
+            self.assertRegex(second.daemon.tail(), r"event=sandbox_backend .*reaped=\d")
+            # The first life's are gone before the second serves: its
+            # bundles, its sandboxes' cgroups in every controller.
+            first = {os.path.basename(b) for b in left["bundles"]}
+            now = leftovers(state, instance)
+            self.assertFalse(first & {os.path.basename(b) for b in now["bundles"]}, now)
+            self.assertFalse([d for cg in now["cgroups"] for d in os.listdir(cg) if d in first])
+            self.assertEqual(second.ok("function main() { return 1; }\n")["result"]["value"], 1)
+            rc, second = second.stop(), None
+            self.assertEqual(rc, 0)
+            self.assertEqual(leftovers(state, instance),
+                             {"sandboxes": [], "bundles": [], "cgroups": []})
+        finally:
+            if second:
+                second.stop()
+            subprocess.run([RUNSC, "--root", os.path.join(state, "runsc"), "delete", "--force"]
+                           + leftovers(state, instance)["sandboxes"], capture_output=True,
+                           timeout=120)
+            shutil.rmtree(state, ignore_errors=True)
+            for cg in leftovers(state, instance)["cgroups"]:  # only after a failure
+                for d in glob.glob(os.path.join(cg, "*/")) + [cg]:
+                    try:
+                        os.rmdir(d)
+                    except OSError:
+                        pass
+
+
 class DirectBackendRefusals(unittest.TestCase):
     """What the backend does not serve stops the executor at start, with a
     message naming it, before any sandbox exists."""
