@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -488,6 +489,8 @@ static void box_free(struct sandbox_runsc_box *b)
     for (int i = 0; i < 50 && rmdir(b->memcg) < 0 && errno == EBUSY; i++)
         usleep(20000);           /* the last task leaves the cgroup a moment after its exit */
     rmdir_cgroups(b->rs, b->id); /* runsc's own, when its clean-up did not run */
+    if (b->pidfd >= 0)
+        close(b->pidfd);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b);
@@ -502,7 +505,7 @@ static struct sandbox_runsc_box *box_new(struct sandbox_runsc *rs)
         return NULL;
     }
     b->rs = rs;
-    b->in = b->out = b->err = b->sock = -1;
+    b->in = b->out = b->err = b->sock = b->pidfd = -1;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     snprintf(b->id, sizeof(b->id), "sg%s", hex);
@@ -554,7 +557,8 @@ int sandbox_runsc_destroy(struct sandbox *sb, struct sg_error *err)
     if (!b)
         return 0;
     int r = delete_sandbox(b->rs, b->id);
-    kill(b->pid, SIGKILL); /* `runsc run`: the sandbox is attached to it */
+    if (b->pidfd >= 0) /* `runsc run`: the sandbox is attached to it */
+        pidfd_send_signal(b->pidfd, SIGKILL, NULL, 0);
     if (b->relay_running)
         pthread_join(b->relay, NULL);
     sb->runsc = NULL;

@@ -16,6 +16,7 @@ struct sandbox_runsc_box {
     char bundle[1200];
     char memcg[600];  /* its memory cgroup directory */
     pid_t pid;        /* `runsc run` */
+    int pidfd;        /* its pidfd: a signal never reaches a reused pid; -1 none */
     int in, out, err; /* the runner's stdio pipes (our ends); -1 closed */
     int sock;         /* the relay's end of the executor's stream */
     pthread_t relay;

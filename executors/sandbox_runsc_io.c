@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -225,8 +226,8 @@ int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
         pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
         r = -errno;
-    if (r == 0)
-        r = srs_spawn(argv, in[0], out[1], err[1], &b->pid);
+    if (r == 0 && (r = srs_spawn(argv, in[0], out[1], err[1], &b->pid)) == 0)
+        b->pidfd = pidfd_open(b->pid, 0); /* before the relay can reap it */
     close_fd(&in[0]);
     close_fd(&out[1]);
     close_fd(&err[1]);
