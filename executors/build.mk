@@ -8,7 +8,8 @@ EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c e
                  executors/flavour.c executors/pools.c executors/sessions.c \
                  executors/sessions_http.c executors/sessions_store.c executors/sessions_recover.c executors/exec_sse.c
 EXECUTOR_SRCS += executors/runtime_info.c executors/exec_jobs.c executors/runsc_info.c \
-                 executors/pkgset.c
+                 executors/pkgset.c executors/sandbox_runsc.c \
+                 executors/sandbox_runsc_spec.c executors/sandbox_runsc_io.c
 BINS += $(BUILD)/sandgate-executor
 
 $(BUILD)/sandgate-executor: $(BUILD)/obj/executors/main.o $(LIB_EXECUTOR) $(LIB_COMMON)

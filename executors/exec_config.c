@@ -66,6 +66,8 @@ static const struct opt opts[] = {
     {"insecure-runtime", NULL, OPT_INSECURE, F(runtime), 1, 0},
     {"runsc-path", "SANDGATE_RUNSC_PATH", OPT_STR, F(runsc_path), 0, 0},
     {"runsc-accept-old", "SANDGATE_RUNSC_ACCEPT_OLD", OPT_BOOL, F(runsc_accept_old), 0, 0},
+    {"sandbox-backend", "SANDGATE_SANDBOX_BACKEND", OPT_STR, F(sandbox_backend), 1, 0},
+    {"runsc-state-dir", "SANDGATE_RUNSC_STATE_DIR", OPT_STR, F(runsc_state_dir), 1, 0},
     {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), SG_MEMORY_MB_MIN,
      SG_MEMORY_MB_MAX},
     {"cpus", "SANDGATE_CPUS", OPT_CPUS, F(nano_cpus), 0, 0},
@@ -195,6 +197,13 @@ static const char usage_text[] =
     "                        env SANDGATE_SECCOMP_PROFILE\n"
     "  --enable-seccomp B    false is --seccomp none; true keeps the profile\n"
     "                        env SANDBOX_ENABLE_SECCOMP\n"
+    "  --sandbox-backend B   docker | runsc (docker). runsc: the executor runs each\n"
+    "                        sandbox with runsc directly on an OCI bundle of the image,\n"
+    "                        without dockerd in the creation path; needs host root and\n"
+    "                        cgroup v1; plain pools only (no --egress-network, sessions\n"
+    "                        (--max-sessions 0) or --pool-memory-mb) env SANDGATE_SANDBOX_BACKEND\n"
+    "  --runsc-state-dir DIR the runsc backend's runsc root, bundles and unpacked images\n"
+    "                        (/run/sandgate/<instance>)       env SANDGATE_RUNSC_STATE_DIR\n"
     "  --token-file FILE     require 'Authorization: Bearer <token>' (first line of FILE)\n"
     "                        env SANDGATE_EXECUTOR_TOKEN_FILE\n"
     "  --instance NAME       label value marking this executor's containers; orphans\n"
@@ -392,6 +401,7 @@ static void set_defaults(struct exec_config *c)
     c->max_jobs = 64;
     c->max_sessions = 16;
     snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
+    snprintf(c->sandbox_backend, sizeof(c->sandbox_backend), "docker");
     c->log_level = SG_LOG_INFO;
     snprintf(c->egress_runtime, sizeof(c->egress_runtime), "runsc-net");
     snprintf(c->egress_dir, sizeof(c->egress_dir), "/run/sandgate-egress");
@@ -499,6 +509,28 @@ static int finish_egress(struct exec_config *c, struct sg_error *err)
     return 0;
 }
 
+/* The runsc backend serves the plain pools only: refuse what it cannot. */
+static int finish_backend(struct exec_config *c, struct sg_error *err)
+{
+    c->backend_runsc = strcmp(c->sandbox_backend, "runsc") == 0;
+    if (!c->backend_runsc && strcmp(c->sandbox_backend, "docker") != 0)
+        return sg_error_set(err, -EINVAL, "--sandbox-backend must be docker or runsc");
+    if (!c->backend_runsc)
+        return 0;
+    const char *no = c->egress_network[0]  ? "--egress-network (networked pools)"
+                     : c->max_sessions     ? "sessions (pass --max-sessions 0)"
+                     : c->pool_memory_mb   ? "--pool-memory-mb"
+                     : c->insecure_runtime ? "--insecure-runtime"
+                                           : NULL;
+    if (no)
+        return sg_error_set(err, -EINVAL, "--sandbox-backend runsc does not serve %s", no);
+    if (!c->runsc_state_dir[0])
+        snprintf(c->runsc_state_dir, sizeof(c->runsc_state_dir), "/run/sandgate/%s", c->instance);
+    if (c->runsc_state_dir[0] != '/' || strstr(c->runsc_state_dir, ".."))
+        return sg_error_set(err, -EINVAL, "--runsc-state-dir must be an absolute path without ..");
+    return 0;
+}
+
 static int finish(struct exec_config *c, struct sg_error *err)
 {
     if ((int)c->language < 0)
@@ -541,7 +573,7 @@ static int finish(struct exec_config *c, struct sg_error *err)
         snprintf(c->seccomp_path, sizeof(c->seccomp_path), "%s", found);
     }
     int r = finish_egress(c, err);
-    if (r < 0)
+    if (r < 0 || (r = finish_backend(c, err)) < 0)
         return r;
     if (!c->max_timeout_ms)
         c->max_timeout_ms = c->timeout_ms > 60000 ? c->timeout_ms : 60000;

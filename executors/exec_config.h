@@ -59,11 +59,14 @@ struct exec_config {
     unsigned pool_wait_ms;
     unsigned create_parallel; /* containers created at once by the refill */
     char runtime[EXEC_NAME_MAX];
-    bool insecure_runtime;     /* runtime chosen with --insecure-runtime (runc) */
-    char runsc_path[PATH_MAX]; /* runsc read at start; empty: dockerd's registration */
-    bool runsc_accept_old;     /* an old or unknown runsc starts, with a warning */
-    unsigned memory_mb;        /* container memory (and memory+swap) limit */
-    int64_t nano_cpus;         /* CPU quota, 1e9 = one core */
+    bool insecure_runtime;      /* runtime chosen with --insecure-runtime (runc) */
+    char runsc_path[PATH_MAX];  /* runsc read at start; empty: dockerd's registration */
+    bool runsc_accept_old;      /* an old or unknown runsc starts, with a warning */
+    char sandbox_backend[16];   /* "docker" (default) or "runsc" (sandbox_runsc.h) */
+    bool backend_runsc;         /* sandbox_backend is "runsc" */
+    char runsc_state_dir[1024]; /* the runsc backend's state (default /run/sandgate/<instance>) */
+    unsigned memory_mb;         /* container memory (and memory+swap) limit */
+    int64_t nano_cpus;          /* CPU quota, 1e9 = one core */
     unsigned pids_limit;
     unsigned timeout_ms;     /* default wall-clock limit of a job */
     unsigned max_timeout_ms; /* requests above this are clamped */

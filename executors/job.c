@@ -296,7 +296,7 @@ static double wall_s(void)
  * exit; the event is sent either way, sometimes after the exit. For a SIGKILL
  * exit without the flag, look for it a short while: the engine's word, so a
  * program that SIGKILLs the runner itself is still not called OOM. */
-static void confirm_oom(struct docker_client *dc, const char *id, double run_ms,
+static void confirm_oom(struct docker_client *dc, const struct sandbox *sb, double run_ms,
                         struct docker_state *st)
 {
     if (st->oom_killed || st->exit_code != OUTCOME_SIGKILL_EXIT)
@@ -306,11 +306,11 @@ static void confirm_oom(struct docker_client *dc, const char *id, double run_ms,
     for (;;) {
         bool seen = false;
         struct sg_error e = {0};
-        if (docker_oom_event(dc, id, since, wall_s(), &seen, &e) < 0)
+        if (sandbox_oom_event(dc, sb, since, wall_s(), &seen, &e) < 0)
             return;
         if (seen) {
             st->oom_killed = true;
-            sg_log(SG_LOG_INFO, "oom_from_event", "container=%.12s", id);
+            sg_log(SG_LOG_INFO, "oom_from_event", "container=%.12s", sb->id);
             return;
         }
         if (attach_now_ms() >= give_up)
@@ -326,7 +326,7 @@ void job_confirm_oom_exit(struct docker_client *dc, const struct sandbox *sb, do
     if (o->status != EXEC_PROGRAM_ERROR || o->exit_code <= 0)
         return;
     struct docker_state st = {.exit_code = OUTCOME_SIGKILL_EXIT};
-    confirm_oom(dc, sb->id, run_ms, &st);
+    confirm_oom(dc, sb, run_ms, &st);
     if (st.oom_killed)
         outcome_limit(o, "memory", EXEC_CODE_MEMORY,
                       "memory limit exceeded (the engine reports an out-of-memory kill)");
@@ -336,16 +336,14 @@ static void classify_eof(struct docker_client *dc, struct sandbox *sb, struct jo
                          struct exec_outcome *o)
 {
     struct docker_state st;
-    int exit_code = 0;
     struct sg_error e = {0};
     /* The stream closes as the sandbox goes; its final state needs a moment. */
-    if (docker_wait(dc, sb->id, JOB_DEAD_WAIT_MS, &exit_code, &e) < 0 ||
-        docker_inspect(dc, sb->id, &st, &e) < 0) {
+    if (sandbox_dead_state(dc, sb, JOB_DEAD_WAIT_MS, &st, &e) < 0) {
         outcome_runner_error(o, "sandbox ended without a result; its state is unknown: %.300s",
                              e.msg);
         return;
     }
-    confirm_oom(dc, sb->id, io->run_ms, &st);
+    confirm_oom(dc, sb, io->run_ms, &st);
     outcome_from_dead(&st, io->diag.data, o);
 }
 

@@ -20,6 +20,7 @@
 #include "runtime_info.h"
 #include "runsc_info.h"
 #include "sandbox.h"
+#include "sandbox_runsc.h"
 #include "seccomp.h"
 #include "sessions.h"
 #include "sessions_store.h"
@@ -85,6 +86,30 @@ static int start_checks(struct exec_config *cfg, struct docker_client **dc, stru
                ri->version[0] ? ri->version : "-", ri->platform[0] ? ri->platform : "-",
                ri->path[0] ? ri->path : "-");
     return r;
+}
+
+/* --sandbox-backend runsc: the state directory, orphans of an earlier life
+ * deleted, the image unpacked; from here on sandboxes start without dockerd. */
+static int start_runsc(const struct exec_config *cfg, struct docker_client *dc,
+                       const struct runsc_info *ri, struct sandbox_runsc **ret,
+                       struct sg_error *err)
+{
+    const struct sandbox_runsc_config rc = {ri->path, ri->platform, cfg->runsc_state_dir,
+                                            cfg->instance, NULL};
+    unsigned reaped = 0;
+    if (!cfg->backend_runsc)
+        return 0;
+    int r = sandbox_runsc_new(&rc, dc, ret, &reaped, err);
+    if (r == 0 && (r = sandbox_runsc_prepare(*ret, cfg->image, err)) < 0) {
+        sandbox_runsc_free(*ret);
+        *ret = NULL;
+    }
+    if (r < 0)
+        return r;
+    sandbox_use_runsc(*ret);
+    sg_log(SG_LOG_INFO, "sandbox_backend", "backend=runsc state=%s platform=%s reaped=%u",
+           cfg->runsc_state_dir, ri->platform[0] ? ri->platform : "default", reaped);
+    return 0;
 }
 
 /* The image's runtime listing, or NULL (logged): jobs run either way. */
@@ -341,6 +366,17 @@ out:
     return r;
 }
 
+/* Signals are taken by sigwait() in serve(); every thread inherits the mask. */
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 int main(int argc, char **argv)
 {
     sg_membudget_tune_allocator();
@@ -356,13 +392,7 @@ int main(int argc, char **argv)
         return 2;
     }
     sg_log_set_level(cfg.log_level);
-    /* Signals are taken by sigwait() in serve(); every thread inherits the mask. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    block_signals();
 
     char token[SG_TOKEN_MAX] = "";
     if (cfg.token_file[0] && sg_token_file_read(cfg.token_file, token, &err) < 0)
@@ -372,12 +402,17 @@ int main(int argc, char **argv)
     int rc = 1;
     struct runsc_info ri = {0};
     struct kept_sessions ks = {0};
+    struct sandbox_runsc *rs = NULL; /* --sandbox-backend runsc */
     if (start_checks(&cfg, &dc, &ri, &err) < 0) {
         rc = fail(err.code == -EPERM ? "runsc_refused" : "engine_check_failed", &err);
         goto out;
     }
     if (reap_orphans(&cfg, dc, &ks, &err) < 0) {
         rc = fail("reap_failed", &err);
+        goto out;
+    }
+    if (start_runsc(&cfg, dc, &ri, &rs, &err) < 0) {
+        rc = fail("sandbox_backend_failed", &err);
         goto out;
     }
     if (setup_seccomp(dc, &cfg, &seccomp, &err) < 0) {
@@ -400,6 +435,8 @@ out:
     free(body);
     free(runtime);
     free(seccomp);
+    sandbox_use_runsc(NULL);
+    sandbox_runsc_free(rs); /* after serve(): every sandbox is gone */
     docker_client_free(dc);
     return rc;
 }

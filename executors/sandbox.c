@@ -10,6 +10,14 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "sandbox_runsc.h"
+
+static struct sandbox_runsc *use_runsc;
+
+void sandbox_use_runsc(struct sandbox_runsc *rs)
+{
+    use_runsc = rs;
+}
 
 #define MIB (1024LL * 1024LL)
 
@@ -110,6 +118,8 @@ int sandbox_flavour_body(const char *base_body, const char *pool_label, const ch
 int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *ret,
                    struct sg_error *err)
 {
+    if (use_runsc)
+        return sandbox_runsc_launch(use_runsc, body, ret, err);
     memset(ret, 0, sizeof(*ret));
     ret->fd = -1;
     double t0 = attach_now_ms();
@@ -134,6 +144,8 @@ int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *r
 
 int sandbox_destroy(struct docker_client *dc, struct sandbox *sb, struct sg_error *err)
 {
+    if (sb->runsc)
+        return sandbox_runsc_destroy(sb, err);
     if (sb->fd >= 0) {
         close(sb->fd);
         sb->fd = -1;
@@ -141,6 +153,24 @@ int sandbox_destroy(struct docker_client *dc, struct sandbox *sb, struct sg_erro
     if (!sb->id[0])
         return 0;
     return docker_remove(dc, sb->id, SANDBOX_REMOVE_TIMEOUT_MS, err);
+}
+
+int sandbox_dead_state(struct docker_client *dc, struct sandbox *sb, long timeout_ms,
+                       struct docker_state *ret, struct sg_error *err)
+{
+    if (sb->runsc)
+        return sandbox_runsc_state(sb, timeout_ms, ret, err);
+    int exit_code = 0;
+    int r = docker_wait(dc, sb->id, timeout_ms, &exit_code, err);
+    return r < 0 ? r : docker_inspect(dc, sb->id, ret, err);
+}
+
+int sandbox_oom_event(struct docker_client *dc, const struct sandbox *sb, double since_s,
+                      double until_s, bool *ret_seen, struct sg_error *err)
+{
+    if (sb->runsc)
+        return sandbox_runsc_oom(sb, ret_seen, err);
+    return docker_oom_event(dc, sb->id, since_s, until_s, ret_seen, err);
 }
 
 int sandbox_stale(const struct sandbox *sb)

@@ -30,7 +30,16 @@ struct sandbox {
      * networked pool's sandbox; "" otherwise): the key of the job's
      * allow-list at the proxy, kept off the job's path. */
     char ip[DOCKER_IP_TEXT_MAX];
+    /* The direct backend's sandbox (sandbox_runsc.h); NULL: a Docker container. */
+    struct sandbox_runsc_box *runsc;
 };
+
+struct sandbox_runsc;
+
+/* From now on sandbox_launch() starts sandboxes with runsc directly
+ * (--sandbox-backend runsc); NULL: through dockerd (the default). Call
+ * before any pool starts. */
+void sandbox_use_runsc(struct sandbox_runsc *rs);
 
 /* The JSON body of POST /containers/create for cfg: runtime, no network,
  * read-only root, tmpfs /tmp and /workspace, uid 65534, no capabilities,
@@ -63,6 +72,18 @@ int sandbox_launch(struct docker_client *dc, const char *body, struct sandbox *r
 /* Close the stream and force-remove the container. Errors are returned so
  * the caller can retry later; the fd is closed either way. */
 int sandbox_destroy(struct docker_client *dc, struct sandbox *sb, struct sg_error *err);
+
+/* A dead sandbox's exit status and whether it was OOM-killed, waiting up
+ * to timeout_ms for it to end (Docker: wait + inspect; runsc: its exit
+ * status and memory cgroup). */
+int sandbox_dead_state(struct docker_client *dc, struct sandbox *sb, long timeout_ms,
+                       struct docker_state *ret, struct sg_error *err);
+
+/* Did the engine (dockerd's "oom" events between since_s and until_s, Unix
+ * seconds) or the host (the direct backend's cgroup) report an
+ * out-of-memory kill in this sandbox? */
+int sandbox_oom_event(struct docker_client *dc, const struct sandbox *sb, double since_s,
+                      double until_s, bool *ret_seen, struct sg_error *err);
 
 /* True when the idle container's stream shows it is no longer waiting (EOF,
  * error, or unexpected output): such a sandbox must not get a job. */

@@ -108,8 +108,10 @@ int seccomp_probe(struct docker_client *dc, const struct exec_config *cfg, const
         r = sg_error_set(err, -ETIMEDOUT, "seccomp probe did not finish");
         goto out;
     }
-    if ((r = docker_wait(dc, sb.id, SECCOMP_PROBE_TIMEOUT_MS, &exit_code, err)) < 0)
+    struct docker_state st;
+    if ((r = sandbox_dead_state(dc, &sb, SECCOMP_PROBE_TIMEOUT_MS, &st, err)) < 0)
         goto out;
+    exit_code = st.exit_code;
     if (!seccomp_probe_denied(exit_code, io.diag.data))
         r = sg_error_set(err, -EPERM,
                          "the seccomp profile is NOT enforced by runtime '%s' (a syscall it "

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# run-backend.sh - the executor's two sandbox backends side by side in one
+# run: Docker (the Engine API, the default) and runsc driven directly
+# (--sandbox-backend runsc: OCI bundles, no dockerd in the creation path).
+# The release sandgate in front of a Python sandgate-executor with a plain and
+# a pandas flavour, each backend in turn, on the same image and runsc. For each:
+#   hello-world p50/p99 via POST /v1/run at concurrency 1 (warm pools);
+#   the pool creation rate: hello-world jobs at concurrency 4 for S seconds
+#   (every job uses up a sandbox, so jobs/s is sandboxes/s) and the CPU-s per
+#   sandbox: the whole machine's busy CPU (every process, other users' too:
+#   an upper bound on a shared host), the executor's own with its reaped
+#   children (for the runsc backend that is every runsc process of a sandbox:
+#   runsc run, sentry, gofer) and dockerd + containerd's;
+#   the 70/30 hello/pandas mix at concurrency 4: jobs/s, and that as a share
+#   of the backend's creation rate and of the bare `docker run --rm` rate.
+# The issue's targets: the mix >= 80 % of the bare creation rate;
+# sandboxes/s per core >= 1.5x the old runsc's bare rate (5.94/s on this
+# 2-core host, bench/HISTORY.md). Prints the figures, one table and the load
+# average before and after; fails only when it cannot measure. Needs root
+# (the runsc backend). SANDGATE_TAG picks the image tag (latest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+BUILD=${BUILD:-build/rel}
+N=${BACKEND_BENCH_N:-20}            # hello latency samples
+SECS=${BACKEND_BENCH_SECONDS:-30}   # each sustained phase
+BARE=${BACKEND_BENCH_BARE_RUNS:-24} # bare docker runs (4 at a time)
+OLD_BARE=5.94                       # the old runsc's bare rate (bench/HISTORY.md)
+BACKENDS=${BACKEND_BENCH_BACKENDS:-docker runsc}
+IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
+[ "$(id -u)" = 0 ] || { echo "run-backend: the runsc backend needs root"; exit 1; }
+bench_preflight run-backend "${SANDGATE_TAG:-latest}"
+bench_workdir
+
+# proc_cpu PID: CPU-s of a process with its reaped children (utime, stime,
+# cutime, cstime of /proc/PID/stat).
+proc_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13 + $14 + $15) / hz }' \
+        "/proc/$1/stat"
+}
+# daemons_cpu: dockerd's and containerd's CPU-s (with their reaped children).
+daemons_cpu() {
+    local p t=0
+    for p in $(pgrep -x dockerd) $(pgrep -x containerd); do
+        t=$(awk -v a="$t" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }')
+    done
+    echo "$t"
+}
+
+# stop_pair BACKEND: the executor and its gateway (the last two pids); an
+# executor that has not exited 90 s after SIGTERM is killed, and what it
+# left (containers of its instance; the runsc backend's own are deleted at
+# its next start) removed.
+stop_pair() {
+    local p alive
+    kill "${pids[@]: -2}" 2>/dev/null || true
+    for _ in $(seq 450); do
+        alive=0
+        for p in "${pids[@]: -2}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ "$alive" = 1 ] || break
+        sleep 0.2
+    done
+    for p in "${pids[@]: -2}"; do
+        kill -0 "$p" 2>/dev/null && { echo "run-backend: pid $p did not stop: killed"; kill -KILL "$p"; }
+    done
+    wait "${pids[@]: -2}" 2>/dev/null || true
+    docker ps -aq --filter "label=org.sandgate.executor=bench-backend-$1-$$" | xargs -r docker rm -f >/dev/null
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
+bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
+echo "  bare rate: $bare containers/s"
+
+# measure BACKEND: appends a row to $work/table.
+measure() {
+    local b=$1 ep ex expid
+    ep=$(free_port)
+    ex=http://127.0.0.1:$ep
+    "$BUILD/sandgate-executor" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
+        --sandbox-backend "$b" --runsc-state-dir "$work/state-$b" --max-sessions 0 \
+        --instance "bench-backend-$b-$$" --flavour "plain:4" --flavour "pandas=numpy,pandas:2" \
+        --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
+        2>"$work/executor-$b.log" & pids+=($!)
+    expid=$!
+    gateway_for "$ex" policies
+    echo "== backend $b"
+    local hello c0 e0 d0 c1 e1 d1 create n mix
+    hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
+    c0=$(cpu_busy_s) e0=$(proc_cpu "$expid") d0=$(daemons_cpu)
+    create=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 0)
+    c1=$(cpu_busy_s) e1=$(proc_cpu "$expid") d1=$(daemons_cpu)
+    n=$(python3 -c "print($(jq_ jobs_per_s <<<"$create") * $SECS)")
+    mix=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 30)
+    local rate mjps
+    rate=$(jq_ jobs_per_s <<<"$create")
+    mjps=$(jq_ jobs_per_s <<<"$mix")
+    echo "hello p50 $(jq_ hello.p50_ms <<<"$hello") ms p99 $(jq_ hello.p99_ms <<<"$hello") ms;" \
+        "creation $rate sandboxes/s (statuses $(jq_ by_status <<<"$create"));" \
+        "CPU-s per sandbox: machine $(per_unit "$c0" "$c1" "$n"), executor+children" \
+        "$(per_unit "$e0" "$e1" "$n"), dockerd+containerd $(per_unit "$d0" "$d1" "$n");" \
+        "mix $mjps jobs/s (statuses $(jq_ by_status <<<"$mix"))"
+    stop_pair "$b"
+    printf '%s %s %s %s %s %s %s %s %s %s\n' "$b" "$(jq_ hello.p50_ms <<<"$hello")" \
+        "$(jq_ hello.p99_ms <<<"$hello")" "$rate" "$(per_unit "$c0" "$c1" "$n")" \
+        "$(per_unit "$e0" "$e1" "$n")" "$(per_unit "$d0" "$d1" "$n")" "$mjps" \
+        "$(python3 -c "print(round(100 * $mjps / $rate) if $rate else 0)")" \
+        "$(python3 -c "print(round(100 * $mjps / $bare))")" >>"$work/table"
+}
+
+for b in $BACKENDS; do measure "$b"; done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$work/table" "$bare" "$OLD_BARE" "$(nproc)" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+bare, old, cores = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+cols = ["hello p50 ms", "hello p99 ms", "sandboxes/s (c=4)", "CPU-s/sandbox machine",
+        "CPU-s/sandbox executor+children", "CPU-s/sandbox dockerd+containerd",
+        "mix jobs/s (c=4)", "mix % of own creation", "mix % of bare docker run"]
+print("| backend | " + " | ".join(cols) + " |")
+print("|---" * (len(cols) + 1) + "|")
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+if len(rows) == 2:
+    ratios = []
+    for a, b in zip(rows[1][1:], rows[0][1:]):
+        try:
+            ratios.append("%.2f" % (float(a) / float(b)))
+        except (ValueError, ZeroDivisionError):
+            ratios.append("-")
+    print("| %s / %s | " % (rows[1][0], rows[0][0]) + " | ".join(ratios) + " |")
+for r in rows:
+    rate = float(r[3])
+    print("%s: %.2f sandboxes/s per core = %.2fx the old runsc's bare %.2f/s per core (target 1.5x);"
+          " mix %s%% of the bare docker run rate %.2f/s (target 80%%)"
+          % (r[0], rate / cores, rate / old, old / cores, r[9], bare))
+PY
