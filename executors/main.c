@@ -377,20 +377,30 @@ static void block_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int main(int argc, char **argv)
+/* The command line into cfg: -1 to go on, else the exit status (--help: 0,
+ * a bad argument: 2, said on stderr). */
+static int parse_args(int argc, char **argv, struct exec_config *cfg, struct sg_error *err)
 {
-    sg_membudget_tune_allocator();
-    struct exec_config cfg;
-    struct sg_error err = {0};
-    int r = exec_config_parse(argc, argv, &cfg, &err);
+    int r = exec_config_parse(argc, argv, cfg, err);
     if (r == 1) {
         fputs(exec_config_usage(), stdout);
         return 0;
     }
     if (r < 0) {
-        fprintf(stderr, "sandgate-executor: %s\n(see --help)\n", err.msg);
+        fprintf(stderr, "sandgate-executor: %s\n(see --help)\n", err->msg);
         return 2;
     }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    sg_membudget_tune_allocator();
+    struct exec_config cfg;
+    struct sg_error err = {0};
+    int parsed = parse_args(argc, argv, &cfg, &err);
+    if (parsed >= 0)
+        return parsed;
     sg_log_set_level(cfg.log_level);
     block_signals();
 
