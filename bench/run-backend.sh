@@ -112,23 +112,14 @@ for b in $BACKENDS; do measure "$b"; done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/table" "$bare" "$OLD_BARE" "$(nproc)" <<'PY'
 import sys
+sys.path.insert(0, "bench")
+from bench_table import print_table
 rows = [l.split() for l in open(sys.argv[1])]
 bare, old, cores = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 cols = ["hello p50 ms", "hello p99 ms", "sandboxes/s (c=4)", "CPU-s/sandbox machine",
         "CPU-s/sandbox executor+children", "CPU-s/sandbox dockerd+containerd",
         "mix jobs/s (c=4)", "mix % of own creation", "mix % of bare docker run"]
-print("| backend | " + " | ".join(cols) + " |")
-print("|---" * (len(cols) + 1) + "|")
-for r in rows:
-    print("| " + " | ".join(r) + " |")
-if len(rows) == 2:
-    ratios = []
-    for a, b in zip(rows[1][1:], rows[0][1:]):
-        try:
-            ratios.append("%.2f" % (float(a) / float(b)))
-        except (ValueError, ZeroDivisionError):
-            ratios.append("-")
-    print("| %s / %s | " % (rows[1][0], rows[0][0]) + " | ".join(ratios) + " |")
+print_table("backend", cols, rows)
 for r in rows:
     rate = float(r[3])
     print("%s: %.2f sandboxes/s per core = %.2fx the old runsc's bare %.2f/s per core (target 1.5x);"

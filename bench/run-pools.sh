@@ -104,19 +104,10 @@ for rt in $RUNTIMES; do measure "$rt"; done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/table" <<'PY'
 import sys
+sys.path.insert(0, "bench")
+from bench_table import print_table
 rows = [l.split() for l in open(sys.argv[1])]
 cols = ["bare runs/s", "CPU-s/bare", "hello p50 ms", "hello p99 ms", "pandas p50 ms",
         "pandas p99 ms", "mix jobs/s (c=4)", "pool creates/s", "CPU-s/mix job", "mix hello p50 ms"]
-print("| runtime | " + " | ".join(cols) + " |")
-print("|---" * (len(cols) + 1) + "|")
-for r in rows:
-    print("| " + " | ".join(r) + " |")
-if len(rows) == 2:
-    ratios = []
-    for a, b in zip(rows[1][1:], rows[0][1:]):
-        try:
-            ratios.append("%.2f" % (float(a) / float(b)))
-        except (ValueError, ZeroDivisionError):
-            ratios.append("-")
-    print("| %s / %s | " % (rows[1][0], rows[0][0]) + " | ".join(ratios) + " |")
+print_table("runtime", cols, rows)
 PY
