@@ -22,8 +22,12 @@
 #define BUSY_TIMEOUT_MS 5000
 #define THREAD_NICE 10 /* the indexer yields the CPU to request threads */
 #define FIELD_MAX 256  /* longest indexed text field (tenant, policy, ...) */
+/* Each connection's page cache (SQLite's default is 2 MiB): the file's pages
+ * stay in the system's cache anyway, and a gateway at rest after a burst of
+ * audit lines should not keep megabytes it no longer needs. */
+#define CACHE_PRAGMA "PRAGMA cache_size=-256;" /* KiB */
 
-static const char SCHEMA[] =
+static const char SCHEMA[] = CACHE_PRAGMA
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
     "CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE,"
@@ -544,6 +548,8 @@ static int open_db(struct gw_audit_index *x, struct sg_error *err)
         SQLITE_OK)
         return db_fail(x->r, err, x->db_path);
     sqlite3_busy_timeout(x->r, BUSY_TIMEOUT_MS);
+    if (exec_sql(x->r, CACHE_PRAGMA, err) < 0)
+        return -EIO;
     sqlite3_progress_handler(x->r, 1000, progress, x);
     return 0;
 }

@@ -206,6 +206,25 @@ Test(audit_index, rebuild_reads_rotated_logs_then_the_live_one, .init = setup, .
     gw_audit_index_close(x);
 }
 
+Test(audit_index, its_page_caches_stay_small, .init = setup, .fini = teardown)
+{
+    /* ~12 MB of index: SQLite's default caches would hold 2 MiB each */
+    FILE *f = fopen(logp, "w");
+    cr_assert_not_null(f);
+    char line[512];
+    for (int i = 0; i < 30000; i++) {
+        line_for(line, sizeof(line), i, 5, i % 3 == 0 ? "import.not-allowed" : NULL);
+        fputs(line, f);
+    }
+    fclose(f);
+    struct gw_audit_index *x = open_index(1000000);
+    cr_assert_eq(sync_lines(x), 30000);
+    cr_assert_eq(count(x, "SELECT count(*) FROM audit WHERE tenant = 't1'"), 15000);
+    cr_assert_lt(sqlite3_memory_used(), 1500000, "SQLite holds %lld bytes",
+                 (long long)sqlite3_memory_used());
+    gw_audit_index_close(x);
+}
+
 Test(audit_index, a_missing_log_is_not_an_error, .init = setup, .fini = teardown)
 {
     struct gw_audit_index *x = open_index(0);
