@@ -91,3 +91,21 @@ sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' 
     done
     curl -fsS "$gw/healthz" >/dev/null || { echo "gateway not up"; cat "$work/sandgate.log"; exit 1; }
 }
+
+# show_ab LABEL JSON BASE_KEY BASE_NAME NEW_KEY NEW_NAME: one line of an A/B
+# latency comparison (bench/exec_load.py's output: each side's client p50,
+# the executor's run_ms p50 and the statuses), the new side's difference
+# from the base.
+show_ab() {
+    python3 - "$@" <<'PY'
+import json, sys
+label, raw, bk, bn, nk, nn = sys.argv[1:7]
+r = json.loads(raw)
+base, new = r[bk], r[nk]
+def diff(k):
+    return round(new[k] - base[k], 2)
+print(f"{label}: p50 {bn} {base['p50_ms']} ms, {nn} {new['p50_ms']} ms (+{diff('p50_ms')} ms); "
+      f"executor run_ms p50 {bn} {base['run_ms_p50']}, {nn} {new['run_ms_p50']} "
+      f"(+{diff('run_ms_p50')} ms); statuses {base['by_status']} / {new['by_status']}")
+PY
+}

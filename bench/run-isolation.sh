@@ -66,20 +66,8 @@ for url in "$new" "$old"; do
     curl -fsS "$url/healthz" | grep -q '"idle":3' ||
         { echo "run-isolation: a pool never filled"; cat "$work"/*.log; exit 1; }
 done
-show() { # LABEL JSON
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-label, r = sys.argv[1], json.loads(sys.argv[2])
-new, old = r["a"], r["b"]
-print(f"{label}: p50 previous identity {old['p50_ms']} ms, own identity and view "
-      f"{new['p50_ms']} ms (+{round(new['p50_ms'] - old['p50_ms'], 2)} ms); executor run_ms "
-      f"p50 {old['run_ms_p50']} -> {new['run_ms_p50']} "
-      f"(+{round(new['run_ms_p50'] - old['run_ms_p50'], 2)} ms); statuses "
-      f"{new['by_status']} / {old['by_status']}")
-PY
-}
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-show "python hello-world ($N + $N jobs)" \
-    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$N" "$work/rt.json")"
-show "python pandas job ($((N / 3)) + $((N / 3)) jobs)" \
-    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$((N / 3))" "$work/rt.json" pandas)"
+show_ab "python hello-world ($N + $N jobs)" \
+    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$N" "$work/rt.json")" b "previous identity" a "own identity and view"
+show_ab "python pandas job ($((N / 3)) + $((N / 3)) jobs)" \
+    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$((N / 3))" "$work/rt.json" pandas)" b "previous identity" a "own identity and view"

@@ -34,18 +34,6 @@ rt["imports"] = None if rt.get("imports") == "off" else {
 json.dump(rt, open(out, "w"))
 PY
 }
-show() { # LABEL JSON
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-label, r = sys.argv[1], json.loads(sys.argv[2])
-off, on = r["off"], r["on"]
-print(f"{label}: p50 off {off['p50_ms']} ms, on {on['p50_ms']} ms "
-      f"(+{round(on['p50_ms'] - off['p50_ms'], 2)} ms); executor run_ms p50 "
-      f"off {off['run_ms_p50']}, on {on['run_ms_p50']} "
-      f"(+{round(on['run_ms_p50'] - off['run_ms_p50'], 2)} ms); statuses {off['by_status']} / "
-      f"{on['by_status']}")
-PY
-}
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for lang in $LANGS; do
     docker image inspect "sandgate/sandbox-$lang:$TAG" >/dev/null 2>&1 ||
@@ -62,11 +50,11 @@ for lang in $LANGS; do
     done
     curl -fsS "$url/healthz" | grep -q '"idle":4' ||
         { echo "run-runtime: $lang pool never filled"; cat "$work/$lang.log"; exit 1; }
-    show "$lang hello-world ($N + $N jobs)" \
-        "$(bench/exec_load.py latency-ab "$url" "$lang" "$N" "$work/$lang.json")"
+    show_ab "$lang hello-world ($N + $N jobs)" \
+        "$(bench/exec_load.py latency-ab "$url" "$lang" "$N" "$work/$lang.json")" off off on on
     if [ "$lang" = python ]; then
-        show "python pandas job ($((N / 3)) + $((N / 3)) jobs)" \
-            "$(bench/exec_load.py latency-ab "$url" "$lang" "$((N / 3))" "$work/$lang.json" pandas)"
+        show_ab "python pandas job ($((N / 3)) + $((N / 3)) jobs)" \
+            "$(bench/exec_load.py latency-ab "$url" "$lang" "$((N / 3))" "$work/$lang.json" pandas)" off off on on
     fi
     kill "$pid"; wait "$pid" || true; pid=
 done
