@@ -33,11 +33,9 @@ for n in gateway executor sandbox-python sandbox-nodejs egress; do
 done
 work=$(mktemp -d)
 port=$(free_port)
-net=$((100 + $$ % 100))
 export SANDGATE_PROJECT=$PROJECT SANDGATE_PUBLISH=127.0.0.1:$port SANDGATE_STACK_DIR=$work/stack \
     SANDGATE_POOL_SIZE_PYTHON=2 SANDGATE_POOL_SIZE_NODEJS=1 SANDGATE_READY_TIMEOUT_S=240 \
-    SANDGATE_EGRESS_SUBNET=172.31.$net.0/24 SANDGATE_EGRESS_PROXY_IP=172.31.$net.2 \
-    SANDGATE_GATEWAY_IMAGE=sandgate/gateway:$TAG SANDGATE_EXECUTOR_IMAGE=sandgate/executor:$TAG \
+        SANDGATE_GATEWAY_IMAGE=sandgate/gateway:$TAG SANDGATE_EXECUTOR_IMAGE=sandgate/executor:$TAG \
     SANDBOX_BASE_PYTHON_IMAGE=sandgate/sandbox-python:$TAG \
     SANDBOX_BASE_NODEJS_IMAGE=sandgate/sandbox-nodejs:$TAG SANDGATE_EGRESS_IMAGE=sandgate/egress:$TAG
 soak_down() {

@@ -267,21 +267,44 @@ token_hint() {
     fi
 }
 
-# A /24 for the egress network no Docker network uses yet (the proxy's
-# address in it is fixed, so the executors know it without a resolver).
+# A /24 for the egress network that overlaps no Docker network and no host
+# route (the proxy's address in it is fixed, so the executors know it without
+# a resolver). The candidates lie in 10.254.0.0/16, outside Docker's default
+# address pools (172.17-31.0.0/16, 192.168.0.0/16): a network Docker numbers
+# itself, in this project or another, can never take the /24 from under us.
+ip4_int() {
+    local IFS=. a b c d
+    read -r a b c d <<<"$1"
+    echo $(((a << 24) | (b << 16) | (c << 8) | d))
+}
+# 0 when the IPv4 networks $1 and $2 (a.b.c.d/len) share an address
+cidr_overlap() {
+    local n1=${1%/*} l1=${1#*/} n2=${2%/*} l2=${2#*/}
+    [ "$l1" = "$1" ] && l1=32
+    [ "$l2" = "$2" ] && l2=32
+    local l=$((l1 < l2 ? l1 : l2))
+    local mask=$(((0xffffffff << (32 - l)) & 0xffffffff))
+    [ $(($(ip4_int "$n1") & mask)) -eq $(($(ip4_int "$n2") & mask)) ]
+}
 egress_subnet() {
     [ -n "${SANDGATE_EGRESS_SUBNET:-}" ] && return 0
-    local used x
-    used=$(docker network ls -q | xargs -r docker network inspect -f \
-        '{{range .IPAM.Config}}{{.Subnet}} {{end}}' 2>/dev/null)
     if docker network inspect "$SANDGATE_EGRESS_NETWORK" >/dev/null 2>&1; then
         SANDGATE_EGRESS_SUBNET=$(network_field "$SANDGATE_EGRESS_NETWORK" .Subnet | awk '{print $1}')
     else
+        local used x u clash
+        used=$( (docker network ls -q | xargs -r docker network inspect -f \
+            '{{range .IPAM.Config}}{{.Subnet}} {{end}}' 2>/dev/null
+            ip -4 route show 2>/dev/null | awk '$1 != "default" {print $1}') |
+            tr ' ' '\n' | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+(/[0-9]+)?$')
         for x in $(seq 253 -1 200); do
-            grep -q "172\.31\.$x\." <<<"$used" || { SANDGATE_EGRESS_SUBNET=172.31.$x.0/24; break; }
+            clash=
+            for u in $used; do
+                cidr_overlap "10.254.$x.0/24" "$u" && { clash=1; break; }
+            done
+            [ -z "$clash" ] && { SANDGATE_EGRESS_SUBNET=10.254.$x.0/24; break; }
         done
     fi
-    [ -n "${SANDGATE_EGRESS_SUBNET:-}" ] || die "no free 172.31.x.0/24 for the egress network: set SANDGATE_EGRESS_SUBNET and SANDGATE_EGRESS_PROXY_IP"
+    [ -n "${SANDGATE_EGRESS_SUBNET:-}" ] || die "no free 10.254.x.0/24 for the egress network: set SANDGATE_EGRESS_SUBNET and SANDGATE_EGRESS_PROXY_IP"
     export SANDGATE_EGRESS_SUBNET
     export SANDGATE_EGRESS_PROXY_IP=${SANDGATE_EGRESS_PROXY_IP:-${SANDGATE_EGRESS_SUBNET%.0/24}.2}
 }
@@ -345,7 +368,7 @@ EOT
 
 down() {
     export DOCKER_GID=${DOCKER_GID:-0}
-    export SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}
+    export SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-10.254.253.0/24}
     say "stopping the stack (project $PROJECT)"
     docker network inspect "$SANDGATE_EGRESS_NETWORK" >/dev/null 2>&1 &&
         egress_firewall remove "$SANDGATE_EGRESS_NETWORK"
@@ -364,7 +387,7 @@ case ${1:-} in
     up) up ;;
     down) down ;;
     wait) wait_ready ;;
-    reload) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}; compose exec -T gateway /usr/local/bin/sandgate-reload ;;
-    status) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-172.31.253.0/24}; compose ps ;;
+    reload) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-10.254.253.0/24}; compose exec -T gateway /usr/local/bin/sandgate-reload ;;
+    status) export DOCKER_GID=${DOCKER_GID:-0} SANDGATE_EGRESS_SUBNET=${SANDGATE_EGRESS_SUBNET:-10.254.253.0/24}; compose ps ;;
     *) echo "usage: stack.sh up|down|wait|reload|status" >&2; exit 2 ;;
 esac

@@ -195,6 +195,11 @@ class Daemon:
         for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
             if marker in text:
                 raise AssertionError(f"{self.name}: sanitizer report in {self.log_path}:\n{text[-4000:]}")
+        if self.proc.returncode < 0 and self.proc.returncode != -sig:
+            # Died of a signal nobody sent (an abort, a crash): the log goes
+            # with the test's clone, so its end goes to the test's output.
+            sys.stderr.write(f"\n{self.name} died of signal {-self.proc.returncode}; "
+                             f"the end of {self.log_path}:\n{text[-4000:]}\n")
         return self.proc.returncode
 
 
