@@ -9,7 +9,7 @@
                                         the run-time policy in RUNTIME_JSON (a
                                         file); JOB is hello (default) or pandas;
                                         prints {"off": {...}, "on": {...}}
-  exec_load.py latency-ab2 URL_A URL_B LANG N RUNTIME_JSON [JOB]
+  exec_load.py latency-ab2 URL_A URL_B LANG N RUNTIME_JSON [JOB] [--settled]
                                         N warm jobs on each of two executors,
                                         alternating, both with the run-time
                                         policy; prints {"a": {...}, "b": {...}}
@@ -131,11 +131,15 @@ def wait_full(host, port, deadline):
         time.sleep(0.02)
 
 
-def latency_ab2(url_a, url_b, lang, n, runtime_file, job="hello"):
+def latency_ab2(url_a, url_b, lang, n, runtime_file, job="hello", settled=False):
     """Two executors (e.g. two images) alternating, so drift hits both alike.
     Before each job both pools are full again, so no sandbox creation (the
     other side's refill included) competes with the job being timed: what
-    differs between the sides is the job's own path."""
+    differs between the sides is the job's own path. settled: also no
+    teardown of an earlier job's sandbox still running on either side (on
+    2 cores it competes with the job timed, and a larger sandbox takes
+    longer to tear down: that is a cost per sandbox, not on the job's
+    path)."""
     with open(runtime_file) as f:
         runtime = json.load(f)
     code = PANDAS if job == "pandas" else HELLO[lang]
@@ -144,7 +148,7 @@ def latency_ab2(url_a, url_b, lang, n, runtime_file, job="hello"):
     for i in range(2 * n):
         (host, port), out = sides[i % 2]
         for (h, p), _ in sides:
-            wait_full(h, p, deadline)
+            (wait_warm if settled else wait_full)(h, p, deadline)
         one_job(host, port, lang, out, {"runtime": runtime}, code)
     return {"a": summarize(sides[0][1], None), "b": summarize(sides[1][1], None)}
 
@@ -257,8 +261,10 @@ def summarize(results, elapsed, made=None):
 
 def main(argv):
     if argv[1:2] == ["latency-ab2"]:
-        print(json.dumps(latency_ab2(argv[2], argv[3], argv[4], int(argv[5]), argv[6],
-                                     argv[7] if len(argv) > 7 else "hello")))
+        settled = "--settled" in argv
+        args = [a for a in argv if a != "--settled"]
+        print(json.dumps(latency_ab2(args[2], args[3], args[4], int(args[5]), args[6],
+                                     args[7] if len(args) > 7 else "hello", settled)))
         return
     mode, url, lang = argv[1], argv[2], argv[3]
     hostport = url.split("://", 1)[1].rstrip("/")

@@ -317,6 +317,27 @@ class PythonJobs(ExecutorCase):
             self.assertIn(name, text)
 
 
+    def test_plain_sandboxes_are_idle_only_once_their_runner_is_ready(self):
+        # A plain pool's sandbox (no pre-import) still sets its runner up
+        # after the container starts (the identity split, the job's view,
+        # the native preload: ~0.3 s of CPU); counted idle before the
+        # runner's ready line, the job given it waited for that on its own
+        # clock (hundreds of ms). Every launch is held back until the line:
+        # each one's wait for it is timed.
+        self.ex.ok("def main():\n    return 1\n")
+        self.ex.wait_idle(2)
+        _, _, text = sgtest.http("GET", self.ex.url + "/metrics")
+
+        def value(prefix):
+            line = [l for l in text.splitlines() if l.startswith(prefix)][0]
+            return float(line.split()[-1])
+        launches = value("sandgate_executor_container_create_seconds_count")
+        self.assertGreaterEqual(launches, 3, "two at start and one refill")
+        self.assertEqual(value("sandgate_executor_sandbox_phase_launches_total"), launches,
+                         "every plain launch waited for its runner's ready line")
+        self.assertGreater(value('sandgate_executor_sandbox_phase_seconds_total{phase="ready"}'), 0)
+
+
 class NodeJobs(ExecutorCase):
     language = "nodejs"
     pool_size = 1
