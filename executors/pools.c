@@ -137,23 +137,20 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     if (r < 0)
         return r;
     /* A heavy flavour's launch is followed by seconds of importing inside the
-     * sandbox: one at a time, so they do not starve the plain pool's refill. */
-    struct pool_config pc = {cfg->dc,
-                             body,
-                             cfg->instance,
-                             label,
-                             fl->name,
-                             s->target[f],
-                             fl->n_modules ? 1 : cfg->parallel,
-                             cfg->metrics,
-                             /* every flavour: a plain sandbox's runner still
-                              * sets up (identity, view, native preload: ~0.3 s
-                              * of CPU) after its start, and a job given it then
-                              * waited for that on its own clock */
-                             cfg->runner_ready,
-                             NULL,
-                             NULL,
-                             NULL};
+     * sandbox: one at a time, so they do not starve the plain pool's refill.
+     * Every flavour waits for the runner's ready line: a plain sandbox's
+     * runner still sets up (identity, view, native preload: ~0.3 s of CPU)
+     * after its start, and a job given it then waited for that on its own
+     * clock. */
+    struct pool_config pc = {.dc = cfg->dc,
+                             .create_body = body,
+                             .instance = cfg->instance,
+                             .label = label,
+                             .name = fl->name,
+                             .target = s->target[f],
+                             .parallel = fl->n_modules ? 1 : cfg->parallel,
+                             .metrics = cfg->metrics,
+                             .wait_ready = cfg->runner_ready};
     r = pool_new(&pc, &s->pools[f], err);
     free(body);
     if (r == 0)
