@@ -262,6 +262,9 @@ class Probe:
         while time.monotonic() < deadline and any(t.is_alive() for t in sb["reapers"]):
             time.sleep(0.02)
         sb["life_cpu_ms"] = (self.cli_cpu + self.cg_cpu(sb["cid"])) * 1000
+        self.delete(sb)
+
+    def delete(self, sb):
         self.runsc("delete", "--force", sb["cid"], check=False)
         for t in sb["reapers"]:
             t.join(30)
@@ -279,12 +282,7 @@ class Probe:
                 "image_mb": sum(os.path.getsize(os.path.join(img, f))
                                 for f in os.listdir(img)) / 1e6,
                 "files": sorted(os.listdir(img))}
-        self.runsc("delete", "--force", sb["cid"], check=False)
-        for t in sb["reapers"]:
-            t.join(30)
-        os.close(sb["in"])
-        os.close(sb["out"])
-        shutil.rmtree(sb["bundle"], ignore_errors=True)
+        self.delete(sb)
         return img, took
 
     def cleanup(self):
