@@ -66,7 +66,12 @@ struct sg_httpsrv {
     atomic_uint_fast64_t library_answers;
     struct sg_workq *workq;
     struct sg_conns *conns;
-    int quiesced_fd; /* the listen socket after quiesce, closed after MHD stops */
+    /* Set by sg_httpsrv_quiesce(): every new connection is closed at accept.
+     * Not MHD_quiesce_daemon(): in libmicrohttpd 0.9.75 it takes the
+     * listening socket out of each event thread's epoll set from the calling
+     * thread while those threads may be doing the same, and the loser aborts
+     * the process ("Failed to remove listen FD from epoll set"). */
+    atomic_int quiesced;
 };
 
 enum st_phase { ST_HEAD = 0, ST_BODY, ST_DISCARD, ST_QUEUED, ST_DONE, ST_STREAM };
@@ -780,6 +785,8 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 {
     struct sg_httpsrv *srv = cls;
     (void)addrlen;
+    if (atomic_load(&srv->quiesced))
+        return MHD_NO; /* closed unanswered: the server is draining */
     return sg_conns_admit(srv->conns, addr) == 0 ? MHD_YES : MHD_NO;
 }
 
@@ -816,7 +823,6 @@ static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
     struct sg_httpsrv *srv = calloc(1, sizeof(*srv));
     if (!srv)
         return NULL;
-    srv->quiesced_fd = -1;
     srv->h = *h;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
@@ -881,8 +887,7 @@ int sg_httpsrv_start(const struct sg_httpsrv_config *cfg, const struct sg_http_h
     }
     /* Strictness 0: check_head() makes the strict checks itself, so that the
      * refusals are JSON (MHD's own are HTML pages).
-     * epoll threads own the sockets; MHD_USE_ITC (implied by suspend/resume)
-     * also lets sg_httpsrv_quiesce() stop the listener of a running daemon. */
+     * epoll threads own the sockets. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
@@ -929,16 +934,8 @@ uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv)
 
 void sg_httpsrv_quiesce(struct sg_httpsrv *srv)
 {
-    if (!srv)
-        return;
-    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
-    if (fd == MHD_INVALID_SOCKET)
-        return;
-    /* The epoll threads drop the socket from their sets on their own time:
-     * closing it here races them (libmicrohttpd aborts when the removal of a
-     * closed descriptor fails). Refuse new connections now, close at stop. */
-    shutdown(fd, SHUT_RDWR);
-    srv->quiesced_fd = fd;
+    if (srv)
+        atomic_store(&srv->quiesced, 1);
 }
 
 void sg_httpsrv_stop(struct sg_httpsrv *srv)
@@ -952,8 +949,6 @@ void sg_httpsrv_stop(struct sg_httpsrv *srv)
     struct timespec nap = {0, 5 * 1000 * 1000};
     while (sg_workq_pending(srv->workq) || atomic_load(&srv->suspended))
         nanosleep(&nap, NULL);
-    MHD_stop_daemon(srv->daemon);
-    if (srv->quiesced_fd >= 0)
-        close(srv->quiesced_fd);
+    MHD_stop_daemon(srv->daemon); /* closes the listening socket */
     srv_free(srv);
 }

@@ -136,9 +136,11 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret);
 /* The port actually bound (useful with port 0). */
 uint16_t sg_httpsrv_port(const struct sg_httpsrv *srv);
 
-/* Stop accepting new connections (the listening socket is closed); requests
- * on connections already open are still served. Call it first to drain, then
- * sg_httpsrv_stop() once in-flight work is done. NULL is a no-op. */
+/* Stop taking new connections: from its return each one is closed as soon
+ * as it is accepted, unanswered (the socket stays open until
+ * sg_httpsrv_stop()); requests on connections already open are still served.
+ * Call it first to drain, then sg_httpsrv_stop() once in-flight work is done.
+ * NULL is a no-op. */
 void sg_httpsrv_quiesce(struct sg_httpsrv *srv);
 
 /* Stop accepting, wait for in-flight handlers to finish, free. NULL is a no-op. */
