@@ -4,7 +4,10 @@ the executor makes of it); one that does not fit is refused 503 memory_busy
 at once, never run. A running job's result line is reserved as it grows: a
 result the budget cannot hold ends the job as output over its limit. The
 executor goes on serving the jobs that fit. The figures are in /healthz and
-/metrics; a budget under the minimum stops the executor at start."""
+/metrics; a budget under the minimum stops the executor at start. A job at
+every cap (body, files, code, arguments, artifacts) succeeds within the
+shipped budget with its artifacts byte-identical (it prints the executor's
+peak RSS before and after)."""
 import base64
 import hashlib
 import os
