@@ -432,6 +432,7 @@ static int parse_request(const char *body, size_t len, const struct exec_config 
         (r = parse_imports(ret->root, ret, err)) < 0 ||
         (r = parse_network(ret->root, ret, err)) < 0)
         goto fail;
+    ret->tree_bytes = exec_json_tree_bytes(ret->root); /* validated: depth bounded */
     return 0;
 fail:
     exec_request_free(ret);
@@ -464,14 +465,28 @@ void exec_request_free(struct exec_request *req)
     req->code = NULL;
 }
 
-size_t exec_job_input_memory(size_t body_len)
+size_t exec_json_tree_bytes(json_t *j)
 {
-    return EXEC_JOB_MEMORY_BODY_COPIES * body_len;
+    size_t n = j ? EXEC_JSON_VALUE_BYTES : 0;
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_object(j)) {
+        json_object_foreach(j, k, v) n += EXEC_JSON_MEMBER_BYTES + exec_json_tree_bytes(v);
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, v) n += exec_json_tree_bytes(v);
+    }
+    return n;
 }
 
-size_t exec_job_memory(size_t body_len, size_t max_output)
+size_t exec_job_input_memory(size_t body_len, size_t tree_bytes)
 {
-    return EXEC_JOB_MEMORY_FIXED + exec_job_input_memory(body_len) +
+    return EXEC_JOB_MEMORY_BODY_COPIES * body_len + tree_bytes;
+}
+
+size_t exec_job_memory(size_t body_len, size_t tree_bytes, size_t max_output)
+{
+    return EXEC_JOB_MEMORY_FIXED + exec_job_input_memory(body_len, tree_bytes) +
            EXEC_JOB_MEMORY_OUTPUT_COPIES * max_output;
 }
 

@@ -54,6 +54,7 @@ struct exec_request {
     const char *flavour;   /* borrowed from root: the warm pool flavour to try first, or NULL */
     const char *pool;      /* static: the flavour that served the job (NULL: none yet) */
     int pool_fallback;     /* 1: not the job's ideal flavour */
+    size_t tree_bytes;     /* the parsed body's values and members (exec_json_tree_bytes) */
 };
 
 /* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a
@@ -86,7 +87,8 @@ int exec_import_name_valid(const char *name, size_t len);
  * (which the HTTP server reserved) and its result line (which the job
  * reserves as it grows: job.h, JOB_LINE_MEMORY_COPIES): the job's input
  * (exec_job_input_memory: the parsed body, whose strings the job object
- * shares, and a decoded file while the files are checked), output in flight
+ * shares, its values' structures, and a decoded file while the files are
+ * checked), output in flight
  * to a streaming client (up to max_output), and a fixed part for the rest
  * (diagnostics, tables, the 64 KiB the job is written through). Reserved in
  * the memory budget before the job takes a sandbox; the input part is
@@ -96,8 +98,17 @@ int exec_import_name_valid(const char *name, size_t len);
 #define EXEC_JOB_MEMORY_FIXED (256u * 1024u)
 #define EXEC_JOB_MEMORY_BODY_COPIES 2u
 #define EXEC_JOB_MEMORY_OUTPUT_COPIES 1u
-size_t exec_job_input_memory(size_t body_len);
-size_t exec_job_memory(size_t body_len, size_t max_output);
+size_t exec_job_input_memory(size_t body_len, size_t tree_bytes);
+
+/* What a parsed JSON value holds beyond its strings' bytes (which the body
+ * copies count): EXEC_JSON_VALUE_BYTES for each value and
+ * EXEC_JSON_MEMBER_BYTES more for each object member (jansson's structures
+ * and the allocator's overhead, measured: 1 MiB of arguments "[0,0,...]"
+ * held 22 MB). Pure; j NULL: 0. */
+#define EXEC_JSON_VALUE_BYTES 48u
+#define EXEC_JSON_MEMBER_BYTES 96u
+size_t exec_json_tree_bytes(json_t *j);
+size_t exec_job_memory(size_t body_len, size_t tree_bytes, size_t max_output);
 
 /* The job for the runner with its nonce, as a JSON object (caller decrefs).
  * Its code, arguments, files and runtime are the request's own values,

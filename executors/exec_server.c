@@ -184,7 +184,7 @@ struct job_hold {
 static void input_sent(void *ud)
 {
     struct job_hold *h = ud;
-    size_t input = exec_job_input_memory(h->body_len);
+    size_t input = exec_job_input_memory(h->body_len, h->req->tree_bytes);
     exec_request_drop_input(h->req);
     sg_membudget_release(h->s->budget, input);
     h->reserved -= input;
@@ -275,10 +275,11 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     log_start(s, &er);
     struct exec_job_slot *slot = s->jobs ? exec_jobs_add(s->jobs, er.job_id) : NULL;
     /* the job's memory is reserved before it takes a sandbox */
-    struct job_hold hold = {.s = s,
-                            .req = &er,
-                            .body_len = req->body_len,
-                            .reserved = exec_job_memory(req->body_len, er.limits.max_output_bytes)};
+    struct job_hold hold = {
+        .s = s,
+        .req = &er,
+        .body_len = req->body_len,
+        .reserved = exec_job_memory(req->body_len, er.tree_bytes, er.limits.max_output_bytes)};
     bool held = sg_membudget_reserve(s->budget, hold.reserved);
     if (atomic_load(&s->draining))
         refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);

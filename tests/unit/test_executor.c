@@ -449,9 +449,26 @@ Test(exec_api, canonical_files_are_shared_not_copied_and_the_input_can_go)
  * the rest, from the constants. */
 Test(exec_api, job_memory_is_its_parts)
 {
-    cr_assert_eq(exec_job_input_memory(1000), EXEC_JOB_MEMORY_BODY_COPIES * 1000);
-    cr_assert_eq(exec_job_memory(1000, 50), EXEC_JOB_MEMORY_FIXED + exec_job_input_memory(1000) +
-                                                EXEC_JOB_MEMORY_OUTPUT_COPIES * 50);
+    cr_assert_eq(exec_job_input_memory(1000, 7), EXEC_JOB_MEMORY_BODY_COPIES * 1000 + 7);
+    cr_assert_eq(exec_job_memory(1000, 7, 50), EXEC_JOB_MEMORY_FIXED +
+                                                   exec_job_input_memory(1000, 7) +
+                                                   EXEC_JOB_MEMORY_OUTPUT_COPIES * 50);
+}
+
+/* The parsed body's structures are counted: a megabyte of small values is
+ * tens of megabytes of jansson's objects, not a megabyte. */
+Test(exec_api, the_parsed_values_are_counted_in_the_input)
+{
+    cr_assert_eq(exec_json_tree_bytes(NULL), 0);
+    json_t *j = json_loads("{\"a\":[0,1,\"x\"],\"b\":{\"c\":null}}", 0, NULL);
+    /* 7 values (root, array, 3 items, object, null), 3 members */
+    cr_assert_eq(exec_json_tree_bytes(j), 7 * EXEC_JSON_VALUE_BYTES + 3 * EXEC_JSON_MEMBER_BYTES);
+    json_decref(j);
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"x\",\"arguments\":{\"a\":[0,0,0,0]}}", &r, NULL), 0);
+    cr_assert_eq(r.tree_bytes, exec_json_tree_bytes(r.root));
+    cr_assert_geq(r.tree_bytes, 6 * EXEC_JSON_VALUE_BYTES + 2 * EXEC_JSON_MEMBER_BYTES);
+    exec_request_free(&r);
 }
 
 /* "mode": "script" reaches the runner's job line; "main" (the default)

@@ -112,12 +112,26 @@ Test(memory_defaults, the_gateway_budget_holds_a_request_at_the_cap_and_fits_its
  * line at the line's cap (a streamed job's frames too: job_run), held
  * JOB_LINE_MEMORY_COPIES times (the line and its parsed copy, then the
  * parsed copy and the answer). */
+/* The most the parsed values of a body may hold beyond their strings:
+ * arguments at their cap made of the smallest values ("[0,0,...": one value
+ * per 2 bytes) or members ("a":0,: one per 5 bytes at the least), and a
+ * few hundred more for the rest of the body (its keys, up to
+ * EXEC_FILES_MAX files, imports, the run-time policy's lists). */
+static uint64_t worst_tree(void)
+{
+    uint64_t per_value = EXEC_JSON_VALUE_BYTES / 2;
+    uint64_t per_member = (EXEC_JSON_VALUE_BYTES + EXEC_JSON_MEMBER_BYTES) / 5 + 1;
+    uint64_t rest = 512 * (EXEC_JSON_VALUE_BYTES + EXEC_JSON_MEMBER_BYTES);
+    return EXEC_ARGS_MAX * (per_value > per_member ? per_value : per_member) + rest;
+}
+
 static uint64_t worst_job(size_t body, size_t out)
 {
-    uint64_t input = exec_job_input_memory(body);
+    uint64_t input = exec_job_input_memory(body, worst_tree());
     uint64_t line = job_result_cap(out, JOB_ARTIFACTS_MAX) + job_result_cap(out, 0) + 1;
     uint64_t result = JOB_LINE_MEMORY_COPIES * line;
-    return body + exec_job_memory(body, out) - input + (input > result ? input : result);
+    return body + exec_job_memory(body, worst_tree(), out) - input +
+           (input > result ? input : result);
 }
 
 Test(memory_defaults, the_executor_budget_holds_a_job_at_the_caps_and_fits_its_limit)
@@ -141,14 +155,14 @@ Test(memory_defaults, the_executor_budget_holds_a_job_at_the_caps_and_fits_its_l
      * and artifacts at theirs, streamed) fits, with room for a few small
      * jobs beside it: no job within the caps is refused for ever */
     uint64_t worst = worst_job(x.max_body, out);
-    uint64_t small = 1024 + exec_job_memory(1024, out);
+    uint64_t small = 1024 + exec_job_memory(1024, 64 * EXEC_JSON_VALUE_BYTES, out);
     cr_assert_geq(budget, worst + 3 * small,
                   "budget %llu < the worst job at every cap %llu + 3 small jobs %llu",
                   (unsigned long long)budget, (unsigned long long)worst,
                   (unsigned long long)(3 * small));
     /* the issue's case: jobs carrying 4 MiB of files (about 5.4 MiB of JSON
      * body) at concurrency 8 fit, or are refused busy, never killed */
-    uint64_t files_job = 5600000 + exec_job_memory(5600000, out);
+    uint64_t files_job = 5600000 + exec_job_memory(5600000, 64 * EXEC_JSON_VALUE_BYTES, out);
     cr_assert_geq(budget / files_job, 4, "at least four such jobs at once");
     cr_assert_gt(budget / small, 8, "at least 8 small jobs at once");
 }
