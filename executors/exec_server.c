@@ -39,8 +39,8 @@ bool exec_server_token_ok(const char *header, const char *token)
 static void set_json(struct sg_http_response *resp, int status, json_t *j)
 {
     resp->status = status;
-    /* one buffer of the answer's exact size: a growing buffer's doubling
-     * would hold up to one and a half answers at once */
+    /* one buffer of the answer's exact size (json_dumps's growing buffer
+     * holds its old and its doubled copy at each growth) */
     resp->body_len = 0;
     resp->body = j ? json_out_exact(j, JSON_COMPACT, &resp->body_len) : NULL;
     json_decref(j);
@@ -227,13 +227,13 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .sent_ud = hold};
     double run_ms = 0;
     size_t reserved = 0; /* the result line's, released once the answer is sent */
-    bool sent = job != NULL;
+    bool ran = job != NULL;
     if (job) /* job_run consumes the job, then lets the input go (input_sent) */
         job_run(s->dc, &l.sb, nonce, job, req->limits.timeout_ms, req->limits.max_output_bytes,
                 &hooks, &o, &run_ms, &reserved);
-    if (sent && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
+    if (ran && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
         job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
-    else if (!sent)
+    else if (!ran)
         outcome_runner_error(&o, "cannot encode the job");
     json_t *net = lease_return(s, req, &l);
     json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
