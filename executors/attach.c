@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "docker.h"
+#include "json_out.h"
 #include "sg_time.h"
 
 double attach_now_ms(void)
@@ -103,6 +104,23 @@ int attach_write_all(int fd, const void *data, size_t len, int64_t deadline_ms)
             return r;
     }
     return 0;
+}
+
+struct attach_out {
+    int fd;
+    int64_t deadline_ms;
+};
+
+static int out_sink(void *ctx, const char *data, size_t len)
+{
+    const struct attach_out *o = ctx;
+    return attach_write_all(o->fd, data, len, o->deadline_ms);
+}
+
+int attach_write_json(int fd, const json_t *j, int64_t deadline_ms)
+{
+    struct attach_out o = {.fd = fd, .deadline_ms = deadline_ms};
+    return json_out_dump(j, JSON_COMPACT, "\n", out_sink, &o);
 }
 
 /* Read the response head one byte at a time so not a single frame byte is

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "sg_error.h"
 
 #define ATTACH_HEAD_MAX 4096u /* HTTP response head of the upgrade */
@@ -53,6 +55,14 @@ int attach_open(const char *socket_path, const char *id, int timeout_ms, int *re
 
 /* Write all of data before deadline (attach_now_ms() milliseconds). 0, -ETIMEDOUT or -errno. */
 int attach_write_all(int fd, const void *data, size_t len, int64_t deadline_ms);
+
+/* Write j as compact JSON and a '\n' while it is encoded (json_out_dump:
+ * no whole copy of the line is built; a file's base64 is written from the
+ * JSON value itself). The bytes are exactly json_dumps(j, JSON_COMPACT) and
+ * '\n'. Every write is attach_write_all() under the one deadline: a reader
+ * that stops reading makes it -ETIMEDOUT. 0, -ETIMEDOUT, -ENOMEM, -EINVAL (j
+ * cannot be encoded) or -errno. */
+int attach_write_json(int fd, const json_t *j, int64_t deadline_ms);
 
 /* sg_time_mono_ns() in milliseconds (double for sub-ms precision): the
  * executors' view of the one monotonic clock. */

@@ -6,7 +6,8 @@ EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c e
                  executors/outcome.c executors/egress.c executors/job.c executors/exec_api.c executors/metrics.c \
                  executors/pool.c executors/seccomp.c executors/exec_server.c \
                  executors/flavour.c executors/pools.c executors/sessions.c \
-                 executors/sessions_http.c executors/sessions_store.c executors/sessions_recover.c executors/exec_sse.c
+                 executors/sessions_http.c executors/sessions_store.c executors/sessions_recover.c executors/exec_sse.c \
+                 executors/json_out.c
 EXECUTOR_SRCS += executors/runtime_info.c executors/exec_jobs.c executors/runsc_info.c \
                  executors/pkgset.c executors/sandbox_runsc.c \
                  executors/sandbox_runsc_spec.c executors/sandbox_runsc_io.c

@@ -99,8 +99,42 @@ static int parse_arguments(json_t *root, struct exec_request *r, struct sg_error
     return 0;
 }
 
-/* Decode each file strictly, re-encode canonically: the runner then never
- * sees base64 its own decoder might read differently. */
+/* Whether text (len bytes, strictly decoded to raw[0..n)) is already the
+ * canonical encoding of raw: no whitespace (the length is exactly the
+ * encoding's) and its last quantum is the canonical one (full quanta map
+ * one to one; only the last may carry stray bits). */
+static bool b64_canonical(const char *text, size_t len, const unsigned char *raw, size_t n)
+{
+    if (len != (n + 2) / 3 * 4)
+        return false;
+    if (n == 0)
+        return true;
+    size_t tail = n % 3 ? n % 3 : 3;
+    char *enc = NULL;
+    size_t enc_len = 0;
+    if (sg_b64_encode(raw + n - tail, tail, &enc, &enc_len) < 0)
+        return false;
+    bool same = enc_len == 4 && memcmp(text + len - 4, enc, 4) == 0;
+    free(enc);
+    return same;
+}
+
+/* A file's value for the runner: the request's own string when it is
+ * canonical base64 (no copy), else the canonical re-encoding. NULL: no memory. */
+static json_t *file_value(json_t *v, const unsigned char *raw, size_t n)
+{
+    if (b64_canonical(json_string_value(v), json_string_length(v), raw, n))
+        return json_incref(v);
+    char *canon = NULL;
+    if (sg_b64_encode(raw, n, &canon, NULL) < 0)
+        return NULL;
+    json_t *s = json_string(canon);
+    free(canon);
+    return s;
+}
+
+/* Decode each file strictly; a value not in canonical form is re-encoded:
+ * the runner then never sees base64 its own decoder might read differently. */
 static int parse_files(json_t *root, struct exec_request *r, struct sg_error *err)
 {
     json_t *f = json_object_get(root, "files");
@@ -128,19 +162,16 @@ static int parse_files(json_t *root, struct exec_request *r, struct sg_error *er
             return sg_error_set(err, -EINVAL, "file '%.64s' must be a base64 string", name);
         unsigned char *raw = NULL;
         size_t rawlen = 0;
-        char *canon = NULL;
         struct sg_error e;
         if (sg_b64_decode(json_string_value(v), json_string_length(v), EXEC_FILES_BYTES_MAX - total,
                           &raw, &rawlen, &e) < 0)
             return sg_error_set(err, e.code == -E2BIG ? -E2BIG : -EINVAL, "file '%.64s': %s", name,
                                 e.code == -E2BIG ? "files exceed their total size cap" : e.msg);
         total += rawlen;
-        int rr = sg_b64_encode(raw, rawlen, &canon, NULL);
+        json_t *value = file_value(v, raw, rawlen);
         free(raw);
-        if (rr < 0)
+        if (!value || json_object_set_new(r->files, name, value) < 0)
             return sg_error_set(err, -ENOMEM, "out of memory");
-        json_object_set_new(r->files, name, json_string(canon));
-        free(canon);
     }
     return 0;
 }
@@ -401,6 +432,7 @@ static int parse_request(const char *body, size_t len, const struct exec_config 
         (r = parse_imports(ret->root, ret, err)) < 0 ||
         (r = parse_network(ret->root, ret, err)) < 0)
         goto fail;
+    ret->tree_bytes = exec_json_tree_bytes(ret->root); /* validated: depth bounded */
     return 0;
 fail:
     exec_request_free(ret);
@@ -433,18 +465,53 @@ void exec_request_free(struct exec_request *req)
     req->code = NULL;
 }
 
-size_t exec_job_memory(size_t body_len, size_t max_output)
+size_t exec_json_tree_bytes(json_t *j)
 {
-    return EXEC_JOB_MEMORY_FIXED + EXEC_JOB_MEMORY_BODY_COPIES * body_len +
+    size_t n = j ? EXEC_JSON_VALUE_BYTES : 0;
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_object(j)) {
+        json_object_foreach(j, k, v) n += EXEC_JSON_MEMBER_BYTES + exec_json_tree_bytes(v);
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, v) n += exec_json_tree_bytes(v);
+    }
+    return n;
+}
+
+size_t exec_job_input_memory(size_t body_len, size_t tree_bytes)
+{
+    return EXEC_JOB_MEMORY_BODY_COPIES * body_len + tree_bytes;
+}
+
+size_t exec_job_memory(size_t body_len, size_t tree_bytes, size_t max_output)
+{
+    return EXEC_JOB_MEMORY_FIXED + exec_job_input_memory(body_len, tree_bytes) +
            EXEC_JOB_MEMORY_OUTPUT_COPIES * max_output;
 }
 
-char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len)
+void exec_request_drop_input(struct exec_request *req)
 {
-    json_t *job = json_pack("{s:s,s:s%,s:O,s:O,s:{s:I,s:I}}", "nonce", nonce, "code", req->code,
-                            req->code_len, "arguments", req->arguments, "files", req->files,
-                            "limits", "timeout_ms", (json_int_t)req->limits.timeout_ms,
-                            "max_output_bytes", (json_int_t)req->limits.max_output_bytes);
+    static const char *const keys[] = {"code", "arguments", "files"};
+    for (size_t i = 0; req->root && i < sizeof(keys) / sizeof(keys[0]); i++)
+        json_object_del(req->root, keys[i]);
+    json_decref(req->files);
+    req->files = NULL;
+    req->arguments = NULL;
+    req->code = "";
+    req->code_len = 0;
+}
+
+json_t *exec_job_json(const struct exec_request *req, const char *nonce)
+{
+    /* the request's own code string when it is the one parsed (no copy) */
+    json_t *code = req->root ? json_object_get(req->root, "code") : NULL;
+    code = json_string_value(code) == req->code ? json_incref(code)
+                                                : json_stringn(req->code, req->code_len);
+    json_t *job = json_pack("{s:s,s:o,s:O,s:O,s:{s:I,s:I}}", "nonce", nonce, "code", code,
+                            "arguments", req->arguments, "files", req->files, "limits",
+                            "timeout_ms", (json_int_t)req->limits.timeout_ms, "max_output_bytes",
+                            (json_int_t)req->limits.max_output_bytes);
     if (!job)
         return NULL;
     if ((req->runtime && json_object_set(job, "runtime", req->runtime) < 0) ||
@@ -453,7 +520,13 @@ char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *r
         json_decref(job);
         return NULL;
     }
-    size_t n = json_dumpb(job, NULL, 0, JSON_COMPACT);
+    return job;
+}
+
+char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len)
+{
+    json_t *job = exec_job_json(req, nonce);
+    size_t n = job ? json_dumpb(job, NULL, 0, JSON_COMPACT) : 0;
     char *line = n ? malloc(n + 2) : NULL;
     if (line && json_dumpb(job, line, n, JSON_COMPACT) == n) {
         line[n] = '\n';

@@ -54,6 +54,7 @@ struct exec_request {
     const char *flavour;   /* borrowed from root: the warm pool flavour to try first, or NULL */
     const char *pool;      /* static: the flavour that served the job (NULL: none yet) */
     int pool_fallback;     /* 1: not the job's ideal flavour */
+    size_t tree_bytes;     /* the parsed body's values and members (exec_json_tree_bytes) */
 };
 
 /* Parse and validate. On error (-EINVAL, -E2BIG) err says what is wrong in a
@@ -62,6 +63,11 @@ struct exec_request {
 int exec_request_parse(const char *body, size_t len, const struct exec_config *cfg,
                        struct exec_request *ret, struct sg_error *err);
 void exec_request_free(struct exec_request *req);
+
+/* Let the request's input go once the job is written: its code, arguments
+ * and files leave the parsed body (req->code becomes "", the others NULL);
+ * what answers the job (ids, limits, pool) stays. */
+void exec_request_drop_input(struct exec_request *req);
 
 /* The same rules for a session's requests (sessions.h): the start of a
  * session (runtime, limits, imports; no code) and a cell (code, limits).
@@ -79,18 +85,39 @@ int exec_import_name_valid(const char *name, size_t len);
 
 /* What one job may hold in the executor's memory beyond its request body
  * (which the HTTP server reserved) and its result line (which the job
- * reserves as it grows: job.h, JOB_LINE_MEMORY_COPIES): the parsed body and
- * the files' canonical copy, the job line, output in flight to a streaming
- * client (up to max_output), and a fixed part for the rest (diagnostics,
- * tables). Reserved in the memory budget before the job takes a sandbox.
- * Pure. */
+ * reserves as it grows: job.h, JOB_LINE_MEMORY_COPIES): the job's input
+ * (exec_job_input_memory: the parsed body, whose strings the job object
+ * shares, its values' structures, and a decoded file while the files are
+ * checked), output in flight
+ * to a streaming client (up to max_output), and a fixed part for the rest
+ * (diagnostics, tables, the 64 KiB the job is written through). Reserved in
+ * the memory budget before the job takes a sandbox; the input part is
+ * released once the job is written to the sandbox (exec_request_drop_input),
+ * before its result is read. The job line itself is never built: it is
+ * encoded into the sandbox's stream (json_out.h). Pure. */
 #define EXEC_JOB_MEMORY_FIXED (256u * 1024u)
-#define EXEC_JOB_MEMORY_BODY_COPIES 3u
+#define EXEC_JOB_MEMORY_BODY_COPIES 2u
 #define EXEC_JOB_MEMORY_OUTPUT_COPIES 1u
-size_t exec_job_memory(size_t body_len, size_t max_output);
+size_t exec_job_input_memory(size_t body_len, size_t tree_bytes);
 
-/* The one-line job for the runner with its nonce, '\n'-terminated. Caller
- * frees with free(). */
+/* What a parsed JSON value holds beyond its strings' bytes (which the body
+ * copies count): EXEC_JSON_VALUE_BYTES for each value and
+ * EXEC_JSON_MEMBER_BYTES more for each object member (jansson's structures
+ * and the allocator's overhead, measured: 1 MiB of arguments "[0,0,...]"
+ * held 22 MB). Pure; j NULL: 0. */
+#define EXEC_JSON_VALUE_BYTES 48u
+#define EXEC_JSON_MEMBER_BYTES 96u
+size_t exec_json_tree_bytes(json_t *j);
+size_t exec_job_memory(size_t body_len, size_t tree_bytes, size_t max_output);
+
+/* The job for the runner with its nonce, as a JSON object (caller decrefs).
+ * Its code, arguments, files and runtime are the request's own values,
+ * shared, not copied (a code string not parsed from req->root is copied): the object lives no
+ * longer than req. Sent with job_exchange_json(), which encodes it into the stream. */
+json_t *exec_job_json(const struct exec_request *req, const char *nonce);
+
+/* The same as one '\n'-terminated line (its bytes are what
+ * job_exchange_json() writes). Caller frees with free(). */
 char *exec_job_line(const struct exec_request *req, const char *nonce, size_t *ret_len);
 
 /* The response body for a job that ran (or was answered by the executor

@@ -12,6 +12,7 @@
 #include "exec_sse.h"
 #include "membudget.h"
 #include "job.h"
+#include "json_out.h"
 #include "log.h"
 #include "outcome.h"
 #include "sg_random.h"
@@ -38,8 +39,10 @@ bool exec_server_token_ok(const char *header, const char *token)
 static void set_json(struct sg_http_response *resp, int status, json_t *j)
 {
     resp->status = status;
-    resp->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    /* one buffer of the answer's exact size (json_dumps's growing buffer
+     * holds its old and its doubled copy at each growth) */
     resp->body_len = 0;
+    resp->body = j ? json_out_exact(j, JSON_COMPACT, &resp->body_len) : NULL;
     json_decref(j);
 }
 
@@ -170,9 +173,26 @@ static const char *refusal_code(int r)
                                : "shutting_down";
 }
 
+/* What a job holds in the budget, and what it lets go once it is written. */
+struct job_hold {
+    struct exec_server *s;
+    struct exec_request *req;
+    size_t body_len;
+    size_t reserved; /* exec_job_memory(), less the input once it is sent */
+};
+
+static void input_sent(void *ud)
+{
+    struct job_hold *h = ud;
+    size_t input = exec_job_input_memory(h->body_len, h->req->tree_bytes);
+    exec_request_drop_input(h->req);
+    sg_membudget_release(h->s->budget, input);
+    h->reserved -= input;
+}
+
 static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                     struct exec_request *req, struct exec_job_slot *slot,
-                    struct sg_http_response *resp)
+                    struct sg_http_response *resp, struct job_hold *hold)
 {
     double t0 = attach_now_ms();
     struct lease l = {0};
@@ -190,10 +210,9 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
     double wait_ms = attach_now_ms() - t0;
     if (r < 0)
         return refuse_job(s, resp, req, refusal_code(r), e.msg, wait_ms);
-    size_t len = 0;
     char nonce[JOB_NONCE_LEN + 1];
-    char *line =
-        sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_line(req, nonce, &len) : NULL;
+    /* shares the request's strings; encoded into the sandbox's stream */
+    json_t *job = sg_random_hex(nonce, JOB_NONCE_LEN / 2) == 0 ? exec_job_json(req, nonce) : NULL;
     /* From here on the job runs: a streamed answer starts now (200). */
     struct sg_http_response head = {.status = 200, .content_type = "text/event-stream"};
     struct sg_http_stream *st = req->stream ? sg_http_stream_begin(hreq, &head) : NULL;
@@ -203,17 +222,19 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .frame = st ? exec_sse_frame : NULL,
                               .heartbeat = exec_sse_heartbeat,
                               .ud = st,
-                              .budget = s->budget};
+                              .budget = s->budget,
+                              .sent = input_sent,
+                              .sent_ud = hold};
     double run_ms = 0;
     size_t reserved = 0; /* the result line's, released once the answer is sent */
-    if (line)
-        job_run(s->dc, &l.sb, nonce, line, len, req->limits.timeout_ms,
-                req->limits.max_output_bytes, &hooks, &o, &run_ms, &reserved);
-    if (line && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
+    bool ran = job != NULL;
+    if (job) /* job_run consumes the job, then lets the input go (input_sent) */
+        job_run(s->dc, &l.sb, nonce, job, req->limits.timeout_ms, req->limits.max_output_bytes,
+                &hooks, &o, &run_ms, &reserved);
+    if (ran && o.memory_used_kb >= (long long)s->cfg->memory_mb * 1024 * 8 / 10)
         job_confirm_oom_exit(s->dc, &l.sb, run_ms, &o); /* near the limit: ask the engine */
-    else if (!line)
+    else if (!ran)
         outcome_runner_error(&o, "cannot encode the job");
-    free(line);
     json_t *net = lease_return(s, req, &l);
     json_t *body = exec_response_json(req->job_id, req, &o, wait_ms, run_ms);
     if (body && net)
@@ -254,21 +275,25 @@ static void handle_exec(struct exec_server *s, const struct sg_http_request *req
     log_start(s, &er);
     struct exec_job_slot *slot = s->jobs ? exec_jobs_add(s->jobs, er.job_id) : NULL;
     /* the job's memory is reserved before it takes a sandbox */
-    size_t mem = exec_job_memory(req->body_len, er.limits.max_output_bytes);
-    bool held = sg_membudget_reserve(s->budget, mem);
+    struct job_hold hold = {
+        .s = s,
+        .req = &er,
+        .body_len = req->body_len,
+        .reserved = exec_job_memory(req->body_len, er.tree_bytes, er.limits.max_output_bytes)};
+    bool held = sg_membudget_reserve(s->budget, hold.reserved);
     if (atomic_load(&s->draining))
         refuse_job(s, resp, &er, "shutting_down", "executor is shutting down", 0);
     else if (!held)
         refuse_job(s, resp, &er, "memory_busy",
                    "the executor's memory budget is in use; retry shortly", 0);
     else
-        run_job(s, req, &er, slot, resp);
+        run_job(s, req, &er, slot, resp, &hold);
     if (s->jobs)
         exec_jobs_remove(s->jobs, slot);
     atomic_fetch_sub(&s->in_flight, 1);
     exec_request_free(&er);
     if (held)
-        sg_membudget_release(s->budget, mem);
+        sg_membudget_release(s->budget, hold.reserved);
 }
 
 /* The pools' figures, on the heap (one slot per flavour makes the struct
@@ -466,14 +491,18 @@ enum sg_http_head exec_server_head(void *ctx, const struct sg_http_request *req,
     return SG_HTTP_ANSWER_NOW;
 }
 
-/* A session call holds what a job would (a cell's line, an upload's encoded
- * copy) and its result line, reserved first, whole: stdout and stderr at the
- * output cap, in the line, parsed and in the answer. */
+/* A session call holds its parsed body, a cell's line or an upload's encoded
+ * copy, and its result line, reserved first, whole: stdout and stderr at the
+ * output cap, in the line, parsed and in the answer (dumped through a
+ * growing buffer). */
+#define EXEC_SESSION_BODY_COPIES 3u
+#define EXEC_SESSION_LINE_COPIES 3u
 static void session_call(struct exec_server *s, const struct sg_http_request *req,
                          struct sg_http_response *resp)
 {
     size_t out = s->cfg->max_output_bytes;
-    size_t mem = exec_job_memory(req->body_len, out) + JOB_LINE_MEMORY_COPIES * 2 * out;
+    size_t mem = EXEC_JOB_MEMORY_FIXED + EXEC_SESSION_BODY_COPIES * req->body_len + out +
+                 EXEC_SESSION_LINE_COPIES * 2 * out;
     if (!sg_membudget_reserve(s->budget, mem)) {
         metrics_rejected(s->metrics, "memory_busy");
         sg_http_error(resp, 503, "memory_busy",

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_out.h"
+
 /* One Server-Sent Event; data is one line of compact JSON, of any length
  * (a result carrying max_output_bytes of output and artifacts is larger
  * than the stream's buffer: it is written as the client reads, not copied). */
@@ -39,12 +41,17 @@ int exec_sse_heartbeat(void *ud)
     return sg_http_stream_write(ud, hb, sizeof(hb) - 1);
 }
 
+static int stream_sink(void *ctx, const char *data, size_t len)
+{
+    return sg_http_stream_write(ctx, data, len);
+}
+
 void exec_sse_result(struct sg_http_stream *st, json_t *j)
 {
-    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    static const char head[] = "event: result\ndata: ";
+    /* encoded into the stream as it is written: no copy of the answer */
+    if (j && sg_http_stream_write(st, head, sizeof(head) - 1) == 0)
+        json_out_dump(j, JSON_COMPACT, "\n\n", stream_sink, st);
     json_decref(j);
-    if (body)
-        exec_sse_event(st, "result", body);
-    free(body);
     sg_http_stream_end(st);
 }

@@ -260,21 +260,38 @@ static void read_until_result(int fd, int64_t deadline, struct job_io *io)
     }
 }
 
+/* After the job was written (r: the write's result): read until the end. */
+static void after_write(int fd, int r, int64_t deadline, struct job_io *io)
+{
+    if (r == -ETIMEDOUT) {
+        io->end = JOB_END_TIMEOUT;
+        return;
+    }
+    if (r < 0) {
+        /* The runner may have died before reading: its stream then tells. */
+        io->end = JOB_END_IO;
+        io->io_errno = -r;
+    }
+    read_until_result(fd, deadline, io);
+}
+
 void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms, struct job_io *io)
 {
     double start = attach_now_ms();
     int64_t deadline = (int64_t)start + deadline_ms;
-    int r = attach_write_all(fd, job_line, len, deadline);
-    if (r == -ETIMEDOUT) {
-        io->end = JOB_END_TIMEOUT;
-    } else if (r < 0) {
-        /* The runner may have died before reading: its stream then tells. */
-        io->end = JOB_END_IO;
-        io->io_errno = -r;
-        read_until_result(fd, deadline, io);
-    } else {
-        read_until_result(fd, deadline, io);
-    }
+    after_write(fd, attach_write_all(fd, job_line, len, deadline), deadline, io);
+    io->run_ms = attach_now_ms() - start;
+}
+
+void job_exchange_json(int fd, json_t *job, unsigned deadline_ms, struct job_io *io)
+{
+    double start = attach_now_ms();
+    int64_t deadline = (int64_t)start + deadline_ms;
+    int r = attach_write_json(fd, job, deadline);
+    json_decref(job);
+    if (io->hooks && io->hooks->sent)
+        io->hooks->sent(io->hooks->sent_ud);
+    after_write(fd, r, deadline, io);
     io->run_ms = attach_now_ms() - start;
 }
 
@@ -377,8 +394,8 @@ void job_classify(struct docker_client *dc, struct sandbox *sb, struct job_io *i
     }
 }
 
-void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
-             size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, json_t *job,
+             unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
              struct exec_outcome *o, double *ret_run_ms, size_t *ret_reserved)
 {
     struct job_io io;
@@ -386,7 +403,7 @@ void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, co
     size_t frames = hooks && hooks->frame ? job_result_cap(max_output, 0) : 0;
     job_io_init(&io, job_result_cap(max_output, JOB_ARTIFACTS_MAX) + frames, nonce);
     io.hooks = hooks;
-    job_exchange(sb->fd, job_line, len, timeout_ms + JOB_GRACE_MS, &io);
+    job_exchange_json(sb->fd, job, timeout_ms + JOB_GRACE_MS, &io);
     *ret_run_ms = io.run_ms;
     if (io.budget_refused)
         sg_log(SG_LOG_WARN, "job_memory_refused",

@@ -42,13 +42,20 @@ struct job_hooks {
     void (*client_gone)(void *ud);
     void *ud;
     /* The daemon's memory budget (membudget.h), or NULL: each growth of the
-     * result line is reserved in it JOB_LINE_MEMORY_COPIES times (the line,
-     * its parsed copy, the answer made of it) before the buffer grows, and
-     * released by job_io_free(). A growth it refuses ends the job as output
-     * over its cap (JOB_END_OVERFLOW, io->budget_refused set). */
+     * result line is reserved in it JOB_LINE_MEMORY_COPIES times before the
+     * buffer grows: the line and its parsed copy while it is parsed, then
+     * (the line freed by job_io_free() before the answer is made) the parsed
+     * copy and the answer encoded from it into one buffer of its exact size
+     * (json_out.h) or straight into the client's stream. Handed to the
+     * caller by job_run() (*ret_reserved). A growth it refuses ends the job
+     * as output over its cap (JOB_END_OVERFLOW, io->budget_refused set). */
     struct sg_membudget *budget;
+    /* Called once the job has been written to the sandbox (or its write
+     * failed), with sent_ud: the request's input may be let go then. */
+    void (*sent)(void *sent_ud);
+    void *sent_ud;
 };
-#define JOB_LINE_MEMORY_COPIES 3u
+#define JOB_LINE_MEMORY_COPIES 2u
 
 enum job_end {
     JOB_END_RESULT,    /* a complete result line arrived */
@@ -96,6 +103,12 @@ int job_feed(struct job_io *io, struct attach_parser *p, const void *data, size_
 void job_exchange(int fd, const char *job_line, size_t len, unsigned deadline_ms,
                   struct job_io *io);
 
+/* The same with the job as a JSON object, written to the stream as it is
+ * encoded (attach_write_json: no copy of the line is built, the deadline
+ * bounds the write as it does the read). job is consumed: released as soon
+ * as it is written, then io->hooks->sent is called (when set). */
+void job_exchange_json(int fd, json_t *job, unsigned deadline_ms, struct job_io *io);
+
 /* Read until the result line for io->nonce, EOF, error or deadline_ms from
  * now (nothing is written: sessions write their own lines). */
 void job_read_result(int fd, unsigned deadline_ms, struct job_io *io);
@@ -124,11 +137,11 @@ size_t job_result_cap(size_t max_output, size_t max_artifacts);
 int job_line_is_result(const char *line, size_t len, const char *nonce, json_t **ret);
 
 /* Run a whole job on sb and classify it into *o (outcome_init'ed by caller).
- * sb stays owned by the caller (who tears it down afterwards). What the
- * result line reserved in hooks->budget is added to *ret_reserved: the
- * caller releases it once the answer made of the result is gone. */
-void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, const char *job_line,
-             size_t len, unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
+ * job is consumed as job_exchange_json() says. sb stays owned by the caller (who tears it down
+ * afterwards). What the result line reserved in hooks->budget is added to *ret_reserved: the caller
+ * releases it once the answer made of the result is gone. */
+void job_run(struct docker_client *dc, struct sandbox *sb, const char *nonce, json_t *job,
+             unsigned timeout_ms, size_t max_output, const struct job_hooks *hooks,
              struct exec_outcome *o, double *ret_run_ms, size_t *ret_reserved);
 
 #endif

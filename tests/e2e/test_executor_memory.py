@@ -4,10 +4,15 @@ the executor makes of it); one that does not fit is refused 503 memory_busy
 at once, never run. A running job's result line is reserved as it grows: a
 result the budget cannot hold ends the job as output over its limit. The
 executor goes on serving the jobs that fit. The figures are in /healthz and
-/metrics; a budget under the minimum stops the executor at start."""
+/metrics; a budget under the minimum stops the executor at start. A job at
+every cap (body, files, code, arguments, artifacts) succeeds within the
+shipped budget with its artifacts byte-identical (it prints the executor's
+peak RSS before and after)."""
 import base64
+import hashlib
 import os
 import re
+import sys
 import unittest
 
 import sgtest
@@ -19,12 +24,13 @@ BUDGET = 8 * MIB
 HELLO = "def main():\n    return 1\n"
 FILES_CODE = ("import os\n\ndef main():\n"
               "    return os.path.getsize('big.bin')\n")
-# 1.5 MiB of input: about 2.1 MB of body, held by the server, and the job
-# needs 256 KiB + 3 x body + 1 MiB (the output cap) more: over 8 MiB.
-BIG = {"big.bin": base64.b64encode(os.urandom(3 * MIB // 2)).decode()}
+# 2.5 MiB of input: about 3.4 MB of body, held by the server, and the job
+# needs 256 KiB + 2 x body (its input) + 1 MiB (the output cap) more: over
+# 8 MiB.
+BIG = {"big.bin": base64.b64encode(os.urandom(5 * MIB // 2)).decode()}
 # 900 KB of control characters on stdout (within the 1 MiB cap): JSON-escaped
-# six times in the result line, whose buffer would grow to 8 MiB, 24 MiB
-# reserved: the budget refuses it
+# six times in the result line, whose buffer would grow to 8 MiB, 16 MiB
+# reserved (the line and its parsed copy): the budget refuses it
 BIG_RESULT = ("import sys\n\ndef main():\n    sys.stdout.write('\\x01' * 900000)\n"
               "    return 1\n")
 
@@ -63,6 +69,68 @@ class ExecutorBudget(tex.ExecutorCase):
                                      "--listen", f"127.0.0.1:{sgtest.free_port()}"])
         self.assertNotEqual(rc, 0, out)
         self.assertIn("--memory-budget", out)
+
+
+def shipped_budget():
+    """Half the executor's container limit in docker-compose.yml (the share
+    membudget.h derives): the budget the shipped executor runs with."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "docker-compose.yml")) as f:
+        m = re.search(r"\$\{SANDGATE_EXECUTOR_MEMORY:-(\d+)m\}", f.read())
+    assert m, "the executor's memory limit is in docker-compose.yml"
+    return int(m.group(1)) * MIB // 2
+
+
+# A job at every cap of a shipped executor: input files at their total cap
+# (8 MiB decoded, 10.7 MiB of base64), code (4 MiB) and arguments (1 MiB) at
+# theirs: a body of 15.7 MiB, as large as the 16 MiB body cap lets the fields
+# be; and the job writes artifacts at their caps (two of 10 MiB: 20 MiB).
+FILE_CAP = 8 * MIB
+CODE_CAP = 4 * MIB
+ARGS_CAP = 1 * MIB
+ART_ONE = 10 * MIB
+CAPS_CODE = ("import os\n\ndef main(pad):\n"
+             "    data = b''.join(open(f'in{i}.bin', 'rb').read() for i in range(4))\n"
+             "    art = (data + data)[:%d]\n"
+             "    os.makedirs('artifacts', exist_ok=True)\n"
+             "    open('artifacts/a.txt', 'wb').write(art)\n"
+             "    open('artifacts/b.txt', 'wb').write(art[::-1])\n"
+             "    return len(data)\n" % ART_ONE)
+
+
+def vm_hwm_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M).group(1))
+
+
+class ExecutorAtTheCaps(tex.ExecutorCase):
+    pool_size = 1
+    extra = ("--memory-budget", str(shipped_budget()), "--max-timeout-ms", "20000")
+
+    def test_a_job_at_the_body_and_artifact_caps_succeeds_within_the_shipped_budget(self):
+        files = [os.urandom(FILE_CAP // 4) for _ in range(4)]
+        data = b"".join(files)
+        body_files = {f"in{i}.bin": base64.b64encode(d).decode() for i, d in enumerate(files)}
+        pad = "x" * (ARGS_CAP - 64)  # arguments at their cap
+        code = CAPS_CODE + "#" * (CODE_CAP - len(CAPS_CODE))  # code at its cap
+        before = vm_hwm_kb(self.ex.daemon.proc.pid)
+        st, _, r = self.ex.run(code, timeout=60, files=body_files, arguments={"pad": pad},
+                               limits={"timeout_ms": 20000})
+        after = vm_hwm_kb(self.ex.daemon.proc.pid)
+        sys.stderr.write(f"\n[executor VmHWM {before} kB -> {after} kB for one job at the caps]\n")
+        self.assertEqual(st, 200, {k: r[k] for k in r if k != "artifacts"} if isinstance(r, dict) else r)
+        self.assertEqual(r["status"], "success", {k: r[k] for k in r if k != "artifacts"})
+        self.assertEqual(r["result"]["value"], FILE_CAP)
+        art = (data + data)[:ART_ONE]
+        got = {a["name"]: a for a in r["artifacts"]}
+        self.assertEqual(sorted(got), ["a.txt", "b.txt"], r.get("artifacts_skipped"))
+        for name, want in (("a.txt", art), ("b.txt", art[::-1])):
+            raw = base64.b64decode(got[name]["content_b64"], validate=True)
+            self.assertEqual(hashlib.sha256(raw).hexdigest(), hashlib.sha256(want).hexdigest(),
+                             name)
+        _, _, h = self.ex.health()
+        self.assertEqual(h["daemon_memory"]["used_bytes"], 0, h)
+        self.assertEqual(h["daemon_memory"]["refused"], 0, h)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "exec_config.h"
+#include "buf.h"
 #include "exec_api.h"
+#include "json_out.h"
 #include "outcome.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -25,6 +27,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+static int append(void *ctx, const char *data, size_t len)
+{
+    return sg_buf_append(ctx, data, len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct exec_request req;
@@ -38,6 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *line = exec_job_line(&req, "0123456789abcdef0123456789abcdef", &len);
     if (!line || len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len - 1))
         abort();
+    /* the job as it is written to the sandbox (json_out_dump) is that line */
+    struct sg_buf streamed;
+    sg_buf_init(&streamed, len);
+    json_t *job = exec_job_json(&req, "0123456789abcdef0123456789abcdef");
+    if (json_out_dump(job, JSON_COMPACT, "\n", append, &streamed) != 0 || streamed.len != len ||
+        memcmp(streamed.data, line, len) != 0)
+        abort();
+    json_decref(job);
+    sg_buf_free(&streamed);
     struct exec_outcome o;
     outcome_init(&o);
     outcome_runner_error(&o, "fuzz");

@@ -439,7 +439,8 @@ static int feed_10k(struct job_io *io, struct attach_parser *p)
 Test(job, result_line_growth_is_reserved_in_the_budget_before_it_grows)
 {
     struct sg_membudget b;
-    sg_membudget_init(&b, 64 * 1024);
+    /* room for the line's 16 KiB allocation, not for its next doubling */
+    sg_membudget_init(&b, JOB_LINE_MEMORY_COPIES * 32 * 1024 - 1);
     struct job_hooks hooks = {.cancel_fd = -1, .client_fd = -1, .budget = &b};
     struct job_io io;
     job_io_init(&io, 1u << 20, NONCE);
@@ -448,9 +449,10 @@ Test(job, result_line_growth_is_reserved_in_the_budget_before_it_grows)
     cr_assert_eq(feed_10k(&io, &p), 0);
     struct sg_membudget_stats st;
     sg_membudget_get_stats(&b, &st);
-    cr_assert_eq(st.used, JOB_LINE_MEMORY_COPIES * io.line.alloc, "the allocation, 3 times");
+    cr_assert_eq(st.used, JOB_LINE_MEMORY_COPIES * io.line.alloc,
+                 "the allocation, JOB_LINE_MEMORY_COPIES times");
     cr_assert_eq(io.line.alloc, 16384u);
-    /* the next doubling (32 KiB, 3 times) does not fit: the job's output ends */
+    /* the next doubling (32 KiB, as many times) does not fit: the output ends */
     cr_assert_eq(feed_10k(&io, &p), -E2BIG);
     cr_assert(io.budget_refused);
     cr_assert_eq(io.line.alloc, 16384u, "the buffer did not grow");

@@ -407,6 +407,70 @@ Test(exec_api, files_canonicalised_in_job_line)
     exec_request_free(&r);
 }
 
+/* A file already in canonical base64 reaches the job as the request's own
+ * string (no copy is made); stray bits in the last quantum or whitespace
+ * are re-encoded. Once the job is written, the input leaves the request. */
+Test(exec_api, canonical_files_are_shared_not_copied_and_the_input_can_go)
+{
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"print(1)\",\"arguments\":{\"a\":1},\"files\":"
+                     "{\"a.bin\":\"YWJjZA==\",\"b.bin\":\"QR==\",\"c.bin\":\"YW Jj\","
+                     "\"d.bin\":\"\",\"e.bin\":\"YWJj\"}}",
+                     &r, NULL),
+                 0);
+    json_t *given = json_object_get(r.root, "files");
+    static const char *const shared[] = {"a.bin", "d.bin", "e.bin"};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(json_object_get(r.files, shared[i]), json_object_get(given, shared[i]),
+                     "%s is the request's own string", shared[i]);
+    cr_assert_str_eq(json_string_value(json_object_get(r.files, "b.bin")), "QQ==");
+    cr_assert_str_eq(json_string_value(json_object_get(r.files, "c.bin")), "YWJj");
+    cr_assert_neq(json_object_get(r.files, "c.bin"), json_object_get(given, "c.bin"));
+    json_t *job = exec_job_json(&r, "N0NCE0123456789ab");
+    cr_assert_eq(json_object_get(job, "code"), json_object_get(r.root, "code"), "code shared");
+    cr_assert_eq(json_object_get(job, "files"), r.files);
+    json_decref(job);
+    exec_request_drop_input(&r);
+    cr_assert_null(json_object_get(r.root, "files"));
+    cr_assert_null(json_object_get(r.root, "code"));
+    cr_assert_null(json_object_get(r.root, "arguments"));
+    cr_assert_null(r.files);
+    cr_assert_str_eq(r.code, "");
+    struct exec_outcome o;
+    outcome_init(&o);
+    char *answer = exec_response(r.job_id, &r, &o, 0, 1);
+    cr_assert_not_null(answer, "the request still answers its job");
+    free(answer);
+    outcome_clear(&o);
+    exec_request_free(&r);
+}
+
+/* The job's memory: the input part (released once the job is written) and
+ * the rest, from the constants. */
+Test(exec_api, job_memory_is_its_parts)
+{
+    cr_assert_eq(exec_job_input_memory(1000, 7), EXEC_JOB_MEMORY_BODY_COPIES * 1000 + 7);
+    cr_assert_eq(exec_job_memory(1000, 7, 50), EXEC_JOB_MEMORY_FIXED +
+                                                   exec_job_input_memory(1000, 7) +
+                                                   EXEC_JOB_MEMORY_OUTPUT_COPIES * 50);
+}
+
+/* The parsed body's structures are counted: a megabyte of small values is
+ * tens of megabytes of jansson's objects, not a megabyte. */
+Test(exec_api, the_parsed_values_are_counted_in_the_input)
+{
+    cr_assert_eq(exec_json_tree_bytes(NULL), 0);
+    json_t *j = json_loads("{\"a\":[0,1,\"x\"],\"b\":{\"c\":null}}", 0, NULL);
+    /* 7 values (root, array, 3 items, object, null), 3 members */
+    cr_assert_eq(exec_json_tree_bytes(j), 7 * EXEC_JSON_VALUE_BYTES + 3 * EXEC_JSON_MEMBER_BYTES);
+    json_decref(j);
+    struct exec_request r;
+    cr_assert_eq(req("{\"code\":\"x\",\"arguments\":{\"a\":[0,0,0,0]}}", &r, NULL), 0);
+    cr_assert_eq(r.tree_bytes, exec_json_tree_bytes(r.root));
+    cr_assert_geq(r.tree_bytes, 6 * EXEC_JSON_VALUE_BYTES + 2 * EXEC_JSON_MEMBER_BYTES);
+    exec_request_free(&r);
+}
+
 /* "mode": "script" reaches the runner's job line; "main" (the default)
  * adds nothing; anything else is refused. */
 Test(exec_api, script_mode_reaches_the_job_line)

@@ -106,6 +106,34 @@ Test(memory_defaults, the_gateway_budget_holds_a_request_at_the_cap_and_fits_its
     cr_assert_gt(budget / gw_job_memory(0), 8, "at least 8 small jobs at once");
 }
 
+/* The most one job may reserve at once with these caps: its body (the HTTP
+ * server's), the fixed part and output in flight, and the larger of its
+ * input (released once the job is written to the sandbox) and its result
+ * line at the line's cap (a streamed job's frames too: job_run), held
+ * JOB_LINE_MEMORY_COPIES times (the line and its parsed copy, then the
+ * parsed copy and the answer). */
+/* The most the parsed values of a body may hold beyond their strings:
+ * arguments at their cap made of the smallest values ("[0,0,...": one value
+ * per 2 bytes) or members ("a":0,: one per 5 bytes at the least), and a
+ * few hundred more for the rest of the body (its keys, up to
+ * EXEC_FILES_MAX files, imports, the run-time policy's lists). */
+static uint64_t worst_tree(void)
+{
+    uint64_t per_value = EXEC_JSON_VALUE_BYTES / 2;
+    uint64_t per_member = (EXEC_JSON_VALUE_BYTES + EXEC_JSON_MEMBER_BYTES) / 5 + 1;
+    uint64_t rest = 512 * (EXEC_JSON_VALUE_BYTES + EXEC_JSON_MEMBER_BYTES);
+    return EXEC_ARGS_MAX * (per_value > per_member ? per_value : per_member) + rest;
+}
+
+static uint64_t worst_job(size_t body, size_t out)
+{
+    uint64_t input = exec_job_input_memory(body, worst_tree());
+    uint64_t line = job_result_cap(out, JOB_ARTIFACTS_MAX) + job_result_cap(out, 0) + 1;
+    uint64_t result = JOB_LINE_MEMORY_COPIES * line;
+    return body + exec_job_memory(body, worst_tree(), out) - input +
+           (input > result ? input : result);
+}
+
 Test(memory_defaults, the_executor_budget_holds_a_job_at_the_caps_and_fits_its_limit)
 {
     uint64_t limit = compose_default("SANDGATE_EXECUTOR_MEMORY");
@@ -115,37 +143,37 @@ Test(memory_defaults, the_executor_budget_holds_a_job_at_the_caps_and_fits_its_l
     struct sg_error e = {0};
     cr_assert_eq(exec_config_parse(3, argv, &x, &e), 0, "%s", e.msg);
     size_t out = compose_default("SANDGATE_MAX_OUTPUT_BYTES");
+    cr_assert_eq(out, x.max_output_bytes, "the compose file's output cap is the executor's");
     uint64_t budget = 0;
     const char *src = NULL;
     cr_assert_eq(sg_membudget_choose(x.memory_budget, limit, EXEC_MEMORY_BUDGET_DEFAULT, "executor",
                                      &budget, &src, &e),
                  0, "%s", e.msg);
     cr_assert_str_eq(src, "cgroup");
-    uint64_t one = x.max_body + exec_job_memory(x.max_body, out);
-    cr_assert_geq(budget, one, "budget %llu < one job at the body and output caps %llu",
-                  (unsigned long long)budget, (unsigned long long)one);
     cr_assert_leq(budget + EXECUTOR_OWN_MIB * MIB, limit, "budget + own memory over the limit");
+    /* the worst single job every cap allows (a body at the body cap, output
+     * and artifacts at theirs, streamed) fits, with room for a few small
+     * jobs beside it: no job within the caps is refused for ever */
+    uint64_t worst = worst_job(x.max_body, out);
+    uint64_t small = 1024 + exec_job_memory(1024, 64 * EXEC_JSON_VALUE_BYTES, out);
+    cr_assert_geq(budget, worst + 3 * small,
+                  "budget %llu < the worst job at every cap %llu + 3 small jobs %llu",
+                  (unsigned long long)budget, (unsigned long long)worst,
+                  (unsigned long long)(3 * small));
     /* the issue's case: jobs carrying 4 MiB of files (about 5.4 MiB of JSON
      * body) at concurrency 8 fit, or are refused busy, never killed */
-    uint64_t files_job = 5600000 + exec_job_memory(5600000, out);
-    cr_assert_geq(budget / files_job, 2, "at least two such jobs at once");
-    cr_assert_gt(budget / exec_job_memory(1024, out), 8, "at least 8 small jobs at once");
-    /* a job whose result line reaches its cap (outputs and artifacts at
-     * theirs: the line's buffer and its two copies, job.h) fits alone */
-    size_t line = job_result_cap(out, JOB_ARTIFACTS_MAX) + 1;
-    uint64_t artifacts_job = 1024 + exec_job_memory(1024, out) + JOB_LINE_MEMORY_COPIES * line;
-    cr_assert_geq(budget, artifacts_job, "budget %llu < a job at the result cap %llu",
-                  (unsigned long long)budget, (unsigned long long)artifacts_job);
+    uint64_t files_job = 5600000 + exec_job_memory(5600000, 64 * EXEC_JSON_VALUE_BYTES, out);
+    cr_assert_geq(budget / files_job, 4, "at least four such jobs at once");
+    cr_assert_gt(budget / small, 8, "at least 8 small jobs at once");
 }
 
 Test(memory_defaults, a_smaller_container_would_be_caught)
 {
-    /* the check above is not vacuous: half of a 128 MiB executor does not
-     * hold one job at the default caps */
+    /* the check above is not vacuous: half of a 192 MiB executor does not
+     * hold the worst job at the default caps */
     struct exec_config x;
     char *argv[] = {(char[]){"sandgate-executor"}, (char[]){"--language"}, (char[]){"python"},
                     NULL};
     cr_assert_eq(exec_config_parse(3, argv, &x, NULL), 0);
-    cr_assert_lt(sg_membudget_for_limit(128 * MIB),
-                 x.max_body + exec_job_memory(x.max_body, x.max_output_bytes));
+    cr_assert_lt(sg_membudget_for_limit(192 * MIB), worst_job(x.max_body, x.max_output_bytes));
 }
