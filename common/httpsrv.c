@@ -398,6 +398,7 @@ static void conn_state_unref(struct conn_state *st)
     sg_buf_free(&st->body);
     atomic_fetch_sub(&st->srv->body_total, st->held ? st->held - 1 : 0);
     sg_membudget_release(st->srv->budget, st->held);
+    sg_membudget_release(st->srv->budget, st->resp.held);
     free(st->resp.body);
     free(st->method_copy);
     free(st->url_copy);

@@ -68,6 +68,10 @@ struct sg_http_response {
     char header_values[SG_HTTP_MAX_EXTRA_HEADERS][256];
     int header_count;
     const char *error_code; /* static; set by sg_http_error(), NULL otherwise */
+    /* Bytes the handler reserved in the server's memory budget
+     * (sg_httpsrv_config.budget) for this answer: the server releases them
+     * once the answer is sent or the connection is gone. */
+    size_t held;
 };
 
 typedef void (*sg_http_handler)(void *ctx, const struct sg_http_request *req,

@@ -403,6 +403,7 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         (r = gw_audit_open(cfg->audit_log, cfg->audit_queue_max, &s->audit, err)) < 0 ||
         (r = gw_router_new(cfg, token, &s->router, err)) < 0)
         goto fail;
+    gw_router_set_budget(s->router, &s->budget);
     s->metrics = gw_metrics_new();
     s->ratelimit = gw_ratelimit_new();
     /* every job runs on a worker (MCP tool calls too): one entry each */
