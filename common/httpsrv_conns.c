@@ -43,11 +43,17 @@ struct sg_conns {
     int started, stop;
 };
 
+/* The client's key: an IPv4 address whole (as ::ffff:a.b.c.d, which is also
+ * how a dual-stack socket reports an IPv4 peer), an IPv6 address by its /64
+ * (one host is commonly given a whole /64, so its addresses are one client). */
 static void addr_key(const struct sockaddr *sa, unsigned char key[16])
 {
+    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     memset(key, 0, 16);
     if (sa && sa->sa_family == AF_INET6) {
         memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+        if (memcmp(key, v4mapped, sizeof(v4mapped)) != 0)
+            memset(key + 8, 0, 8);
     } else if (sa && sa->sa_family == AF_INET) {
         key[10] = key[11] = 0xff;
         memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
