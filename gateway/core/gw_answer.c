@@ -12,6 +12,7 @@ void gw_answer_init(struct gw_answer *a, size_t cap, struct sg_membudget *budget
     a->paid = paid;
     a->reserved = 0;
     a->refused = 0;
+    a->refused_at = 0;
 }
 
 /* Budget bytes an answer of len bytes needs beyond what was paid, rounded up
@@ -34,6 +35,7 @@ int gw_answer_append(struct gw_answer *a, const void *data, size_t n)
         if (need > a->reserved) {
             if (!sg_membudget_reserve(a->budget, need - a->reserved)) {
                 a->refused = 1;
+                a->refused_at = a->buf.len + n;
                 return -EBUSY;
             }
             a->reserved = need;

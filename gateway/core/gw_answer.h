@@ -31,6 +31,7 @@ struct gw_answer {
     size_t paid;                 /* budget bytes the caller reserved for it already */
     size_t reserved;             /* budget bytes reserved here (owed back) */
     int refused;                 /* a reservation failed: the answer is incomplete */
+    size_t refused_at;           /* the answer's length had the append been taken */
 };
 
 /* An empty answer of at most cap bytes, counted in budget (may be NULL)

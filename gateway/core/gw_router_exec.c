@@ -58,8 +58,8 @@ enum gw_exec_outcome gw_router_over_budget(const char *url, size_t got, struct g
 {
     ret->over_budget = 1;
     snprintf(ret->message, sizeof(ret->message),
-             "the answer of executor %.120s (over %zu KiB) does not fit in the gateway's memory "
-             "budget now; the call ran, retry shortly",
+             "the answer of executor %.120s (%zu KiB and more) does not fit in the gateway's "
+             "memory budget now; the call ran, retry shortly",
              url, got / 1024);
     return GW_EXEC_BUSY;
 }
@@ -149,7 +149,7 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
     snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
     ret->http_status = 0;
     if (resp.refused) {
-        out = gw_router_over_budget(u->url, resp.buf.len, ret);
+        out = gw_router_over_budget(u->url, resp.refused_at, ret);
     } else if (rc == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
         out = ret->http_status == 200   ? GW_EXEC_OK

@@ -75,8 +75,9 @@ void gw_router_setup(CURL *c, const char *url, uint64_t connect_ms, uint64_t tot
 /* Send c's answer to a (counted in its budget) instead of setup's buffer. */
 void gw_router_to_answer(CURL *c, struct gw_answer *a);
 
-/* An answer refused by the budget as ret's outcome: GW_EXEC_BUSY, over_budget,
- * the message; never failed over (the executor took the call). */
+/* An answer refused by the budget (got: its length had it been taken) as
+ * ret's outcome: GW_EXEC_BUSY, over_budget, the message; never failed over
+ * (the executor took the call). */
 enum gw_exec_outcome gw_router_over_budget(const char *url, size_t got, struct gw_exec_result *ret);
 
 /* Move a's bytes and reservation into ret (what ret held before freed). */

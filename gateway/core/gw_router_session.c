@@ -60,7 +60,7 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
         gw_router_perform(cu, c->hooks, &b, ret); /* a streamed cell goes through the relay */
     ret->http_status = 0;
     if (b.refused) {
-        out = gw_router_over_budget(u->url, b.buf.len, ret);
+        out = gw_router_over_budget(u->url, b.refused_at, ret);
     } else if (rc == CURLE_OK) {
         curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &ret->http_status);
         out = GW_EXEC_OK;

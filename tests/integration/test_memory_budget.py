@@ -161,6 +161,12 @@ class TestAnswerBudget(GatewayWithFakes):
         self.assertEqual(self.py.calls, 1, "sent once, never failed over")
         st, _, body = self.gw.call("POST", "/run", RAGFLOW_JOB, HEADERS)
         self.assertEqual((st, body["exit_code"]), (200, -10), body)
+        # streamed: the result event, which the gateway holds, is refused
+        st, hdrs, text = self.gw.call("POST", "/v1/run", dict(JOB, stream=True), HEADERS)
+        self.assertEqual((st, hdrs.get("content-type")), (200, "text/event-stream"), text)
+        result = json.loads(text.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
+        self.assertEqual(result["error"]["code"], "executor_busy", result)
+        self.assertIn(f"{BIG // 1024} KiB and more", result["error"]["message"])
         st, _, body = sgtest.http("POST", f"http://127.0.0.1:{self.dport}/v1/sandbox/run",
                                   {"language": "python3", "code": "print(1)", "preload": "",
                                    "enable_network": False},
