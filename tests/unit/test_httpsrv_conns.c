@@ -35,9 +35,12 @@ static const struct sockaddr *sa(const struct sockaddr_in *a)
     return (const struct sockaddr *)(const void *)a;
 }
 
+static unsigned per_owner; /* the next start()'s per_owner limit */
+
 static void start(unsigned max_open, unsigned per_address, uint64_t head_ms, uint64_t request_ms)
 {
-    struct sg_conn_limits lim = {max_open, per_address, head_ms, request_ms};
+    struct sg_conn_limits lim = {max_open, per_address, head_ms, request_ms, per_owner};
+    per_owner = 0;
     reg = sg_conns_new(&lim);
     cr_assert_not_null(reg);
     nconns = 0;
@@ -183,6 +186,26 @@ Test(httpsrv_conns, ipv6_addresses_count_by_their_slash_64)
     cr_assert(was_cut(a), "the /64's oldest waiting connection made room");
     cr_assert(!was_cut(other) && !was_cut(m1) && !was_cut(m2) && !was_cut(b));
     cr_assert_eq(stats().evicted, 1);
+}
+
+Test(httpsrv_conns, an_owner_s_requests_still_arriving_are_limited_from_any_address)
+{
+    per_owner = 2;
+    start(100, 10, 60000, 60000);
+    int a = dial("10.0.0.1"), b = dial("10.0.0.2"), c = dial("10.0.0.3"), d = dial("10.0.0.4");
+    cr_assert(a >= 0 && b >= 0 && c >= 0 && d >= 0);
+    cr_assert_eq(sg_conns_own(reg, conns[a].rec, "t.alice"), 0);
+    sg_conns_mark(reg, conns[a].rec, SG_CONN_BODY);
+    cr_assert_eq(sg_conns_own(reg, conns[b].rec, "t.alice"), 0);
+    sg_conns_mark(reg, conns[b].rec, SG_CONN_BODY);
+    cr_assert_eq(sg_conns_own(reg, conns[c].rec, "t.alice"), -EBUSY, "two slow bodies held");
+    cr_assert_eq(stats().refused_per_owner, 1);
+    cr_assert_eq(sg_conns_own(reg, conns[d].rec, "t.bob"), 0, "another tenant is not held");
+    sg_conns_mark(reg, conns[a].rec, SG_CONN_BUSY); /* a's request is complete */
+    cr_assert_eq(sg_conns_own(reg, conns[c].rec, "t.alice"), 0);
+    close_conn(b); /* gone: counts no more */
+    cr_assert_eq(sg_conns_own(reg, conns[a].rec, "t.alice"), 0, "kept alive, its next request");
+    cr_assert_eq(stats().refused_per_owner, 1);
 }
 
 Test(httpsrv_conns, ipv6_and_ipv4_addresses_are_told_apart)
