@@ -351,6 +351,13 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         return r;
     if (srv->h.head && srv->h.head(srv->ctx, &st->req, &st->resp) == SG_HTTP_ANSWER_NOW)
         return answer_early(st);
+    /* the owner's connections between head and complete request: a tenant's
+     * slow bodies from many addresses are bounded like one address's */
+    if (st->resp.owner[0] && sg_conns_own(srv->conns, conn_rec(st->conn), st->resp.owner) < 0) {
+        st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
+        return refuse(st, 503, "server_busy",
+                      "too many requests of this tenant are arriving at once; retry shortly");
+    }
     /* Sizes after the owner's checks: an unauthenticated body is refused
      * unread whatever its size. A body a little over the cap is drained
      * (never held) so that clients which send it all before reading still
@@ -403,6 +410,7 @@ static void conn_state_unref(struct conn_state *st)
     sg_buf_free(&st->body);
     atomic_fetch_sub(&st->srv->body_total, st->held ? st->held - 1 : 0);
     sg_membudget_release(st->srv->budget, st->held);
+    sg_membudget_release(st->srv->budget, st->resp.held);
     free(st->resp.body);
     free(st->method_copy);
     free(st->url_copy);
@@ -836,6 +844,7 @@ static struct sg_httpsrv *srv_new(const struct sg_httpsrv_config *cfg,
     struct sg_conn_limits lim = {
         .max_open = srv->max_connections,
         .per_address = cfg->per_ip_connections,
+        .per_owner = cfg->per_owner_connections,
         .head_ms = (uint64_t)(ht < rt ? ht : rt) * 1000u,
         .request_ms = (uint64_t)rt * 1000u,
     };
@@ -920,6 +929,7 @@ void sg_httpsrv_get_stats(struct sg_httpsrv *srv, struct sg_httpsrv_stats *ret)
     ret->open = cs.open;
     ret->refused_at_accept = cs.refused_global + atomic_load(&srv->refused_library_limit);
     ret->refused_per_address = cs.refused_per_address;
+    ret->refused_per_owner = cs.refused_per_owner;
     ret->evicted = cs.evicted;
     ret->library_answers = atomic_load(&srv->library_answers);
     ret->cut_header_timeout = cs.cut_head;

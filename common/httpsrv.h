@@ -68,6 +68,15 @@ struct sg_http_response {
     char header_values[SG_HTTP_MAX_EXTRA_HEADERS][256];
     int header_count;
     const char *error_code; /* static; set by sg_http_error(), NULL otherwise */
+    /* Bytes the handler reserved in the server's memory budget
+     * (sg_httpsrv_config.budget) for this answer: the server releases them
+     * once the answer is sent or the connection is gone. */
+    size_t held;
+    /* Set by the head hook: the request's owner (a tenant, as authenticated),
+     * whose connections between an accepted head and a complete request are
+     * limited (sg_httpsrv_config.per_owner_connections; past it 503
+     * server_busy). Empty: none. */
+    char owner[96];
 };
 
 typedef void (*sg_http_handler)(void *ctx, const struct sg_http_request *req,
@@ -101,10 +110,13 @@ struct sg_httpsrv_config {
     unsigned timeout_s;          /* idle connection timeout */
     unsigned max_connections;    /* open connections in total; 0 = workers + 64 */
     unsigned per_ip_connections; /* open connections per client address; 0 = no limit */
-    unsigned max_queued;         /* requests waiting for a worker; past it 503 */
-    unsigned receive_timeout_s;  /* headers + body of one request; 0 = 30 */
-    unsigned header_timeout_s;   /* the head of a request (capped by receive_timeout_s); 0 = 10 */
-    size_t max_body_total;       /* bytes held by all bodies in flight; 0 = 4 * max_body */
+    /* connections per owner (sg_http_response.owner) whose head was
+     * accepted and whose request is not complete (a slow body); 0 = no limit */
+    unsigned per_owner_connections;
+    unsigned max_queued;        /* requests waiting for a worker; past it 503 */
+    unsigned receive_timeout_s; /* headers + body of one request; 0 = 30 */
+    unsigned header_timeout_s;  /* the head of a request (capped by receive_timeout_s); 0 = 10 */
+    size_t max_body_total;      /* bytes held by all bodies in flight; 0 = 4 * max_body */
     /* The daemon's memory budget (borrowed, outlives the server; NULL =
      * none): each body's memory is reserved in it before it is read (a
      * declared length at once, a chunked body as its buffer doubles) and
@@ -123,6 +135,7 @@ struct sg_httpsrv_stats {
     unsigned open;                /* connections open now */
     uint64_t refused_at_accept;   /* closed at once: over max_connections, none evictable */
     uint64_t refused_per_address; /* closed at once: over per_ip_connections, none evictable */
+    uint64_t refused_per_owner;   /* 503 on the head: over per_owner_connections */
     uint64_t evicted;             /* closed waiting for a head, to admit a newer one */
     uint64_t library_answers;     /* error pages libmicrohttpd sent itself */
     uint64_t cut_header_timeout;  /* closed: no complete head within header_timeout_s */

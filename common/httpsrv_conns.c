@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,8 +22,16 @@ struct addr_slot {
     struct sg_conn_rec *first, *last;
 };
 
+/* An owner (a tenant) and its connections between head and complete request. */
+struct owner_slot {
+    struct owner_slot *next;
+    unsigned n;
+    char name[SG_CONN_OWNER_MAX + 1];
+};
+
 struct sg_conn_rec {
     struct sg_conn_rec *prev, *next;   /* the register's list (sweep) */
+    struct owner_slot *owner;          /* NULL: none (sg_conns_own) */
     struct sg_conn_rec *aprev, *anext; /* its address's list, oldest clock first */
     struct addr_slot *slot;
     int fd;
@@ -36,6 +45,7 @@ struct sg_conns {
     pthread_cond_t wake;
     struct sg_conn_rec head; /* list sentinel */
     struct addr_slot *table[ADDR_SLOTS];
+    struct owner_slot *owners; /* with at least one connection; few: the tenants */
     struct sg_conn_limits lim;
     unsigned open, cut;
     struct sg_conn_stats stats; /* counters only; open is filled on read */
@@ -43,11 +53,17 @@ struct sg_conns {
     int started, stop;
 };
 
+/* The client's key: an IPv4 address whole (as ::ffff:a.b.c.d, which is also
+ * how a dual-stack socket reports an IPv4 peer), an IPv6 address by its /64
+ * (one host is commonly given a whole /64, so its addresses are one client). */
 static void addr_key(const struct sockaddr *sa, unsigned char key[16])
 {
+    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     memset(key, 0, 16);
     if (sa && sa->sa_family == AF_INET6) {
         memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+        if (memcmp(key, v4mapped, sizeof(v4mapped)) != 0)
+            memset(key + 8, 0, 8);
     } else if (sa && sa->sa_family == AF_INET) {
         key[10] = key[11] = 0xff;
         memcpy(key + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
@@ -284,11 +300,57 @@ struct sg_conn_rec *sg_conns_add(struct sg_conns *r, int fd, const struct sockad
     return c;
 }
 
+/* Under r->lock: c no longer counts against its owner. */
+static void disown_locked(struct sg_conns *r, struct sg_conn_rec *c)
+{
+    struct owner_slot *o = c->owner;
+    c->owner = NULL;
+    if (!o || --o->n)
+        return;
+    for (struct owner_slot **p = &r->owners; *p; p = &(*p)->next)
+        if (*p == o) {
+            *p = o->next;
+            break;
+        }
+    free(o);
+}
+
+int sg_conns_own(struct sg_conns *r, struct sg_conn_rec *c, const char *owner)
+{
+    if (!c || !owner)
+        return 0;
+    char name[SG_CONN_OWNER_MAX + 1];
+    snprintf(name, sizeof(name), "%s", owner);
+    int ret = 0;
+    pthread_mutex_lock(&r->lock);
+    disown_locked(r, c);
+    struct owner_slot *o = r->owners;
+    while (o && strcmp(o->name, name) != 0)
+        o = o->next;
+    if (o && r->lim.per_owner && o->n >= r->lim.per_owner) {
+        r->stats.refused_per_owner++;
+        ret = -EBUSY;
+    } else if (!o && !(o = calloc(1, sizeof(*o)))) {
+        ret = -ENOMEM;
+    } else {
+        if (!o->n) {
+            memcpy(o->name, name, sizeof(name));
+            o->next = r->owners;
+            r->owners = o;
+        }
+        o->n++;
+        c->owner = o;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return ret;
+}
+
 void sg_conns_remove(struct sg_conns *r, struct sg_conn_rec *c)
 {
     if (!c)
         return;
     pthread_mutex_lock(&r->lock);
+    disown_locked(r, c);
     c->prev->next = c->next;
     c->next->prev = c->prev;
     struct addr_slot *s = c->slot;
@@ -312,6 +374,8 @@ void sg_conns_mark(struct sg_conns *r, struct sg_conn_rec *c, enum sg_conn_phase
     if (!c)
         return;
     pthread_mutex_lock(&r->lock);
+    if (phase != SG_CONN_BODY)
+        disown_locked(r, c);
     if (!c->cut && (c->phase == SG_CONN_BUSY) != (phase == SG_CONN_BUSY)) {
         if (phase == SG_CONN_BUSY)
             c->slot->busy++;

@@ -35,12 +35,17 @@ struct sg_conn_limits {
     unsigned per_address; /* connections per client address not yet served; 0 = no limit */
     uint64_t head_ms;     /* a request's head must arrive within this */
     uint64_t request_ms;  /* its head and body within this */
+    unsigned per_owner;   /* connections whose head was accepted, per owner (a
+                             tenant), until their request is complete; 0 = no limit */
 };
+
+#define SG_CONN_OWNER_MAX 95 /* bytes of an owner's name */
 
 struct sg_conn_stats {
     unsigned open;                /* connections open now */
     uint64_t refused_global;      /* refused at accept: max_open and nothing evictable */
     uint64_t refused_per_address; /* refused at accept: per_address and nothing evictable */
+    uint64_t refused_per_owner;   /* refused on the head: the owner's per_owner held */
     uint64_t evicted;             /* closed waiting for a head, to admit a newer one */
     uint64_t cut_head;            /* closed: no complete head within head_ms */
     uint64_t cut_request;         /* closed: head and body not within request_ms */
@@ -73,6 +78,13 @@ void sg_conns_remove(struct sg_conns *r, struct sg_conn_rec *c);
 /* The connection's phase changes; SG_CONN_HEAD (waiting for the next
  * request) restarts its clocks. NULL is a no-op. */
 void sg_conns_mark(struct sg_conns *r, struct sg_conn_rec *c, enum sg_conn_phase phase);
+
+/* The connection's request belongs to owner (a tenant; at most
+ * SG_CONN_OWNER_MAX bytes, longer is cut): 0, counted against the owner's
+ * per_owner limit until the connection leaves SG_CONN_BODY (its request is
+ * complete, or the connection is removed), or -EBUSY (counted; the caller
+ * refuses the request). A connection owned before is released first. */
+int sg_conns_own(struct sg_conns *r, struct sg_conn_rec *c, const char *owner);
 
 void sg_conns_get_stats(struct sg_conns *r, struct sg_conn_stats *ret);
 

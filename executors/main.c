@@ -241,8 +241,8 @@ static int open_sessions(struct exec_server *srv, struct pool_set *pools,
                          const struct kept_sessions *ks, struct sessions **ret,
                          struct sg_error *err)
 {
-    const struct sessions_config sc = {srv->dc, pools, srv->metrics, srv->cfg,
-                                       srv->cfg->max_sessions};
+    const struct sessions_config sc = {
+        srv->dc, pools, srv->metrics, srv->cfg, srv->cfg->max_sessions, srv->budget};
     int r = sessions_new(&sc, ret, err);
     srv->sessions = r == 0 ? *ret : NULL;
     struct sessions_recovery rec;

@@ -15,6 +15,8 @@ static const char *reject_reasons[] = {
     "bad_request",         "unauthorized", "pool_busy", "docker_unreachable",
     "network_unavailable", "memory_busy",  "other"};
 #define N_REASONS (sizeof(reject_reasons) / sizeof(reject_reasons[0]))
+static const char *lost_reasons[] = {METRICS_SESSION_LOST_REASONS};
+#define N_LOST (sizeof(lost_reasons) / sizeof(lost_reasons[0]))
 
 /* Histogram bounds in seconds. */
 /* Bucket bounds in microseconds (rendered in seconds). */
@@ -35,6 +37,7 @@ struct metrics {
     unsigned long long phase_n;      /* launches with their parts timed */
     double phase_ms[METRICS_PHASES]; /* sums */
     unsigned long long egress_allowed, egress_denied;
+    unsigned long long sessions_recovered, sessions_expired, sessions_lost[N_LOST];
     struct sg_histogram job_latency, create_latency;
 };
 
@@ -132,6 +135,47 @@ void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long
     pthread_mutex_unlock(&m->mu);
 }
 
+void metrics_session_recovered(struct metrics *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->sessions_recovered++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_session_expired(struct metrics *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->sessions_expired++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_session_lost(struct metrics *m, const char *reason)
+{
+    pthread_mutex_lock(&m->mu);
+    m->sessions_lost[index_of(lost_reasons, N_LOST, reason)]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void render_recovery(const struct metrics *m, struct sg_buf *b)
+{
+    sg_buf_printf(b,
+                  "# HELP sandgate_executor_sessions_recovered_total Sessions of an earlier life "
+                  "of this executor taken back at its start (--session-dir).\n"
+                  "# TYPE sandgate_executor_sessions_recovered_total counter\n"
+                  "sandgate_executor_sessions_recovered_total %llu\n"
+                  "# HELP sandgate_executor_sessions_expired_total Sessions of an earlier life "
+                  "found expired at its start (removed).\n"
+                  "# TYPE sandgate_executor_sessions_expired_total counter\n"
+                  "sandgate_executor_sessions_expired_total %llu\n"
+                  "# HELP sandgate_executor_sessions_lost_total Sessions of an earlier life "
+                  "that could not be taken back at its start (410 session_lost), by reason.\n"
+                  "# TYPE sandgate_executor_sessions_lost_total counter\n",
+                  m->sessions_recovered, m->sessions_expired);
+    for (size_t i = 0; i < N_LOST; i++)
+        sg_buf_printf(b, "sandgate_executor_sessions_lost_total{reason=\"%s\"} %llu\n",
+                      lost_reasons[i], m->sessions_lost[i]);
+}
+
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 {
     struct sg_buf b;
@@ -158,6 +202,7 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
                   "sandgate_executor_container_creates_total{result=\"failed\"} %llu\n",
                   m->creates_ok, m->creates_failed);
     render_phases(m, &b);
+    render_recovery(m, &b);
     sg_buf_printf(&b,
                   "# HELP sandgate_executor_egress_decisions_total Egress proxy decisions on "
                   "networked jobs' connections, by verdict.\n"

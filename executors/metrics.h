@@ -44,6 +44,16 @@ void metrics_create_phases(struct metrics *m, const double ms[METRICS_PHASES]);
 /* Egress decisions of one networked job (egress.h), by verdict. */
 void metrics_egress(struct metrics *m, unsigned long long allowed, unsigned long long denied);
 
+/* Sessions an earlier life of this executor left in its session directory,
+ * at start (sessions_recover): one taken back, one expired meanwhile, or one
+ * lost for reason (one of METRICS_SESSION_LOST_REASONS; another: "other"). */
+#define METRICS_SESSION_LOST_REASONS                                                               \
+    "other_boot_id", "sandbox_gone", "sandbox_stopped", "attach_failed", "runner_silent",          \
+        "operation_running", "flavour_gone", "no_slot", "out_of_memory", "other"
+void metrics_session_recovered(struct metrics *m);
+void metrics_session_expired(struct metrics *m);
+void metrics_session_lost(struct metrics *m, const char *reason);
+
 /* Prometheus text exposition; caller frees with free(). */
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g);
 

@@ -46,22 +46,30 @@
 #define SESSIONS_LIFE_DEFAULT_S 3600u
 #define SESSIONS_IDLE_MAX_S 86400u
 #define SESSIONS_LIFE_MAX_S 86400u
-#define SESSIONS_START_MS 30000u   /* the runner's answer to the session start */
-#define SESSIONS_FILE_OP_MS 10000u /* one file operation */
-#define SESSIONS_FILE_MAX (8u * 1024u * 1024u)
+#define SESSIONS_START_MS 30000u               /* the runner's answer to the session start */
+#define SESSIONS_FILE_OP_MS 10000u             /* one file operation */
+#define SESSIONS_FILE_MAX (8u * 1024u * 1024u) /* one upload, or one download */
+/* A download's answer line: the file in base64 and the line's own fields. */
+#define SESSIONS_DOWNLOAD_LINE_MAX ((SESSIONS_FILE_MAX / 3u + 1u) * 4u + 64u * 1024u)
+/* What a download holds at once, reserved whole in the daemon's memory budget
+ * before it is asked for: the line as read, its parsed string, the decoded
+ * file (held until it is sent). */
+#define SESSIONS_DOWNLOAD_MEMORY (2u * SESSIONS_DOWNLOAD_LINE_MAX + SESSIONS_FILE_MAX)
 #define SESSIONS_REAP_MS 250u
 /* The runner interrupts a cell at its time limit and kills the interpreter
  * this long after (images/python/session.py: CANCEL_GRACE_S). */
 #define SESSIONS_CANCEL_GRACE_MS 2000u
 
 struct sessions;
+struct sg_membudget;
 
 struct sessions_config {
     struct docker_client *dc; /* borrowed */
     struct pool_set *pools;   /* borrowed */
     struct metrics *metrics;  /* borrowed, may be NULL */
     const struct exec_config *cfg;
-    unsigned max_sessions; /* at once on this executor */
+    unsigned max_sessions;       /* at once on this executor */
+    struct sg_membudget *budget; /* borrowed, may be NULL: the daemon's (downloads) */
 };
 
 int sessions_new(const struct sessions_config *c, struct sessions **ret, struct sg_error *err);

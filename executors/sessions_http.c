@@ -13,6 +13,8 @@
 #include "exec_api.h"
 #include "exec_sse.h"
 #include "log.h"
+#include "membudget.h"
+#include "metrics.h"
 #include "sessions_int.h"
 #include "sessions_store.h"
 #include "sg_file_name.h"
@@ -402,7 +404,7 @@ static void handle_cancel(struct sessions *s, const char *tenant, const char *id
 
 /* One file operation on x (taken): the runner's answer, or NULL with the
  * answer in resp (the session is lost when the runner did not answer). */
-static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
+static json_t *file_op(struct sessions *s, struct session *x, json_t *o, size_t line_max,
                        struct sg_http_response *resp)
 {
     char nonce[JOB_NONCE_LEN + 1];
@@ -413,7 +415,7 @@ static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
         return NULL;
     }
     struct job_io io;
-    job_io_init(&io, OP_ANSWER_MAX, nonce);
+    job_io_init(&io, line_max, nonce);
     sess_exchange(x, o, nonce, SESSIONS_FILE_OP_MS, &io);
     json_t *ans = io.end == JOB_END_RESULT ? json_incref(io.result) : NULL;
     job_io_free(&io);
@@ -426,12 +428,15 @@ static json_t *file_op(struct sessions *s, struct session *x, json_t *o,
         const char *err = json_string_value(json_object_get(ans, "error"));
         bool missing = msg && strcmp(msg, "no such file") == 0;
         bool full = err && strcmp(err, "workspace_full") == 0;
+        bool large = err && strcmp(err, "file_too_large") == 0; /* a download over the cap */
         sg_http_error(resp,
                       missing ? 404
                       : full  ? 507
+                      : large ? 413
                               : 400,
                       missing ? "file_not_found"
                       : full  ? "workspace_full"
+                      : large ? "file_too_large"
                               : "bad_file",
                       "%.300s", msg ? msg : "the file operation failed");
         json_decref(ans);
@@ -467,7 +472,7 @@ static void put_file(struct sessions *s, struct session *x, const char *name, si
     json_t *o = json_pack("{s:s,s:s%,s:s%}", "op", "put_file", "name", name, name_len,
                           "content_b64", b64, b64_len);
     free(b64);
-    json_t *ans = file_op(s, x, o, resp);
+    json_t *ans = file_op(s, x, o, OP_ANSWER_MAX, resp);
     if (ans) {
         resp->status = 204;
         free(resp->body);
@@ -476,18 +481,31 @@ static void put_file(struct sessions *s, struct session *x, const char *name, si
     json_decref(ans);
 }
 
+/* A download: at most SESSIONS_FILE_MAX bytes (the runner answers
+ * file_too_large past it, 413), its memory reserved whole first (503
+ * memory_busy when the budget has no room; the session untouched); the
+ * decoded file stays reserved until it is sent (resp->held). */
 static void get_file(struct sessions *s, struct session *x, const char *name, size_t name_len,
                      struct sg_http_response *resp)
 {
-    json_t *ans =
-        file_op(s, x, json_pack("{s:s,s:s%}", "op", "get_file", "name", name, name_len), resp);
-    if (!ans)
+    if (!sg_membudget_reserve(s->c.budget, SESSIONS_DOWNLOAD_MEMORY)) {
+        sess_give_back(s, x, NULL);
+        if (s->c.metrics)
+            metrics_rejected(s->c.metrics, "memory_busy");
+        sg_http_error(resp, 503, "memory_busy",
+                      "the executor's memory budget has no room for a download now; retry shortly");
+        sg_http_add_header(resp, "Retry-After", "1");
         return;
+    }
+    json_t *ans = file_op(s, x, json_pack("{s:s,s:s%}", "op", "get_file", "name", name, name_len),
+                          SESSIONS_DOWNLOAD_LINE_MAX, resp);
     json_t *c = json_object_get(ans, "content_b64");
     unsigned char *data = NULL;
     size_t n = 0;
-    if (!json_is_string(c) || sg_b64_decode(json_string_value(c), json_string_length(c),
-                                            SESSIONS_FILE_MAX, &data, &n, NULL) < 0) {
+    if (!ans) {
+        /* file_op answered */
+    } else if (!json_is_string(c) || sg_b64_decode(json_string_value(c), json_string_length(c),
+                                                   SESSIONS_FILE_MAX, &data, &n, NULL) < 0) {
         sg_http_error(resp, 502, "bad_runner_answer", "the runner's file is not valid");
     } else {
         free(resp->body);
@@ -498,13 +516,15 @@ static void get_file(struct sessions *s, struct session *x, const char *name, si
         if (n == 0) { /* body_len 0 means strlen: an empty file is an empty string */
             resp->body[0] = '\0';
         }
+        resp->held += n; /* the rest is freed here */
     }
     json_decref(ans);
+    sg_membudget_release(s->c.budget, SESSIONS_DOWNLOAD_MEMORY - (ans && data ? n : 0));
 }
 
 static void list_files(struct sessions *s, struct session *x, struct sg_http_response *resp)
 {
-    json_t *ans = file_op(s, x, json_pack("{s:s}", "op", "list_files"), resp);
+    json_t *ans = file_op(s, x, json_pack("{s:s}", "op", "list_files"), OP_ANSWER_MAX, resp);
     if (!ans)
         return;
     json_t *f = json_object_get(ans, "files");

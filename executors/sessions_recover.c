@@ -12,6 +12,7 @@
 #include "attach.h"
 #include "job.h"
 #include "log.h"
+#include "metrics.h"
 #include "sessions_int.h"
 #include "sessions_store.h"
 
@@ -101,23 +102,32 @@ static bool is_ours(const struct ours *o, const char *id)
     return false;
 }
 
+static const char *lost(const char **ret_code, const char *code, const char *why)
+{
+    *ret_code = code;
+    return why;
+}
+
 /* Attach to x's container again and prove its runner answers: NULL, or why
- * not (x->sb.fd is closed on failure). */
-static const char *reattach(struct sessions *s, struct session *x)
+ * not with its metric reason in *ret_code (x->sb.fd is closed on failure). */
+static const char *reattach(struct sessions *s, struct session *x, const char **ret_code)
 {
     struct docker_state st;
     struct sg_error e = {0};
     if (docker_inspect(s->c.dc, x->sb.id, &st, &e) < 0)
-        return RESTARTED " and the session's sandbox is gone";
+        return lost(ret_code, "sandbox_gone", RESTARTED " and the session's sandbox is gone");
     if (!st.running)
-        return RESTARTED " and the session's sandbox had stopped";
+        return lost(ret_code, "sandbox_stopped",
+                    RESTARTED " and the session's sandbox had stopped");
     if (attach_open(docker_client_socket(s->c.dc), x->sb.id, SANDBOX_ATTACH_TIMEOUT_MS, &x->sb.fd,
                     &e) < 0)
-        return RESTARTED " and could not attach to the session's sandbox again";
+        return lost(ret_code, "attach_failed",
+                    RESTARTED " and could not attach to the session's sandbox again");
     x->sb.ready_ms = sess_now_ms();
     if (probe(x) < 0) {
         close_fd(&x->sb.fd);
-        return RESTARTED " and the session's runner did not answer";
+        return lost(ret_code, "runner_silent",
+                    RESTARTED " and the session's runner did not answer");
     }
     return NULL;
 }
@@ -155,9 +165,10 @@ static void bury(struct sessions *s, struct session *x, const char *why, bool ou
         sess_free(x);
 }
 
-/* One record: taken back (1), lost (0) or expired (-1). */
+/* One record: taken back (1), lost (0, *ret_code the metric reason) or
+ * expired (-1). */
 static int recover_one(struct sessions *s, const struct sstore_record *r, const struct ours *o,
-                       time_t now)
+                       time_t now, const char **ret_code)
 {
     bool mine = is_ours(o, r->container);
     struct session *x = from_record(r, now, sess_now_ms());
@@ -168,17 +179,25 @@ static int recover_one(struct sessions *s, const struct sstore_record *r, const 
             docker_remove(s->c.dc, r->container, SANDBOX_REMOVE_TIMEOUT_MS, NULL);
         sstore_remove(s->c.cfg->session_dir, r->id);
         int gone = x ? -1 : 0;
+        if (!x)
+            *ret_code = "out_of_memory";
         sess_free(x);
         return gone;
     }
     /* an id of another boot id can never be routed here again */
     bool routable = strncmp(r->id, sessions_boot_id(s), SESSIONS_BOOT_HEX) == 0;
+    *ret_code = !routable ? "other_boot_id"
+                : !mine   ? "sandbox_gone"
+                : r->busy ? "operation_running"
+                          : NULL;
     const char *why = !routable ? RESTARTED " with another boot id"
                       : !mine   ? RESTARTED " and the session's sandbox is gone"
                       : r->busy ? RESTARTED " while a cell or file operation ran in the session"
-                                : reattach(s, x);
-    if (!why && pool_set_adopt(s->c.pools, r->flavour, &x->sb, &x->flavour) < 0)
+                                : reattach(s, x, ret_code);
+    if (!why && pool_set_adopt(s->c.pools, r->flavour, &x->sb, &x->flavour) < 0) {
         why = RESTARTED " without the session's sandbox flavour";
+        *ret_code = "flavour_gone";
+    }
     if (!why) {
         x->has_sb = true;
         pthread_mutex_lock(&s->lock);
@@ -192,6 +211,7 @@ static int recover_one(struct sessions *s, const struct sstore_record *r, const 
         x->has_sb = false;
         sess_release_sandbox(s, x->flavour, &x->sb); /* torn down by its pool */
         why = RESTARTED " with fewer session slots";
+        *ret_code = "no_slot";
     }
     close_fd(&x->sb.fd);
     bury(s, x, why, mine);
@@ -209,13 +229,20 @@ void sessions_recover(struct sessions *s, const struct sstore_record *recs, size
     if (docker_list_by_label(s->c.dc, EXEC_LABEL_KEY, s->c.cfg->instance, &o.ids, &o.n, &e) < 0)
         sg_log(SG_LOG_WARN, "sessions_recover_list_failed", "error=\"%s\"", e.msg);
     for (size_t i = 0; i < n; i++) {
-        int r = recover_one(s, &recs[i], &o, now);
+        const char *code = "other";
+        int r = recover_one(s, &recs[i], &o, now, &code);
         if (r > 0)
             ret->recovered++;
         else if (r == 0)
             ret->lost++;
         else
             ret->expired++;
+        if (s->c.metrics && r > 0)
+            metrics_session_recovered(s->c.metrics);
+        else if (s->c.metrics && r == 0)
+            metrics_session_lost(s->c.metrics, code);
+        else if (s->c.metrics)
+            metrics_session_expired(s->c.metrics);
     }
     free(o.ids);
     ret->ms = sess_now_ms() - t0;

@@ -31,7 +31,7 @@ $(BUILD)/obj/gateway/doors/mcp/%.o: LAYER_INC = $(GW_INC_CORE) -Igateway/doors/j
 
 GW_CORE := gw_util gw_config gw_tenants gw_netauth gw_egress gw_ratelimit gw_request gw_respond \
            gw_admit gw_installed gw_audit gw_audit_detail gw_metrics gw_discover gw_router \
-           gw_router_exec gw_router_session gw_overview gw_ruleset gw_relay gw_sse gw_sse_out gw_jobtab
+           gw_router_exec gw_router_session gw_answer gw_overview gw_ruleset gw_relay gw_sse gw_sse_out gw_jobtab
 GATEWAY_SRCS += $(patsubst %,gateway/core/%.c,$(GW_CORE)) \
                 $(patsubst %,gateway/console/%.c,gw_audit_index gw_audit_api gw_audit_summary gw_console) \
                 gateway/doors/jobs/gw_jobs.c gateway/doors/sessions/gw_sessions.c \

@@ -136,6 +136,10 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         "sandgate_connections_closed_total{reason=\"evicted\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"header_timeout\"} %llu\n"
         "sandgate_connections_closed_total{reason=\"receive_timeout\"} %llu\n"
+        "# HELP sandgate_requests_refused_per_tenant_total Requests answered 503 server_busy on "
+        "their head: their tenant had max_connections_per_tenant requests arriving.\n"
+        "# TYPE sandgate_requests_refused_per_tenant_total counter\n"
+        "sandgate_requests_refused_per_tenant_total %llu\n"
         "# HELP sandgate_request_body_bytes Request bodies held in memory.\n"
         "# TYPE sandgate_request_body_bytes gauge\nsandgate_request_body_bytes %zu\n"
         "# HELP sandgate_http_library_answers_total Error pages libmicrohttpd sent itself "
@@ -145,7 +149,8 @@ static int render_connections(struct gw_server *s, struct sg_buf *b)
         hs.open, (unsigned long long)hs.refused_at_accept,
         (unsigned long long)hs.refused_per_address, (unsigned long long)hs.evicted,
         (unsigned long long)hs.cut_header_timeout, (unsigned long long)hs.cut_receive_timeout,
-        hs.body_bytes, (unsigned long long)hs.library_answers);
+        (unsigned long long)hs.refused_per_owner, hs.body_bytes,
+        (unsigned long long)hs.library_answers);
 }
 
 static void handle_metrics(struct gw_server *s, struct sg_http_response *resp)
@@ -308,6 +313,8 @@ enum sg_http_head gw_server_head(void *ctx, const struct sg_http_request *req,
     int r = gw_tenants_authenticate(rs->tenants, req, resp, &t);
     if (r < 0)
         refused(s, rt->ep, t, req, resp);
+    else if (t) /* its requests still arriving are counted (max_connections_per_tenant) */
+        snprintf(resp->owner, sizeof(resp->owner), "%s", t->name);
     gw_ruleset_unref(rs);
     return r < 0 ? SG_HTTP_ANSWER_NOW : SG_HTTP_GO_ON;
 }
@@ -403,6 +410,7 @@ int gw_server_new(const struct gw_config *cfg, struct gw_server **ret, struct sg
         (r = gw_audit_open(cfg->audit_log, cfg->audit_queue_max, &s->audit, err)) < 0 ||
         (r = gw_router_new(cfg, token, &s->router, err)) < 0)
         goto fail;
+    gw_router_set_budget(s->router, &s->budget);
     s->metrics = gw_metrics_new();
     s->ratelimit = gw_ratelimit_new();
     /* every job runs on a worker (MCP tool calls too): one entry each */

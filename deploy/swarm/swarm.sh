@@ -11,7 +11,8 @@
 #           this node as a sandbox host; docker stack deploy; wait for /readyz
 #   down    docker stack rm (services, networks, and the stack's secrets and
 #           configs), wait until its tasks are gone, then remove any sandbox
-#           container still labelled as this stack's (on this node)
+#           container still labelled as this stack's and the stack's volumes
+#           (the executors' session records) on this node
 #   wait    wait for /readyz only
 #   status  docker stack ps
 # The swarm itself (docker swarm init/join) and the per-node setup (runsc
@@ -171,6 +172,13 @@ down() {
     fi
     [ -z "$(docker ps -aq --filter "label=com.docker.stack.namespace=$STACK")" ] ||
         die "tasks of $STACK still present after ${DOWN_TIMEOUT_S} s"
+    # the executors' session records on this node (a stop ended the sessions)
+    local vols
+    vols=$(docker volume ls -q --filter "label=com.docker.stack.namespace=$STACK")
+    if [ -n "$vols" ]; then
+        # shellcheck disable=SC2086
+        docker volume rm $vols >/dev/null
+    fi
     say "down"
 }
 

@@ -90,6 +90,10 @@ static const struct key keys[] = {
      GW_MAX_CONNECTIONS_MAX,
      "connections per client address not yet served (waiting for or receiving a request), at "
      "most max_connections (0 = no limit of its own)"},
+    {"max_connections_per_tenant", "SANDGATE_MAX_CONNECTIONS_PER_TENANT",
+     U64(max_connections_per_tenant), 0, GW_MAX_CONNECTIONS_MAX,
+     "connections of one tenant whose head was accepted and whose request is still arriving "
+     "(a slow body), from any address; past it 503 server_busy (0 = no limit)"},
     {"max_inflight_requests", "SANDGATE_MAX_INFLIGHT_REQUESTS", U64(max_inflight_requests), 1, 4096,
      "requests handled at once; more wait in the queue"},
     {"max_queued_requests", "SANDGATE_MAX_QUEUED_REQUESTS", U64(max_queued_requests), 0, 100000,
@@ -172,6 +176,7 @@ void gw_config_defaults(struct gw_config *cfg)
     cfg->executor_max_inflight = 256;
     cfg->max_connections = GW_MAX_CONNECTIONS_DEFAULT;
     cfg->max_connections_per_ip = 128;
+    cfg->max_connections_per_tenant = 128;
     cfg->max_inflight_requests = 256;
     cfg->max_queued_requests = 256;
     cfg->header_timeout_s = 10;
@@ -535,6 +540,7 @@ void gw_config_http(const struct gw_config *c, uint16_t port, uint64_t max_body,
         .timeout_s = (unsigned)c->idle_timeout_s,
         .max_connections = (unsigned)c->max_connections,
         .per_ip_connections = (unsigned)c->max_connections_per_ip,
+        .per_owner_connections = (unsigned)c->max_connections_per_tenant,
         .max_queued = (unsigned)c->max_queued_requests,
         .receive_timeout_s = (unsigned)c->receive_timeout_s,
         .header_timeout_s = (unsigned)c->header_timeout_s,

@@ -67,19 +67,20 @@ struct gw_config {
     int enable_seccomp; /* -1: not set (executor decides), 0, 1 */
     uint64_t health_interval_ms;
     uint64_t connect_timeout_ms;
-    uint64_t exec_grace_ms;          /* added to the job's time limit for the upstream call */
-    uint64_t busy_retries;           /* other executors tried when one answers 503 pool_busy */
-    uint64_t executor_max_inflight;  /* per executor URL; more is "saturated" (503) */
-    uint64_t max_connections;        /* open client connections; past it refused at accept */
-    uint64_t max_connections_per_ip; /* open connections per client address; 0 = no limit */
-    uint64_t max_inflight_requests;  /* requests handled at once (worker threads) */
-    uint64_t max_queued_requests;    /* requests waiting for a worker; past it 503 */
-    uint64_t header_timeout_s;       /* a request's head (capped by receive_timeout_s) */
-    uint64_t receive_timeout_s;      /* headers + body of one request, however slow */
-    uint64_t max_bodies_bytes;       /* request bodies held in memory at once */
-    uint64_t memory_budget_bytes;    /* the daemon's request memory (membudget.h); 0: derived */
-    uint64_t idle_timeout_s;         /* a connection without traffic in any phase */
-    uint64_t anonymous_rate;         /* requests/s without tokens; 0 = unlimited */
+    uint64_t exec_grace_ms;              /* added to the job's time limit for the upstream call */
+    uint64_t busy_retries;               /* other executors tried when one answers 503 pool_busy */
+    uint64_t executor_max_inflight;      /* per executor URL; more is "saturated" (503) */
+    uint64_t max_connections;            /* open client connections; past it refused at accept */
+    uint64_t max_connections_per_ip;     /* open connections per client address; 0 = no limit */
+    uint64_t max_connections_per_tenant; /* a tenant's requests still arriving; 0 = no limit */
+    uint64_t max_inflight_requests;      /* requests handled at once (worker threads) */
+    uint64_t max_queued_requests;        /* requests waiting for a worker; past it 503 */
+    uint64_t header_timeout_s;           /* a request's head (capped by receive_timeout_s) */
+    uint64_t receive_timeout_s;          /* headers + body of one request, however slow */
+    uint64_t max_bodies_bytes;           /* request bodies held in memory at once */
+    uint64_t memory_budget_bytes;        /* the daemon's request memory (membudget.h); 0: derived */
+    uint64_t idle_timeout_s;             /* a connection without traffic in any phase */
+    uint64_t anonymous_rate;             /* requests/s without tokens; 0 = unlimited */
     uint64_t anonymous_burst;
     uint64_t max_sessions;           /* open sessions per tenant unless the tokens file says */
     uint64_t audit_queue_max;        /* audit lines waiting for the writer */

@@ -13,7 +13,7 @@
 struct relay {
     CURL *c;
     const struct gw_exec_hooks *h;
-    struct sg_buf *body;
+    struct gw_answer *body;
     struct gw_sse sse;
     int mode; /* 0 undecided, 1 plain body, 2 event stream */
     int aborted, bad, got_result;
@@ -28,7 +28,7 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
         if (x->got_result)
             return -EPROTO;
         x->got_result = 1;
-        return sg_buf_append(x->body, data, len) < 0 ? -E2BIG : 0;
+        return gw_answer_append(x->body, data, len) < 0 ? -E2BIG : 0;
     }
     if (strcmp(event, "stdout") != 0 && strcmp(event, "stderr") != 0)
         return -EPROTO;
@@ -74,7 +74,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
     if (x->aborted)
         return 0;
     if (x->mode == 1)
-        return sg_buf_append(x->body, data, n) == 0 ? n : 0;
+        return gw_answer_append(x->body, data, n) == 0 ? n : 0;
     if (x->got_result)
         return n; /* nothing may follow the result; the executor ends here */
     int r = gw_sse_feed(&x->sse, data, n, on_event, x);
@@ -116,11 +116,11 @@ static void run_multi(struct relay *x, CURLM *m, CURLcode *ret_rc)
             *ret_rc = msg->data.result;
 }
 
-enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struct sg_buf *body,
+enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struct gw_answer *body,
                                    CURLcode *ret_rc)
 {
     struct relay x = {.c = c, .h = h, .body = body};
-    gw_sse_init(&x.sse, body->cap);
+    gw_sse_init(&x.sse, body->buf.cap);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
     CURLM *m = curl_multi_init();

@@ -13,7 +13,7 @@
 
 #include <curl/curl.h>
 
-#include "buf.h"
+#include "gw_answer.h"
 
 #define GW_RELAY_TICK_MS 200
 
@@ -32,6 +32,8 @@ struct gw_exec_hooks {
     /* the client's socket to watch for a hang-up, -1 none (yet) */
     int (*client_fd)(void *ud);
     void *ud;
+    /* budget bytes the caller reserved for the answer already (gw_answer.h) */
+    size_t answer_paid;
 };
 
 enum gw_relay_end {
@@ -43,8 +45,10 @@ enum gw_relay_end {
 
 /* Perform the prepared request c (URL, body, headers set; its write
  * function is replaced). body receives a non-streamed answer as it is, or
- * the result event's data. *ret_rc is libcurl's result of the transfer. */
-enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struct sg_buf *body,
+ * the result event's data, each counted in its budget (a refusal ends the
+ * transfer with body->refused set). *ret_rc is libcurl's result of the
+ * transfer. */
+enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struct gw_answer *body,
                                    CURLcode *ret_rc);
 
 #endif

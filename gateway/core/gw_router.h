@@ -39,6 +39,8 @@
 #include "sg_error.h"
 #include "sg_lang.h"
 
+struct sg_membudget;
+
 /* Executors per language the router tracks at once: the static URLs plus the
  * addresses discovery found (more are dropped with a discovery_full log). */
 #define GW_ROUTER_SLOTS_MAX 32
@@ -61,6 +63,12 @@ struct gw_exec_result {
     char message[256];         /* why, for non-OK outcomes */
     unsigned attempts;
     int client_gone; /* a streamed job's client went away (the job was abandoned) */
+    /* The answer did not fit in the gateway's memory budget (gw_answer.h):
+     * the transfer was aborted after the executor took the call (a job ran),
+     * outcome GW_EXEC_BUSY, never failed over. */
+    int over_budget;
+    struct sg_membudget *budget; /* where mem is owed back (gw_exec_result_free) */
+    size_t mem;                  /* budget bytes the answer holds */
 };
 
 struct gw_router;
@@ -72,6 +80,10 @@ int gw_router_new(const struct gw_config *cfg, const char *executor_token, struc
                   struct sg_error *err);
 
 void gw_router_free(struct gw_router *r);
+
+/* Count every job's and session call's answer in budget (gw_answer.h) from
+ * now on (NULL: not counted). Call before the first request. */
+void gw_router_set_budget(struct gw_router *r, struct sg_membudget *budget);
 
 /* Send one job (a JSON body) for language lang with a total time budget of
  * timeout_ms. Fills *ret (release with gw_exec_result_free()). hooks (may be
@@ -88,6 +100,7 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
 int gw_router_cancel(struct gw_router *r, const char *executor, const char *job_id,
                      long *ret_status);
 
+/* Free the answer and release its reservation (res->mem). */
 void gw_exec_result_free(struct gw_exec_result *res);
 
 /* GET path (e.g. "/v1/runtime") from the first healthy executor of lang that

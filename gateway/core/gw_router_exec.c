@@ -11,6 +11,7 @@
 #include "gw_router.h"
 #include "gw_router_int.h"
 #include "log.h"
+#include "membudget.h"
 
 CURL *gw_router_take(struct upstream *u)
 {
@@ -41,6 +42,40 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return sg_buf_append(b, data, n) == 0 ? n : 0; /* 0 aborts: CURLE_WRITE_ERROR */
 }
 
+static size_t on_answer(char *data, size_t size, size_t nmemb, void *ud)
+{
+    size_t n = size * nmemb;
+    return gw_answer_append(ud, data, n) == 0 ? n : 0; /* 0 aborts: CURLE_WRITE_ERROR */
+}
+
+void gw_router_to_answer(CURL *c, struct gw_answer *a)
+{
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_answer);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
+}
+
+enum gw_exec_outcome gw_router_over_budget(const char *url, size_t got, struct gw_exec_result *ret)
+{
+    ret->over_budget = 1;
+    snprintf(ret->message, sizeof(ret->message),
+             "the answer of executor %.120s (%zu KiB and more) does not fit in the gateway's "
+             "memory budget now; the call ran, retry shortly",
+             url, got / 1024);
+    return GW_EXEC_BUSY;
+}
+
+void gw_router_keep_answer(struct gw_router *r, struct gw_answer *a, struct gw_exec_result *ret)
+{
+    gw_exec_result_free(ret);
+    ret->budget = r->budget;
+    ret->body = gw_answer_steal(a, &ret->body_len, &ret->mem);
+}
+
+void gw_router_set_budget(struct gw_router *r, struct sg_membudget *budget)
+{
+    r->budget = budget;
+}
+
 void gw_router_setup(CURL *c, const char *url, uint64_t connect_ms, uint64_t total_ms,
                      struct sg_buf *body)
 {
@@ -67,7 +102,7 @@ int gw_router_never_sent(CURL *c, CURLcode rc)
 }
 
 /* The transfer: plain, or streamed through the relay. */
-CURLcode gw_router_perform(CURL *c, const struct gw_exec_hooks *hooks, struct sg_buf *resp,
+CURLcode gw_router_perform(CURL *c, const struct gw_exec_hooks *hooks, struct gw_answer *resp,
                            struct gw_exec_result *ret)
 {
     if (!hooks || !hooks->event)
@@ -88,14 +123,15 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
                                     size_t len, uint64_t timeout_ms,
                                     const struct gw_exec_hooks *hooks, struct gw_exec_result *ret)
 {
-    struct sg_buf resp;
-    sg_buf_init(&resp, GW_EXEC_RESPONSE_MAX);
+    struct gw_answer resp;
+    gw_answer_init(&resp, GW_EXEC_RESPONSE_MAX, r->budget, hooks ? hooks->answer_paid : 0);
     CURL *c = gw_router_take(u);
     if (!c) {
         snprintf(ret->message, sizeof(ret->message), "out of memory");
         return GW_EXEC_FAILED;
     }
-    gw_router_setup(c, u->exec_url, r->connect_timeout_ms, timeout_ms, &resp);
+    gw_router_setup(c, u->exec_url, r->connect_timeout_ms, timeout_ms, NULL);
+    gw_router_to_answer(c, &resp);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
@@ -112,7 +148,9 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
     enum gw_exec_outcome out;
     snprintf(ret->executor, sizeof(ret->executor), "%s", u->url);
     ret->http_status = 0;
-    if (rc == CURLE_OK) {
+    if (resp.refused) {
+        out = gw_router_over_budget(u->url, resp.refused_at, ret);
+    } else if (rc == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->http_status);
         out = ret->http_status == 200   ? GW_EXEC_OK
               : ret->http_status == 503 ? GW_EXEC_BUSY
@@ -133,9 +171,8 @@ static enum gw_exec_outcome attempt(struct gw_router *r, struct upstream *u, con
                                                   : curl_easy_strerror(rc));
     }
     gw_router_put(u, c);
-    free(ret->body);
-    ret->body = sg_buf_steal(&resp, &ret->body_len);
-    sg_buf_free(&resp);
+    gw_router_keep_answer(r, &resp, ret);
+    gw_answer_free(&resp);
     return out;
 }
 
@@ -187,10 +224,12 @@ void gw_router_exec(struct gw_router *r, enum sg_lang lang, const char *body, si
             tried[i] = 1;
             ret->attempts++;
             enum gw_exec_outcome o = attempt(r, u, body, len, timeout_ms, hooks, ret);
-            gw_router_count(u, o); /* before the release: it logs u->url */
+            /* before the release: it logs u->url; an answer over the budget
+             * is the gateway's refusal, not the executor's */
+            gw_router_count(u, ret->over_budget ? GW_EXEC_OK : o);
             atomic_fetch_sub(&u->inflight, 1);
             ret->outcome = o;
-            if (o == GW_EXEC_OK || o == GW_EXEC_FAILED)
+            if (o == GW_EXEC_OK || o == GW_EXEC_FAILED || ret->over_budget)
                 return;
             if (o == GW_EXEC_BUSY) {
                 busy = 1;
@@ -218,6 +257,9 @@ void gw_exec_result_free(struct gw_exec_result *res)
         return;
     free(res->body);
     res->body = NULL;
+    res->body_len = 0;
+    sg_membudget_release(res->budget, res->mem);
+    res->mem = 0;
 }
 
 void gw_router_get(struct gw_router *r, int lang, const char *path, uint64_t timeout_ms,

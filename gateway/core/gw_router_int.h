@@ -55,6 +55,7 @@ struct gw_router {
     atomic_uint rr[SG_LANG_COUNT];
     uint64_t connect_timeout_ms, health_interval_ms, busy_retries, max_inflight;
     struct curl_slist *headers;
+    struct sg_membudget *budget; /* answers are counted in it (gw_answer.h); NULL: not */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -71,13 +72,24 @@ void gw_router_put(struct upstream *u, CURL *c);
 void gw_router_setup(CURL *c, const char *url, uint64_t connect_ms, uint64_t total_ms,
                      struct sg_buf *body);
 
+/* Send c's answer to a (counted in its budget) instead of setup's buffer. */
+void gw_router_to_answer(CURL *c, struct gw_answer *a);
+
+/* An answer refused by the budget (got: its length had it been taken) as
+ * ret's outcome: GW_EXEC_BUSY, over_budget, the message; never failed over
+ * (the executor took the call). */
+enum gw_exec_outcome gw_router_over_budget(const char *url, size_t got, struct gw_exec_result *ret);
+
+/* Move a's bytes and reservation into ret (what ret held before freed). */
+void gw_router_keep_answer(struct gw_router *r, struct gw_answer *a, struct gw_exec_result *ret);
+
 /* 1 when the request cannot have reached the executor (safe to fail over). */
 int gw_router_never_sent(CURL *c, CURLcode rc);
 
 /* The transfer: plain, or streamed through the relay when hooks->event is
  * set (then a relay failure is CURLE_RECV_ERROR with ret->message and
  * ret->client_gone filled). */
-CURLcode gw_router_perform(CURL *c, const struct gw_exec_hooks *hooks, struct sg_buf *resp,
+CURLcode gw_router_perform(CURL *c, const struct gw_exec_hooks *hooks, struct gw_answer *resp,
                            struct gw_exec_result *ret);
 
 /* Count an attempt's outcome on u and mark it down (connect failure) or up. */

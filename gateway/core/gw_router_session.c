@@ -35,8 +35,8 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
 {
     char url[GW_URL_MAX + 256];
     snprintf(url, sizeof(url), "%s%s", u->url, c->path);
-    struct sg_buf b;
-    sg_buf_init(&b, GW_EXEC_RESPONSE_MAX);
+    struct gw_answer b;
+    gw_answer_init(&b, GW_EXEC_RESPONSE_MAX, r->budget, c->hooks ? c->hooks->answer_paid : 0);
     CURL *cu = gw_router_take(u);
     struct curl_slist *h = session_headers(r, c->tenant);
     enum gw_exec_outcome out = GW_EXEC_FAILED;
@@ -45,7 +45,8 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
         snprintf(ret->message, sizeof(ret->message), "out of memory");
         goto out;
     }
-    gw_router_setup(cu, url, r->connect_timeout_ms, c->timeout_ms, &b);
+    gw_router_setup(cu, url, r->connect_timeout_ms, c->timeout_ms, NULL);
+    gw_router_to_answer(cu, &b);
     curl_easy_setopt(cu, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(cu, CURLOPT_CUSTOMREQUEST, c->method);
     if (c->body) {
@@ -58,7 +59,9 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
     CURLcode rc =
         gw_router_perform(cu, c->hooks, &b, ret); /* a streamed cell goes through the relay */
     ret->http_status = 0;
-    if (rc == CURLE_OK) {
+    if (b.refused) {
+        out = gw_router_over_budget(u->url, b.refused_at, ret);
+    } else if (rc == CURLE_OK) {
         curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &ret->http_status);
         out = GW_EXEC_OK;
     } else {
@@ -67,13 +70,12 @@ static enum gw_exec_outcome session_attempt(struct gw_router *r, struct upstream
             snprintf(ret->message, sizeof(ret->message), "executor %.120s: %.100s", u->url,
                      curl_easy_strerror(rc));
     }
-    free(ret->body);
-    ret->body = sg_buf_steal(&b, &ret->body_len);
+    gw_router_keep_answer(r, &b, ret);
 out:
     curl_slist_free_all(h);
     if (cu)
         gw_router_put(u, cu);
-    sg_buf_free(&b);
+    gw_answer_free(&b);
     return out;
 }
 
@@ -107,7 +109,7 @@ void gw_router_session(struct gw_router *r, int lang, const struct gw_session_ca
         }
         ret->attempts = 1;
         ret->outcome = session_attempt(r, u, c, ret);
-        gw_router_count(u, ret->outcome);
+        gw_router_count(u, ret->over_budget ? GW_EXEC_OK : ret->outcome);
         atomic_fetch_sub(&u->inflight, 1);
         return;
     }
@@ -123,9 +125,9 @@ void gw_router_session(struct gw_router *r, int lang, const struct gw_session_ca
         atomic_fetch_add(&u->inflight, 1);
         ret->attempts++;
         ret->outcome = session_attempt(r, u, c, ret);
-        gw_router_count(u, ret->outcome);
+        gw_router_count(u, ret->over_budget ? GW_EXEC_OK : ret->outcome);
         atomic_fetch_sub(&u->inflight, 1);
-        if (ret->outcome == GW_EXEC_FAILED ||
+        if (ret->outcome == GW_EXEC_FAILED || ret->over_budget ||
             (ret->outcome == GW_EXEC_OK && ret->http_status != 503))
             return;
     }

@@ -406,9 +406,16 @@ static json_t *get_file(int dirfd, const char *name)
         return file_error(errno == ENOENT ? "no such file" : "cannot open the file");
     struct stat st;
     json_t *res = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RUNNER_SESSION_FILE_MAX) {
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return file_error("not a regular file of at most 8 MiB");
+        return file_error("not a regular file");
+    }
+    if (st.st_size > RUNNER_SESSION_FILE_MAX) { /* a download over the cap */
+        close(fd);
+        json_t *e = file_error("the file is larger than 8 MiB: downloads are at most 8 MiB");
+        if (e)
+            json_object_set_new(e, "error", json_string("file_too_large"));
+        return e;
     }
     struct sg_buf b;
     sg_buf_init(&b, RUNNER_SESSION_FILE_MAX);

@@ -35,12 +35,18 @@ KEY_MIN = 32
 CANCEL_GRACE_S = 2.0          # SIGINT first; SIGKILL this long after
 LINE_MAX = 48 << 20           # a request line (a cell or an uploaded file, base64)
 FILE_MAX = 8 << 20            # one uploaded or downloaded file
+
 LIST_MAX = 1000               # entries of a workspace listing
 REPORT_SLACK = 64 << 10       # the child's report: the value plus this much
 POLL_MS = 100
 
 
 # ---------------------------------------------------------------- child side
+
+
+class FileTooLarge(ValueError):
+    """A download over FILE_MAX: answered as error file_too_large."""
+
 
 def _filtered_traceback(exc, hidden):
     te = traceback.TracebackException.from_exception(exc)
@@ -504,6 +510,9 @@ class Session:
                 return {"outcome": "ok"}
             if op == "get_file":
                 return {"outcome": "ok", "content_b64": base64.b64encode(self._get(name)).decode()}
+        except FileTooLarge as e:
+            return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "error": "file_too_large",
+                    "message": str(e)}
         except (rn.BadJob, ValueError) as e:
             return {"outcome": "bad_job", "exit_code": rn.EXIT_RUNNER, "message": str(e)[:1000]}
         except FileNotFoundError:
@@ -545,7 +554,8 @@ class Session:
                 if st.st_mode & 0o170000 != 0o100000:
                     raise OSError(21, "not a regular file")
                 if st.st_size > FILE_MAX:
-                    raise ValueError(f"file larger than {FILE_MAX} bytes")
+                    raise FileTooLarge(f"the file is {st.st_size} bytes: downloads are at most "
+                                       f"{FILE_MAX} bytes")
                 data = os.read(fd, FILE_MAX + 1)
             finally:
                 os.close(fd)

@@ -2,12 +2,13 @@
 reserved in the budget before it takes a sandbox (its body and the copies
 the executor makes of it); one that does not fit is refused 503 memory_busy
 at once, never run. A running job's result line is reserved as it grows: a
-result the budget cannot hold ends the job as output over its limit. The
-executor goes on serving the jobs that fit. The figures are in /healthz and
-/metrics; a budget under the minimum stops the executor at start. A job at
-every cap (body, files, code, arguments, artifacts) succeeds within the
-shipped budget with its artifacts byte-identical (it prints the executor's
-peak RSS before and after)."""
+result the budget cannot hold ends the job as output over its limit. A
+session file download is reserved whole before it is asked for: 503
+memory_busy, the session untouched. The executor goes on serving what
+fits. The figures are in /healthz and /metrics; a budget under the minimum
+stops the executor at start. A job at every cap (body, files, code,
+arguments, artifacts) succeeds within the shipped budget with its artifacts
+byte-identical (it prints the executor's peak RSS before and after)."""
 import base64
 import hashlib
 import os
@@ -63,6 +64,26 @@ class ExecutorBudget(tex.ExecutorCase):
         self.assertEqual(h["daemon_memory"]["used_bytes"], 0, h)
         self.assertLessEqual(h["daemon_memory"]["peak_bytes"], BUDGET, h)
         self.assertGreater(h["daemon_memory"]["peak_bytes"], 4 * MIB, h)
+
+    def test_a_download_the_budget_cannot_hold_is_memory_busy_and_the_session_lives_on(self):
+        # a download reserves what the largest one holds (about 29 MiB: its
+        # base64 line read and parsed, and the file) before it asks the runner
+        t = {"X-Sandgate-Tenant": "t.mem"}
+        st, _, s = sgtest.http("POST", self.ex.url + "/v1/sessions", {"language": "python"}, t)
+        self.assertEqual(st, 201, s)
+        base = f"{self.ex.url}/v1/sessions/{s['session_id']}"
+        self.addCleanup(sgtest.http, "DELETE", base, None, t)
+        st, _, b = sgtest.http("PUT", base + "/files/a.txt", b"abc", t)
+        self.assertEqual(st, 204, b)
+        before = self.refused()
+        st, hdrs, b = sgtest.http("GET", base + "/files/a.txt", None, t)
+        self.assertEqual((st, b["error"]["code"]), (503, "memory_busy"), b)
+        self.assertEqual(hdrs.get("retry-after"), "1")
+        self.assertEqual(self.refused(), before + 1)
+        st, _, b = sgtest.http("POST", base + "/exec", {"code": "open('a.txt').read()"}, t)
+        self.assertEqual((st, b["result"]["value"]), (200, "abc"), b)
+        _, _, h = self.ex.health()
+        self.assertEqual(h["daemon_memory"]["used_bytes"], 0, h)
 
     def test_a_budget_under_the_minimum_stops_the_executor(self):
         rc, out = run_executor_once(["--language", "python", "--memory-budget", "1048576",

@@ -101,6 +101,17 @@ class SessionsE2E(unittest.TestCase):
         status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/..x", b"x", A)
         self.assertEqual(status, 400, b)
 
+    def test_a_download_over_the_cap_is_413_and_the_session_lives_on(self):
+        sid = self.open()
+        self.cell(sid, "open('big.bin', 'wb').write(bytes((8 << 20) + 1))\n"
+                       "open('max.bin', 'wb').write(b'm' * (8 << 20))")
+        status, hdrs, b = self.gw.call("GET", f"/v1/sessions/{sid}/files/big.bin", None, A)
+        self.assertEqual((status, b["error"]["code"]), (413, "file_too_large"), b)
+        self.assertIn("at most 8388608 bytes", b["error"]["message"])
+        status, _, data = self.gw.call("GET", f"/v1/sessions/{sid}/files/max.bin", None, A)
+        self.assertEqual((status, len(data)), (200, 8 << 20))  # the cap itself passes
+        self.assertEqual(self.cell(sid, "1 + 1")["result"]["value"], 2)
+
     def assert_full_upload_refused(self, sid, name, data):
         status, _, b = self.gw.call("PUT", f"/v1/sessions/{sid}/files/{name}", data, A)
         self.assertEqual((status, b["error"]["code"]), (507, "workspace_full"), b)

@@ -27,6 +27,14 @@ from test_sessions_e2e import A, B, TOKEN_A, TOKEN_B
 TOKENS = {"tenants": {"alice": {"tokens": [TOKEN_A]}, "bob": {"tokens": [TOKEN_B]}}}
 
 
+def metric_sum(url, name, labels=""):
+    """The sum of an executor's /metrics samples name{labels...}."""
+    status, _, text = sgtest.http("GET", url + "/metrics")
+    assert status == 200, text
+    pat = re.escape(name) + (re.escape(labels[:-1]) + r"[^}]*\}" if labels else r"(?:\{[^}]*\})?")
+    return sum(int(v) for v in re.findall(r"^" + pat + r" (\d+)$", text, re.M))
+
+
 class SessionsSurviveRestart(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -80,17 +88,19 @@ class SessionsSurviveRestart(unittest.TestCase):
         self.assertEqual(status, 200, b)
         return b["container"]
 
-    def kill_and_restart(self, while_down=None):
+    def kill_and_restart(self, while_down=None, lost_reason=None):
         """SIGKILL both executors, run while_down(), start them again; returns
         the seconds from start to ready of the Python one and the sessions
-        recovered and lost and the recovery time (ms) the executors logged."""
+        recovered and lost and the recovery time (ms) the executors logged.
+        Their /metrics say the same: recovered, and lost with lost_reason
+        (when given) as the only reason."""
         for ex in self.ex.values():
             ex.daemon.proc.kill()
             ex.daemon.proc.wait(30)
             ex.daemon.stop()  # closes the log, checks it for sanitizer reports
         if while_down:
             while_down()
-        found = [0, 0, 0.0]
+        found, counted = [0, 0, 0.0], [0, 0, 0]
         for lang in self.ex:
             t0 = time.monotonic()
             self.ex[lang] = self.start_executor(lang)
@@ -101,6 +111,17 @@ class SessionsSurviveRestart(unittest.TestCase):
             if m:
                 found = [found[0] + int(m.group(1)), found[1] + int(m.group(2)),
                          max(found[2], float(m.group(3)))]
+            counted[0] += metric_sum(self.ex[lang].url, "sandgate_executor_sessions_recovered_total")
+            counted[1] += metric_sum(self.ex[lang].url, "sandgate_executor_sessions_lost_total")
+            if lost_reason:
+                counted[1] -= metric_sum(self.ex[lang].url, "sandgate_executor_sessions_lost_total",
+                                         f'{{reason="{lost_reason}"}}')
+                counted[2] += metric_sum(self.ex[lang].url, "sandgate_executor_sessions_lost_total",
+                                         f'{{reason="{lost_reason}"}}')
+        self.assertEqual(counted[0], found[0], "/metrics: recovered as logged")
+        self.assertEqual(counted[1], 0 if lost_reason else found[1], "/metrics: lost as logged")
+        if lost_reason:
+            self.assertEqual(counted[2], found[1], f"/metrics: lost, reason {lost_reason}")
         return ready_s, found[0], found[1], found[2]
 
     # tests
@@ -125,7 +146,7 @@ class SessionsSurviveRestart(unittest.TestCase):
             self.assertEqual((status, err["error"]["code"], hdrs.get("retry-after")),
                              (503, "executor_unreachable", "1"), err)
 
-        ready_s, recovered, lost, ms = self.kill_and_restart(remove_one)
+        ready_s, recovered, lost, ms = self.kill_and_restart(remove_one, "sandbox_gone")
         print(f"\nrestart: ready after {ready_s:.2f} s, recovery {ms:.0f} ms "
               f"({recovered} recovered, {lost} lost)")
         self.assertEqual((recovered, lost), (3, 1))
@@ -166,7 +187,7 @@ class SessionsSurviveRestart(unittest.TestCase):
         t.start()
         started.wait()
         time.sleep(1.5)  # the cell line is with the runner
-        _, recovered, lost, _ = self.kill_and_restart()
+        _, recovered, lost, _ = self.kill_and_restart(lost_reason="operation_running")
         t.join(60)
         self.assertEqual((recovered, lost), (0, 1))
         status, _, err = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "w"}, B)
@@ -190,7 +211,7 @@ class SessionsSurviveRestart(unittest.TestCase):
             with open(path, "w") as f:
                 json.dump(record, f)
 
-        _, recovered, lost, _ = self.kill_and_restart(point_elsewhere)
+        _, recovered, lost, _ = self.kill_and_restart(point_elsewhere, "sandbox_gone")
         self.assertEqual((recovered, lost), (0, 1))
         status, _, err = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, A)
         self.assertEqual((status, err["error"]["code"]), (410, "session_lost"), err)
@@ -205,7 +226,7 @@ class SessionsSurviveRestart(unittest.TestCase):
             with open(os.path.join(self.where["python"][0], "boot_id"), "w") as f:
                 f.write("0123456789abcdef")
 
-        _, recovered, lost, _ = self.kill_and_restart(new_boot_id)
+        _, recovered, lost, _ = self.kill_and_restart(new_boot_id, "other_boot_id")
         self.assertEqual((recovered, lost), (0, 1))
         status, _ = sgtest.docker_api("GET", f"/containers/{container}/json")
         self.assertEqual(status, 404)

@@ -17,7 +17,7 @@ import unittest
 
 import sgtest
 from gateway_fakes import Gateway
-from test_gateway_frontdoor import FrontDoorCase, connect, exchange, post
+from test_gateway_frontdoor import FrontDoorCase, connect, exchange, parse, post, read_all
 
 ANALYZE = json.dumps({"language": "python", "code": "def main():\n    return 1\n"}).encode()
 SLOW_HEAD = b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nX-Slow: "
@@ -211,3 +211,68 @@ class TestLimitsAtStart(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def slow_body(port, src, token, length=100):
+    """A tenant's request whose head the gateway accepted (its 100 Continue
+    is read), its body still to come; or the answer when the head was refused."""
+    s = connect(port, src)
+    s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer " + token +
+              b"\r\nContent-Length: %d\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+              % length)
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    return s, got
+
+
+class SlowBodiesPerTenant(unittest.TestCase):
+    """A tenant's requests whose heads were accepted and whose bodies are
+    still arriving count against max_connections_per_tenant from every
+    address (the per-address limit sees one each); past it the next one is
+    503 server_busy on its head, other tenants are served, and the tenant is
+    served again once one of its bodies is done."""
+
+    TOKENS = {"tenants": {"slow": {"tokens": ["slow-token-0123456789abcdef"]},
+                          "other": {"tokens": ["other-token-0123456789abcdef"]}}}
+
+    def setUp(self):
+        self.gw = Gateway({"max_connections_per_tenant": 3, "log_level": "warn"},
+                          tokens=self.TOKENS)
+        self.gw.wait_for(lambda: self.gw.call("GET", "/readyz")[0] in (200, 503), what="up")
+        self.addCleanup(self.gw.stop)
+
+    def test_a_tenant_s_slow_bodies_are_bounded_from_any_address(self):
+        slow, other = b"slow-token-0123456789abcdef", b"other-token-0123456789abcdef"
+        held = []
+        for i in range(3):
+            s, got = slow_body(self.gw.port, f"127.0.0.{10 + i}", slow)
+            self.assertTrue(got.startswith(b"HTTP/1.1 100"), got)
+            held.append(s)
+        # the fourth is refused on its head (its small body read and dropped
+        # first, so that a client which sends it all sees the answer)
+        s, got = slow_body(self.gw.port, "127.0.0.20", slow)
+        if got.startswith(b"HTTP/1.1 100"):
+            s.sendall(b" " * 100)
+            got = read_all(s)
+        s.close()
+        st, hdrs, body = parse(got)
+        self.assertEqual((st, json.loads(body)["error"]["code"]), (503, "server_busy"), got)
+        self.assertEqual(hdrs.get("retry-after"), "1")
+        auth = b"Authorization: Bearer " + other + b"\r\n"
+        st, _, raw, _ = exchange(self.gw.port, post(b"/v1/analyze", ANALYZE, auth), "127.0.0.21")
+        self.assertEqual(st, 200, raw)  # another tenant is served
+        held[0].sendall(b" " * 100)  # one body is done: answered, no longer arriving
+        self.assertEqual(parse(read_all(held[0]))[0], 400)  # not JSON: answered
+        held[0].close()
+        auth = b"Authorization: Bearer " + slow + b"\r\n"
+        self.gw.wait_for(lambda: exchange(self.gw.port, post(b"/v1/analyze", ANALYZE, auth),
+                                          "127.0.0.20")[0] == 200, what="the tenant served again")
+        _, _, text = self.gw.call("GET", "/metrics")
+        m = re.search(r"^sandgate_requests_refused_per_tenant_total (\d+)$", text, re.M)
+        self.assertTrue(m and int(m.group(1)) >= 1, "the refusal is counted")
+        for s in held[1:]:
+            s.close()

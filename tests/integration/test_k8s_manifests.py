@@ -45,6 +45,13 @@ class K8sManifests(unittest.TestCase):
              "read-only"),
             ("executors.yaml", "hostPath: {path: /var/run/docker.sock",
              "hostPath: {path: /run/other.sock", "no Docker socket"),
+            ("executors.yaml", "{name: SANDGATE_SESSION_DIR,", "{name: SANDGATE_SESSION_DIX,",
+             "no session directory"),
+            ("executors.yaml", "emptyDir: {sizeLimit: 64Mi}",
+             "emptyDir: {medium: Memory, sizeLimit: 64Mi}", "not on a writable Pod volume"),
+            ("executors.yaml", "{name: sessions, mountPath: /var/lib/sandgate/sessions}",
+             "{name: sessions, mountPath: /var/lib/sandgate/other}",
+             "not on a writable Pod volume"),
         ]
         for name, old, new, expect in cases:
             with self.subTest(file=name, expect=expect):

@@ -3,11 +3,15 @@ executors: request bodies are reserved in it on their headers and jobs before
 they are sent; past it the answer is the door's busy answer (503 + Retry-After
 on the native API, RAGFlow's HTTP 200 with exit code -10 on /run) and once
 the load is gone the same requests are served again; the figures are in
-/metrics. A budget too small for one request at the body cap, or a memory
-budget outside its bounds, stops the gateway at start."""
+/metrics. An executor's answer is reserved as it arrives (GW_ANSWER_COPIES
+times over, beyond what its job paid), and a session file passing through
+until it is sent: one too large for the budget now gets the door's busy
+answer, then service goes on. A budget too small for one request at the body
+cap, or a memory budget outside its bounds, stops the gateway at start."""
 import base64
 import json
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -15,7 +19,7 @@ import unittest
 
 import sgtest
 from gateway_fakes import FakeExecutor, Gateway, GatewayWithFakes
-from test_gateway_frontdoor import connect, exchange, post
+from test_gateway_frontdoor import connect, exchange, post  # noqa: F401
 
 TOKEN = "budget-token-0123456789abcdef"
 AUTH = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
@@ -116,6 +120,123 @@ class TestGatewayBudget(GatewayWithFakes):
         self.py.delay = 0
         st, _, raw, _ = exchange(self.gw.port, post(b"/v1/run", json.dumps(JOB).encode(), AUTH))
         self.assertEqual(st, 200, raw)
+
+
+# an answer is held GW_ANSWER_COPIES times (gateway/core/gw_answer.h); a job
+# paid JOB_ANSWER for it already
+ANSWER_COPIES = 4
+BIG = 7 * MIB // 2  # x4 = 14 MiB: never fits in BUDGET
+SMALL = MIB // 2  # x4 = 2 MiB: within what its job paid, or a session call's budget
+
+
+class TestAnswerBudget(GatewayWithFakes):
+    """Answers and session downloads larger than the budget has room for."""
+
+    def setUp(self):
+        self.py, self.js = FakeExecutor("python"), FakeExecutor("nodejs")
+        self.stdout = "x" * BIG
+        plain = self.py.answer
+        self.py.answer = lambda job: dict(plain(job), stdout=self.stdout)
+        self.dport = sgtest.free_port()
+        self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]},
+                           "memory_budget_bytes": BUDGET, "max_body_bytes": MIB,
+                           "max_code_bytes": 65536, "busy_retries": 0, "log_level": "warn",
+                           "dify_port": self.dport},
+                          tokens={"tenants": {"t": {"tokens": [TOKEN]},
+                                              "d": {"tokens": ["dify-key-0123456789abcdef"]}}})
+        self.gw.wait_for(lambda: self.gw.call("GET", "/readyz")[0] == 200, what="ready")
+
+    def used(self):
+        st, _, body = self.gw.call("GET", "/metrics")
+        return metric(body, "sandgate_gateway_memory_used_bytes")
+
+    def settled(self):
+        self.gw.wait_for(lambda: self.used() == 0, what="every reservation released")
+
+    def test_a_job_answer_over_the_budget_is_each_doors_busy_answer_then_service(self):
+        st, hdrs, body = self.gw.call("POST", "/v1/run", JOB, HEADERS)
+        self.assertEqual((st, body["error"]["code"]), (503, "executor_busy"), body)
+        self.assertIn("memory budget", body["error"]["message"])
+        self.assertEqual(hdrs.get("retry-after"), "1")
+        self.assertEqual(self.py.calls, 1, "sent once, never failed over")
+        st, _, body = self.gw.call("POST", "/run", RAGFLOW_JOB, HEADERS)
+        self.assertEqual((st, body["exit_code"]), (200, -10), body)
+        # streamed: the result event, which the gateway holds, is refused
+        st, hdrs, text = self.gw.call("POST", "/v1/run", dict(JOB, stream=True), HEADERS)
+        self.assertEqual((st, hdrs.get("content-type")), (200, "text/event-stream"), text)
+        result = json.loads(text.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
+        self.assertEqual(result["error"]["code"], "executor_busy", result)
+        self.assertIn(f"{BIG // 1024} KiB and more", result["error"]["message"])
+        st, _, body = sgtest.http("POST", f"http://127.0.0.1:{self.dport}/v1/sandbox/run",
+                                  {"language": "python3", "code": "print(1)", "preload": "",
+                                   "enable_network": False},
+                                  {"X-Api-Key": "dify-key-0123456789abcdef"})
+        self.assertEqual((st, body["code"]), (503, -503), body)
+        self.settled()
+        self.stdout = "y" * SMALL  # within the budget: served, whole
+        st, _, body = self.gw.call("POST", "/v1/run", JOB, HEADERS)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(len(body["stdout"]), SMALL)
+        st, _, body = self.gw.call("GET", "/metrics")
+        self.assertGreaterEqual(metric(body, "sandgate_gateway_memory_refused_total"), 3)
+        self.settled()
+
+    def test_a_session_download_over_the_budget_is_server_busy_then_service(self):
+        st, _, s = self.gw.call("POST", "/v1/sessions", {"language": "python"}, HEADERS)
+        self.assertEqual(st, 201, s)
+        sid = s["session_id"]
+        files = self.py.sessions[next(iter(self.py.sessions))].setdefault("files", {})
+        files["big.bin"], files["small.bin"] = b"b" * BIG, b"s" * SMALL
+        st, hdrs, body = self.gw.call("GET", f"/v1/sessions/{sid}/files/big.bin", None, HEADERS)
+        self.assertEqual((st, body["error"]["code"]), (503, "server_busy"), body)
+        self.assertIn("memory budget", body["error"]["message"])
+        self.assertEqual(hdrs.get("retry-after"), "1")
+        self.settled()
+        st, _, body = self.gw.call("GET", f"/v1/sessions/{sid}/files/small.bin", None, HEADERS)
+        self.assertEqual((st, len(body)), (200, SMALL))
+        self.settled()
+        # a cell's answer is counted the same way
+        st, _, body = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, HEADERS)
+        self.assertEqual((st, body["error"]["code"]), (503, "server_busy"), body)
+        self.stdout = "ok"
+        st, _, body = self.gw.call("POST", f"/v1/sessions/{sid}/exec", {"code": "1"}, HEADERS)
+        self.assertEqual((st, body["stdout"]), (200, "ok"), body)
+        self.settled()
+
+
+
+class TestDownloadHeld(GatewayWithFakes):
+    """A download is held in the budget until the client has it: a client that
+    does not read keeps it reserved (more than the kernel's socket buffers
+    take, so the gateway still holds part of it)."""
+
+    def setUp(self):
+        self.py, self.js = FakeExecutor("python"), FakeExecutor("nodejs")
+        self.gw = Gateway({"executors": {"python": [self.py.url], "nodejs": [self.js.url]},
+                           "memory_budget_bytes": 64 * MIB, "log_level": "warn"},
+                          tokens={"tenants": {"t": {"tokens": [TOKEN]}}})
+        self.gw.wait_for(lambda: self.gw.call("GET", "/readyz")[0] == 200, what="ready")
+
+    def used(self):
+        st, _, body = self.gw.call("GET", "/metrics")
+        return metric(body, "sandgate_gateway_memory_used_bytes")
+
+    def test_a_download_is_held_until_it_is_sent(self):
+        size = 10 * MIB
+        st, _, s = self.gw.call("POST", "/v1/sessions", {"language": "python"}, HEADERS)
+        self.assertEqual(st, 201, s)
+        self.py.sessions[next(iter(self.py.sessions))]["files"] = {"f.bin": b"f" * size}
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # asks, then reads nothing
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before the window is agreed
+        c.connect(("127.0.0.1", self.gw.port))
+        c.sendall(b"GET /v1/sessions/%s/files/f.bin HTTP/1.1\r\nHost: gw\r\n"
+                  % s["session_id"].encode() + AUTH + b"\r\n")
+        self.gw.wait_for(lambda: self.used() >= size * ANSWER_COPIES,
+                         what="the download held while it is sent")
+        time.sleep(0.5)
+        self.assertGreaterEqual(self.used(), size * ANSWER_COPIES, "still held: not sent yet")
+        c.close()
+        self.gw.wait_for(lambda: self.used() == 0, what="released once the client is gone")
 
 
 class TestBudgetAtStart(unittest.TestCase):

@@ -35,9 +35,12 @@ static const struct sockaddr *sa(const struct sockaddr_in *a)
     return (const struct sockaddr *)(const void *)a;
 }
 
+static unsigned per_owner; /* the next start()'s per_owner limit */
+
 static void start(unsigned max_open, unsigned per_address, uint64_t head_ms, uint64_t request_ms)
 {
-    struct sg_conn_limits lim = {max_open, per_address, head_ms, request_ms};
+    struct sg_conn_limits lim = {max_open, per_address, head_ms, request_ms, per_owner};
+    per_owner = 0;
     reg = sg_conns_new(&lim);
     cr_assert_not_null(reg);
     nconns = 0;
@@ -152,6 +155,57 @@ Test(httpsrv_conns, global_limit_evicts_from_the_address_holding_most)
             sg_conns_mark(reg, conns[i].rec, SG_CONN_BODY);
     cr_assert_eq(dial("10.0.0.4"), -1);
     cr_assert_eq(stats().refused_global, 1);
+}
+
+/* dial() for an IPv6 address. */
+static int dial6(const char *ip)
+{
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+    cr_assert_eq(inet_pton(AF_INET6, ip, &a6.sin6_addr), 1);
+    const struct sockaddr *p = (const struct sockaddr *)(const void *)&a6;
+    if (sg_conns_admit(reg, p) < 0)
+        return -1;
+    int sv[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    cr_assert_lt(nconns, MAXC);
+    conns[nconns] = (struct conn){sv[0], sv[1], sg_conns_add(reg, sv[0], p)};
+    cr_assert_not_null(conns[nconns].rec);
+    return nconns++;
+}
+
+Test(httpsrv_conns, ipv6_addresses_count_by_their_slash_64)
+{
+    start(100, 1, 60000, 60000);
+    int a = dial6("2001:db8:1:2::1");
+    int other = dial6("2001:db8:1:3::1"); /* another /64: another client */
+    int m1 = dial6("::ffff:10.0.0.1"), m2 = dial6("::ffff:10.0.0.2"); /* IPv4, dual stack */
+    cr_assert(a >= 0 && other >= 0 && m1 >= 0 && m2 >= 0);
+    cr_assert_eq(stats().evicted, 0, "four clients, one connection each");
+    int b = dial6("2001:db8:1:2:ffff:1:2:3"); /* the same /64: its limit is held */
+    cr_assert_geq(b, 0);
+    cr_assert(was_cut(a), "the /64's oldest waiting connection made room");
+    cr_assert(!was_cut(other) && !was_cut(m1) && !was_cut(m2) && !was_cut(b));
+    cr_assert_eq(stats().evicted, 1);
+}
+
+Test(httpsrv_conns, an_owner_s_requests_still_arriving_are_limited_from_any_address)
+{
+    per_owner = 2;
+    start(100, 10, 60000, 60000);
+    int a = dial("10.0.0.1"), b = dial("10.0.0.2"), c = dial("10.0.0.3"), d = dial("10.0.0.4");
+    cr_assert(a >= 0 && b >= 0 && c >= 0 && d >= 0);
+    cr_assert_eq(sg_conns_own(reg, conns[a].rec, "t.alice"), 0);
+    sg_conns_mark(reg, conns[a].rec, SG_CONN_BODY);
+    cr_assert_eq(sg_conns_own(reg, conns[b].rec, "t.alice"), 0);
+    sg_conns_mark(reg, conns[b].rec, SG_CONN_BODY);
+    cr_assert_eq(sg_conns_own(reg, conns[c].rec, "t.alice"), -EBUSY, "two slow bodies held");
+    cr_assert_eq(stats().refused_per_owner, 1);
+    cr_assert_eq(sg_conns_own(reg, conns[d].rec, "t.bob"), 0, "another tenant is not held");
+    sg_conns_mark(reg, conns[a].rec, SG_CONN_BUSY); /* a's request is complete */
+    cr_assert_eq(sg_conns_own(reg, conns[c].rec, "t.alice"), 0);
+    close_conn(b); /* gone: counts no more */
+    cr_assert_eq(sg_conns_own(reg, conns[a].rec, "t.alice"), 0, "kept alive, its next request");
+    cr_assert_eq(stats().refused_per_owner, 1);
 }
 
 Test(httpsrv_conns, ipv6_and_ipv4_addresses_are_told_apart)

@@ -186,3 +186,65 @@ Test(membudget, chooses_config_then_container_then_fallback)
     cr_assert_eq(sg_membudget_for_limit(512u << 20), 256u << 20, "exactly half");
     cr_assert_eq(sg_membudget_for_limit(UINT64_MAX), UINT64_MAX / 2, "no overflow");
 }
+
+/* The gateway's executor answers (gateway/core/gw_answer): reserved
+ * GW_ANSWER_COPIES times over in steps beyond what the caller paid, refused
+ * past the limit without appending, released when freed or handed over. */
+#include "gw_answer.h"
+
+#define STEP ((size_t)GW_ANSWER_STEP * GW_ANSWER_COPIES)
+
+Test(gw_answer, reserves_in_steps_beyond_what_was_paid)
+{
+    struct sg_membudget b;
+    sg_membudget_init(&b, 10 * STEP);
+    struct gw_answer a;
+    gw_answer_init(&a, 1u << 30, &b, STEP); /* one step paid by the caller */
+    static char chunk[GW_ANSWER_STEP / 2];
+    memset(chunk, 'x', sizeof(chunk));
+    cr_assert_eq(gw_answer_append(&a, chunk, sizeof(chunk)), 0);
+    cr_assert_eq(gw_answer_append(&a, chunk, sizeof(chunk)), 0);
+    cr_assert_eq(b.used, 0, "within what was paid");
+    cr_assert_eq(gw_answer_append(&a, chunk, 1), 0);
+    cr_assert_eq(b.used, STEP, "one byte over: one more step");
+    int r;
+    size_t len;
+    do { /* each step reserved once, whole, until the limit */
+        len = a.buf.len;
+        r = gw_answer_append(&a, chunk, sizeof(chunk));
+        size_t have = r == 0 ? a.buf.len : len;
+        size_t want = (have * GW_ANSWER_COPIES - STEP + STEP - 1) / STEP * STEP;
+        cr_assert_eq(b.used, want, "at %zu bytes", have);
+        cr_assert_leq(b.used, 10 * STEP);
+    } while (r == 0);
+    cr_assert_eq(r, -EBUSY, "past the limit");
+    cr_assert(a.refused);
+    cr_assert_eq(a.buf.len, len, "nothing appended");
+    cr_assert_gt((a.buf.len + sizeof(chunk)) * GW_ANSWER_COPIES - STEP, 10 * STEP - STEP,
+                 "refused only when the next step did not fit");
+    size_t n = 0, owed = 0;
+    char *data = gw_answer_steal(&a, &n, &owed);
+    cr_assert_eq(n, len);
+    cr_assert_eq(owed, b.used);
+    gw_answer_free(&a);
+    cr_assert_eq(b.used, owed, "handed over: the new owner releases");
+    sg_membudget_release(&b, owed);
+    free(data);
+    cr_assert_eq(b.used, 0);
+}
+
+Test(gw_answer, free_releases_and_no_budget_counts_nothing)
+{
+    struct sg_membudget b;
+    sg_membudget_init(&b, 4 * STEP);
+    struct gw_answer a;
+    gw_answer_init(&a, 1u << 20, &b, 0);
+    cr_assert_eq(gw_answer_append(&a, "abc", 3), 0);
+    cr_assert_eq(b.used, STEP, "from the first byte when nothing was paid");
+    gw_answer_free(&a);
+    cr_assert_eq(b.used, 0);
+    gw_answer_init(&a, 4, NULL, 0);
+    cr_assert_eq(gw_answer_append(&a, "abcd", 4), 0);
+    cr_assert_eq(gw_answer_append(&a, "e", 1), -E2BIG, "the cap still holds");
+    gw_answer_free(&a);
+}

@@ -279,7 +279,8 @@ static void send_job(struct job *j, const char *text)
                                         .event = j->stream ? hook_event : NULL,
                                         .idle = hook_idle,
                                         .client_fd = hook_client_fd,
-                                        .ud = j};
+                                        .ud = j,
+                                        .answer_paid = GW_JOB_MEMORY_ANSWER};
     j->listed = gw_jobtab_add(j->s->jobtab, j->a.id, gw_admit_tenant_name(&j->a)) == 0;
     int cancelled = j->listed && gw_jobtab_cancel_asked(j->s->jobtab, j->a.id);
     if (!cancelled || cancelled_answer(&j->ex) < 0)
@@ -430,6 +431,10 @@ static void handle(struct job *jp, enum gw_endpoint ep, const char *tool, const 
     gw_admit_finish(&j.a, resp);
     if (j.sink == &j.own)
         stream_finish(&j, resp);
+    else if (j.a.ep != GW_EP_MCP) { /* the server's answer: the executor's held until sent */
+        resp->held += j.ex.mem;
+        j.ex.mem = 0;
+    }
     gw_exec_result_free(&j.ex);
     gw_request_free(&j.req);
     gw_admit_end(&j.a);

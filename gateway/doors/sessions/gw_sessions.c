@@ -94,10 +94,18 @@ static void public_id_of(enum sg_lang l, const char *exec_id,
 /* An executor answer that is an error of the session API passes through
  * with its status; a session on an executor that is gone is session_lost,
  * and one whose executor is there but cannot be reached now (restarting:
- * it may take its sessions back) is 503 with Retry-After, the call not sent. */
+ * it may take its sessions back) is 503 with Retry-After, the call not sent.
+ * An answer too large for the gateway's memory budget now is 503
+ * server_busy with Retry-After (the call itself was made). */
 static void pass_error(struct sreq *q, const struct gw_exec_result *x,
                        struct sg_http_response *resp)
 {
+    if (x->over_budget) { /* the gateway's own memory, not the session's */
+        q->a.outcome = "server_busy";
+        sg_http_error(resp, 503, "server_busy", "%s", x->message);
+        sg_http_add_header(resp, "Retry-After", "1");
+        return;
+    }
     if (x->outcome == GW_EXEC_UNREACHABLE && x->attempts > 0) {
         q->a.outcome = "executor_unreachable";
         sg_http_error(resp, 503, "executor_unreachable",
@@ -527,6 +535,10 @@ static void handle_simple(struct sreq *q, const struct sg_http_request *req, con
         resp->body_len = x.body_len;
         resp->content_type = "application/octet-stream";
         x.body = NULL;
+        if (q->a.ep == GW_EP_SESSIONS) { /* the server's answer: held until it is sent */
+            resp->held += x.mem;
+            x.mem = 0;
+        }
         if (!resp->body)
             resp->body = strdup("");
         q->a.outcome = "ok";
