@@ -89,6 +89,12 @@ struct conn_state {
     unsigned long long declared; /* Content-Length, 0 when none */
     struct sg_http_target target; /* the request target as received */
     enum st_phase phase;
+    /* counted in srv->suspended (from dispatch until the access handler sees
+     * the answer, or the request completes without that: a client that went
+     * while its request was suspended is closed by MHD on resume without a
+     * further call of the access handler, and the count must still drop, or
+     * sg_httpsrv_stop() waits for it forever). Event thread only. */
+    int counted;
     char peer[INET6_ADDRSTRLEN + 1];
     struct sg_http_request req;
     struct sg_http_response resp;
@@ -615,6 +621,14 @@ void sg_http_stream_end(struct sg_http_stream *s)
     stream_unref_locked(s);
 }
 
+static void uncount(struct conn_state *st)
+{
+    if (st->counted) {
+        st->counted = 0;
+        atomic_fetch_sub(&st->srv->suspended, 1);
+    }
+}
+
 /* The body is complete: answer GETs here (unless the daemon says one may
  * wait on another service), hand the rest to a worker. */
 static enum MHD_Result dispatch(struct conn_state *st)
@@ -647,6 +661,7 @@ static enum MHD_Result dispatch(struct conn_state *st)
     }
     sg_conns_mark(srv->conns, conn_rec(st->conn), SG_CONN_BUSY);
     st->phase = ST_QUEUED;
+    st->counted = 1;
     MHD_suspend_connection(st->conn);
     sg_workq_push(srv->workq, st);
     return MHD_YES;
@@ -694,12 +709,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return on_head(st, version);
     }
     if (st->phase == ST_DONE) {
-        atomic_fetch_sub(&srv->suspended, 1);
+        uncount(st);
         st->phase = ST_QUEUED; /* answered once */
         return answer(st);
     }
     if (st->phase == ST_STREAM) {
-        atomic_fetch_sub(&srv->suspended, 1);
+        uncount(st);
         st->phase = ST_QUEUED;
         return stream_answer(st);
     }
@@ -738,6 +753,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     struct conn_state *st = *con_cls;
     if (st) {
+        uncount(st);
         report_library_answer(st);
         conn_state_unref(st);
         *con_cls = NULL;
