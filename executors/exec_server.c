@@ -226,7 +226,7 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                               .sent = input_sent,
                               .sent_ud = hold};
     double run_ms = 0;
-    size_t reserved = 0; /* the result line's, released once the answer is sent */
+    size_t reserved = 0; /* the result line's; the answer's part released once sent */
     bool ran = job != NULL;
     if (job) /* job_run consumes the job, then lets the input go (input_sent) */
         job_run(s->dc, &l.sb, nonce, job, req->limits.timeout_ms, req->limits.max_output_bytes,
@@ -252,7 +252,12 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
            wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
-    sg_membudget_release(s->budget, reserved);
+    /* The answer waits in the server until a (maybe slow) client has it:
+     * that much of the result's reservation stays held, and the server
+     * releases it once the answer is sent or the client is gone. */
+    size_t keep = !st && resp->body ? (resp->body_len < reserved ? resp->body_len : reserved) : 0;
+    resp->held += keep;
+    sg_membudget_release(s->budget, reserved - keep);
 }
 
 static void handle_exec(struct exec_server *s, const struct sg_http_request *req,

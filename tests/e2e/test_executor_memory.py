@@ -11,9 +11,12 @@ arguments, artifacts) succeeds within the shipped budget with its artifacts
 byte-identical (it prints the executor's peak RSS before and after)."""
 import base64
 import hashlib
+import json
 import os
 import re
+import socket
 import sys
+import time
 import unittest
 
 import sgtest
@@ -64,6 +67,34 @@ class ExecutorBudget(tex.ExecutorCase):
         self.assertEqual(h["daemon_memory"]["used_bytes"], 0, h)
         self.assertLessEqual(h["daemon_memory"]["peak_bytes"], BUDGET, h)
         self.assertGreater(h["daemon_memory"]["peak_bytes"], 4 * MIB, h)
+
+    def test_an_answer_stays_reserved_until_its_client_takes_it(self):
+        # 2 MB of output: its answer waits in the server while the client
+        # does not read; that much stays counted, then is released.
+        code = "import sys\n\ndef main():\n    sys.stdout.write('x' * 900000)\n    return 1\n"
+        body = json.dumps({"language": "python", "code": code}).encode()
+        host, port = self.ex.url.split("://", 1)[1].rsplit(":", 1)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect((host, int(port)))
+        s.sendall(b"POST /v1/exec HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+        held = 0
+        deadline = time.time() + 30
+        while time.time() < deadline and held < 800_000:
+            time.sleep(0.2)
+            held = self.ex.health()[2]["daemon_memory"]["used_bytes"]
+        self.assertGreaterEqual(held, 800_000, "the unread answer is counted")
+        got = b""
+        s.settimeout(30)
+        while chunk := s.recv(1 << 16):
+            got += chunk
+        s.close()
+        self.assertIn(b'"status":"success"', got)
+        deadline = time.time() + 10
+        while time.time() < deadline and self.ex.health()[2]["daemon_memory"]["used_bytes"]:
+            time.sleep(0.1)
+        self.assertEqual(self.ex.health()[2]["daemon_memory"]["used_bytes"], 0)
 
     def test_a_download_the_budget_cannot_hold_is_memory_busy_and_the_session_lives_on(self):
         # a download reserves what the largest one holds (about 29 MiB: its
