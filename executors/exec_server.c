@@ -190,6 +190,17 @@ static void input_sent(void *ud)
     h->reserved -= input;
 }
 
+/* The answer waits in the server until a (maybe slow) client has it: that
+ * much of the result's reservation stays held, and the server releases it
+ * once the answer is sent or the client is gone; the rest goes now. */
+static void hand_over_reservation(struct exec_server *s, const struct sg_http_stream *st,
+                                  struct sg_http_response *resp, size_t reserved)
+{
+    size_t keep = !st && resp->body ? (resp->body_len < reserved ? resp->body_len : reserved) : 0;
+    resp->held += keep;
+    sg_membudget_release(s->budget, reserved - keep);
+}
+
 static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                     struct exec_request *req, struct exec_job_slot *slot,
                     struct sg_http_response *resp, struct job_hold *hold)
@@ -252,12 +263,7 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
            wait_ms, run_ms);
     log_runner_diag(req->job_id, &o);
     outcome_clear(&o);
-    /* The answer waits in the server until a (maybe slow) client has it:
-     * that much of the result's reservation stays held, and the server
-     * releases it once the answer is sent or the client is gone. */
-    size_t keep = !st && resp->body ? (resp->body_len < reserved ? resp->body_len : reserved) : 0;
-    resp->held += keep;
-    sg_membudget_release(s->budget, reserved - keep);
+    hand_over_reservation(s, st, resp, reserved);
 }
 
 static void handle_exec(struct exec_server *s, const struct sg_http_request *req,
