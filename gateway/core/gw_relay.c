@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "gw_sse.h"
+#include "membudget.h"
 
 struct relay {
     CURL *c;
@@ -17,6 +18,7 @@ struct relay {
     struct gw_sse sse;
     int mode; /* 0 undecided, 1 plain body, 2 event stream */
     int aborted, bad, got_result;
+    size_t sse_reserved; /* budget bytes reserved for the parser's own buffers */
 };
 
 static int on_event(void *ud, const char *event, const char *data, size_t len)
@@ -65,6 +67,29 @@ static int decide_mode(struct relay *x)
     return 2;
 }
 
+/* The parser holds the event being read twice at most (its line, then its
+ * data) before on_event takes it into the counted answer: before n more
+ * bytes go in, what its buffers may then hold is reserved in the answer's
+ * budget, in GW_ANSWER_STEP steps (the stdout and stderr events of a
+ * chatty job reuse the same room). -EBUSY, the answer marked refused, when
+ * the budget cannot hold it. */
+static int reserve_for_parser(struct relay *x, size_t n)
+{
+    struct gw_answer *a = x->body;
+    size_t need = x->sse.line.alloc + x->sse.data.alloc + 2 * n;
+    if (!a->budget || need <= x->sse_reserved)
+        return 0;
+    size_t more = need - x->sse_reserved;
+    more = (more + GW_ANSWER_STEP - 1) / GW_ANSWER_STEP * GW_ANSWER_STEP;
+    if (!sg_membudget_reserve(a->budget, more)) {
+        a->refused = 1;
+        a->refused_at = a->buf.len + x->sse.data.len + n;
+        return -EBUSY;
+    }
+    x->sse_reserved += more;
+    return 0;
+}
+
 static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct relay *x = ud;
@@ -77,6 +102,8 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
         return gw_answer_append(x->body, data, n) == 0 ? n : 0;
     if (x->got_result)
         return n; /* nothing may follow the result; the executor ends here */
+    if (reserve_for_parser(x, n) < 0)
+        return 0; /* refused: the caller answers its door's busy answer */
     int r = gw_sse_feed(&x->sse, data, n, on_event, x);
     if (r < 0 && !x->aborted)
         x->bad = 1;
@@ -131,6 +158,8 @@ enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struc
     }
     curl_multi_cleanup(m);
     gw_sse_free(&x.sse);
+    if (body->budget)
+        sg_membudget_release(body->budget, x.sse_reserved);
     if (x.aborted)
         return GW_RELAY_ABORTED;
     if (x.mode == 2 && x.bad)

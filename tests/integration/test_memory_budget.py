@@ -181,6 +181,25 @@ class TestAnswerBudget(GatewayWithFakes):
         self.assertGreaterEqual(metric(body, "sandgate_gateway_memory_refused_total"), 3)
         self.settled()
 
+    def test_a_streamed_event_is_counted_while_it_is_read(self):
+        # The event parser holds an event (its line, then its data) before
+        # the answer takes it: a 5 MiB stdout event needs ~10 MiB beside the
+        # job's own ~4.25 MiB, which a 12 MiB budget cannot hold: the stream
+        # ends with the busy result, and nothing stays reserved.
+        self.stdout = ""
+        self.py.script = [(0, "stdout", {"text": "z" * (5 * MIB)})]
+        st, hdrs, text = self.gw.call("POST", "/v1/run", dict(JOB, stream=True), HEADERS)
+        self.assertEqual((st, hdrs.get("content-type")), (200, "text/event-stream"), text[:200])
+        self.assertFalse("z" * 1024 in text, "the event was not relayed")
+        result = json.loads(text.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
+        self.assertEqual(result["error"]["code"], "executor_busy", str(result)[:300])
+        self.settled()
+        self.py.script = [(0, "stdout", {"text": "z" * SMALL})]  # fits: relayed whole
+        st, _, text = self.gw.call("POST", "/v1/run", dict(JOB, stream=True), HEADERS)
+        self.assertEqual(st, 200)
+        self.assertTrue("z" * SMALL in text, "relayed whole")
+        self.settled()
+
     def test_a_session_download_over_the_budget_is_server_busy_then_service(self):
         st, _, s = self.gw.call("POST", "/v1/sessions", {"language": "python"}, HEADERS)
         self.assertEqual(st, 201, s)
