@@ -579,23 +579,19 @@ Test(sg_file_name, reserved_names)
     cr_expect(sg_file_name_reserved("main.pyX", 7), "the first len bytes are the name");
 }
 
-/* After quiesce: a new connection gets no answer (closed at accept, or
- * refused). Returns the bytes of answer read (0 expected). */
-static ssize_t answer_after_quiesce(uint16_t port)
+/* One GET on a new connection: the bytes of answer read (0 when the
+ * connection was refused or closed unanswered). */
+static ssize_t get_once(uint16_t port)
 {
+    static const char req[] = "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
     inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    ssize_t got = 0;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-        static const char req[] = "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
-        if (write(fd, req, sizeof(req) - 1) > 0) {
-            char buf[256];
-            ssize_t r;
-            while ((r = read(fd, buf, sizeof(buf))) > 0)
-                got += r;
-        }
-    }
+    ssize_t got = 0, r;
+    char buf[512];
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && write(fd, req, sizeof(req) - 1) > 0)
+        while ((r = read(fd, buf, sizeof(buf))) > 0)
+            got += r;
     close(fd);
     return got;
 }
@@ -609,20 +605,20 @@ struct hammer {
 static void *hammer_main(void *arg)
 {
     struct hammer *h = arg;
-    static const char req[] = "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
-    while (!atomic_load(&h->stop)) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(h->port)};
-        inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-            write(fd, req, sizeof(req) - 1) > 0) {
-            char buf[512];
-            while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-        }
-        close(fd);
-    }
+    while (!atomic_load(&h->stop))
+        get_once(h->port);
     return NULL;
+}
+
+static struct sg_httpsrv *start_echo(void)
+{
+    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
+    struct sg_httpsrv *srv = NULL;
+    struct sg_error err = {0};
+    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
+                                  &srv, &err),
+                 0, "%s", err.msg);
+    return srv;
 }
 
 /* The daemon's event threads are busy with connections while the server
@@ -632,12 +628,7 @@ static void *hammer_main(void *arg)
 Test(httpsrv, quiesce_under_load_does_not_abort, .timeout = 120)
 {
     for (int i = 0; i < 60; i++) {
-        struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
-        struct sg_httpsrv *srv = NULL;
-        struct sg_error err = {0};
-        cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler},
-                                      NULL, &srv, &err),
-                     0, "%s", err.msg);
+        struct sg_httpsrv *srv = start_echo();
         struct hammer h = {.port = sg_httpsrv_port(srv)};
         pthread_t t[3];
         for (int k = 0; k < 3; k++)
@@ -645,7 +636,7 @@ Test(httpsrv, quiesce_under_load_does_not_abort, .timeout = 120)
         struct timespec nap = {0, (long)(1 + i % 7) * 1000 * 1000};
         nanosleep(&nap, NULL);
         sg_httpsrv_quiesce(srv);
-        cr_expect_eq(answer_after_quiesce(h.port), 0, "round %d", i);
+        cr_expect_eq(get_once(h.port), 0, "round %d", i);
         sg_httpsrv_stop(srv);
         atomic_store(&h.stop, 1);
         for (int k = 0; k < 3; k++)
@@ -659,18 +650,13 @@ Test(httpsrv, quiesce_under_load_does_not_abort, .timeout = 120)
 Test(httpsrv, quiesce_then_stop_does_not_abort)
 {
     for (int i = 0; i < 40; i++) {
-        struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
-        struct sg_httpsrv *srv = NULL;
-        struct sg_error err = {0};
-        cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler},
-                                      NULL, &srv, &err),
-                     0, "%s", err.msg);
+        struct sg_httpsrv *srv = start_echo();
         uint16_t port = sg_httpsrv_port(srv);
         char *resp = raw_request(port, "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
         cr_assert(strstr(resp, "200 OK"), "%s", resp);
         sg_httpsrv_quiesce(srv);
         /* Not served, not queued: closed at once. */
-        cr_expect_eq(answer_after_quiesce(port), 0);
+        cr_expect_eq(get_once(port), 0);
         sg_httpsrv_stop(srv);
     }
 }
