@@ -26,22 +26,37 @@ static size_t needed(const struct gw_answer *a, size_t len)
     return (want - a->paid + step - 1) / step * step;
 }
 
+/* Grow *held to need (a->budget is set); a refusal marks the answer. */
+static int reserve_to(struct gw_answer *a, size_t *held, size_t need, size_t refused_at)
+{
+    if (need <= *held)
+        return 0;
+    if (!sg_membudget_reserve(a->budget, need - *held)) {
+        a->refused = 1;
+        a->refused_at = refused_at;
+        return -EBUSY;
+    }
+    *held = need;
+    return 0;
+}
+
 int gw_answer_append(struct gw_answer *a, const void *data, size_t n)
 {
     if (a->budget && n) {
         if (n > a->buf.cap || a->buf.len > a->buf.cap - n)
             return -E2BIG;
-        size_t need = needed(a, a->buf.len + n);
-        if (need > a->reserved) {
-            if (!sg_membudget_reserve(a->budget, need - a->reserved)) {
-                a->refused = 1;
-                a->refused_at = a->buf.len + n;
-                return -EBUSY;
-            }
-            a->reserved = need;
-        }
+        if (reserve_to(a, &a->reserved, needed(a, a->buf.len + n), a->buf.len + n) < 0)
+            return -EBUSY;
     }
     return sg_buf_append(&a->buf, data, n);
+}
+
+int gw_answer_reserve_beside(struct gw_answer *a, size_t *held, size_t bytes, size_t refused_at)
+{
+    if (!a->budget)
+        return 0;
+    const size_t step = GW_ANSWER_STEP;
+    return reserve_to(a, held, (bytes + step - 1) / step * step, refused_at);
 }
 
 char *gw_answer_steal(struct gw_answer *a, size_t *ret_len, size_t *ret_reserved)

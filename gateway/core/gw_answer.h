@@ -42,6 +42,13 @@ void gw_answer_init(struct gw_answer *a, size_t cap, struct sg_membudget *budget
  * full: nothing appended, a->refused set), or sg_buf_append's -E2BIG/-ENOMEM. */
 int gw_answer_append(struct gw_answer *a, const void *data, size_t n);
 
+/* Room for a buffer held beside the answer while it arrives (a stream
+ * parser's): grows *held, the budget bytes the caller holds for it, to
+ * cover bytes, in GW_ANSWER_STEP steps. 0, or -EBUSY with the answer marked
+ * refused at refused_at bytes. The caller releases *held from a->budget
+ * (nothing is held without a budget). */
+int gw_answer_reserve_beside(struct gw_answer *a, size_t *held, size_t bytes, size_t refused_at);
+
 /* The bytes (NUL-terminated; caller frees) and, in *ret_reserved, the budget
  * bytes the caller now owes back with sg_membudget_release. a is empty after. */
 char *gw_answer_steal(struct gw_answer *a, size_t *ret_len, size_t *ret_reserved);

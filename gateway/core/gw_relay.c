@@ -69,25 +69,13 @@ static int decide_mode(struct relay *x)
 
 /* The parser holds the event being read twice at most (its line, then its
  * data) before on_event takes it into the counted answer: before n more
- * bytes go in, what its buffers may then hold is reserved in the answer's
- * budget, in GW_ANSWER_STEP steps (the stdout and stderr events of a
- * chatty job reuse the same room). -EBUSY, the answer marked refused, when
- * the budget cannot hold it. */
+ * bytes go in, what its buffers may then hold is reserved beside the answer
+ * (the stdout and stderr events of a chatty job reuse the same room). */
 static int reserve_for_parser(struct relay *x, size_t n)
 {
-    struct gw_answer *a = x->body;
-    size_t need = x->sse.line.alloc + x->sse.data.alloc + 2 * n;
-    if (!a->budget || need <= x->sse_reserved)
-        return 0;
-    size_t more = need - x->sse_reserved;
-    more = (more + GW_ANSWER_STEP - 1) / GW_ANSWER_STEP * GW_ANSWER_STEP;
-    if (!sg_membudget_reserve(a->budget, more)) {
-        a->refused = 1;
-        a->refused_at = a->buf.len + x->sse.data.len + n;
-        return -EBUSY;
-    }
-    x->sse_reserved += more;
-    return 0;
+    return gw_answer_reserve_beside(x->body, &x->sse_reserved,
+                                    x->sse.line.alloc + x->sse.data.alloc + 2 * n,
+                                    x->body->buf.len + x->sse.data.len + n);
 }
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
@@ -158,8 +146,7 @@ enum gw_relay_end gw_relay_perform(CURL *c, const struct gw_exec_hooks *h, struc
     }
     curl_multi_cleanup(m);
     gw_sse_free(&x.sse);
-    if (body->budget)
-        sg_membudget_release(body->budget, x.sse_reserved);
+    sg_membudget_release(body->budget, x.sse_reserved);
     if (x.aborted)
         return GW_RELAY_ABORTED;
     if (x.mode == 2 && x.bad)
