@@ -235,6 +235,15 @@ static enum MHD_Result refuse(struct conn_state *st, int status, const char *cod
     return st->phase == ST_HEAD ? answer_early(st) : answer(st);
 }
 
+/* 503 server_busy on the head. A body within the cap is drained (read and
+ * dropped, never held) so that a client which sends it all before reading
+ * sees the 503, not a reset. */
+static enum MHD_Result refuse_busy_draining(struct conn_state *st, const char *msg)
+{
+    st->small_body = st->small_body || (st->declared > 0 && st->declared <= st->srv->max_body);
+    return refuse(st, 503, "server_busy", msg);
+}
+
 static enum MHD_Result refuse_too_large(struct conn_state *st)
 {
     char msg[64];
@@ -359,11 +368,9 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
         return answer_early(st);
     /* the owner's connections between head and complete request: a tenant's
      * slow bodies from many addresses are bounded like one address's */
-    if (st->resp.owner[0] && sg_conns_own(srv->conns, conn_rec(st->conn), st->resp.owner) < 0) {
-        st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
-        return refuse(st, 503, "server_busy",
-                      "too many requests of this tenant are arriving at once; retry shortly");
-    }
+    if (st->resp.owner[0] && sg_conns_own(srv->conns, conn_rec(st->conn), st->resp.owner) < 0)
+        return refuse_busy_draining(
+            st, "too many requests of this tenant are arriving at once; retry shortly");
     /* Sizes after the owner's checks: an unauthenticated body is refused
      * unread whatever its size. A body a little over the cap is drained
      * (never held) so that clients which send it all before reading still
@@ -374,13 +381,8 @@ static enum MHD_Result on_head(struct conn_state *st, const char *version)
     }
     /* a declared body is held at once, whole: its memory is reserved
      * before one byte is read */
-    if (st->declared > 0 && hold(st, st->declared + 1) < 0) {
-        /* a body within the cap is drained (read and dropped, never held) so
-         * that a client which sends it all before reading sees the 503, not
-         * a reset */
-        st->small_body = st->small_body || (st->declared > 0 && st->declared <= srv->max_body);
-        return refuse(st, 503, "server_busy", "too many request bodies in flight; retry shortly");
-    }
+    if (st->declared > 0 && hold(st, st->declared + 1) < 0)
+        return refuse_busy_draining(st, "too many request bodies in flight; retry shortly");
     st->phase = ST_BODY; /* the head is accepted: no longer evictable */
     sg_conns_mark(srv->conns, conn_rec(st->conn), SG_CONN_BODY);
     return MHD_YES;
