@@ -71,6 +71,7 @@ PR_SET_DUMPABLE = 4
 RUNTIME_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime_guard.py")
 SESSION_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session.py")
 ISOLATION_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "isolation.py")
+REKEY_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rekey.py")
 # Started as uid 0 (an image labelled org.sandgate.identity=split, given only
 # the capabilities isolation.py needs): the job gets its own uid, PID and
 # mount namespace and file system view (isolation.py). Any other uid: the
@@ -499,8 +500,25 @@ def child_isolate(isolation, setup_error):
     return None
 
 
-def child_main(cfg, fds, isolation=None, setup_error=None):
-    """The child's whole life: set up, pre-import, wait for the job, run it."""
+def child_rekey(rekey, generators, setup_error):
+    """Every random generator the job could inherit re-keyed from os.urandom
+    (rekey.py): sandboxes restored from one checkpoint share this process's
+    memory. Returns the reason a job must be refused, or None."""
+    if setup_error:
+        return setup_error
+    if rekey is None:
+        return "cannot re-key the random generators: rekey.py did not load"
+    try:
+        rekey.rekey(generators)
+    except Exception as e:  # noqa: BLE001 - refuse the job rather than share keys
+        return f"cannot re-key the random generators: {type(e).__name__}: {e}"
+    return None
+
+
+def child_main(cfg, fds, isolation=None, setup_error=None, rekey=None):
+    """The child's whole life: set up, pre-import, wait for the job, run it.
+    rekey: rekey.py (loaded by the parent), or None when it could not be: a
+    job is then refused, never run on generators it may share."""
     code = 70
     try:
         child_setup({"out": fds["out_w"], "err": fds["err_w"]},
@@ -519,12 +537,16 @@ def child_main(cfg, fds, isolation=None, setup_error=None):
                 __import__(name)
             except Exception:  # noqa: BLE001 - a missing optional module is not fatal
                 pass
+        # What a checkpoint of this warm child would hold (rekey.py): found
+        # now, off the job's path; re-keyed when the job arrives.
+        generators = rekey.find() if rekey else None
         os.close(fds["ready_w"])  # the parent tells the executor: warm
         job_file = os.fdopen(fds["job_r"], "rb")
         raw = job_file.readline()
         if not raw:  # the parent gave up on the job (bad_job or exit)
             os._exit(0)
         payload = json.loads(raw)
+        setup_error = child_rekey(rekey, generators, setup_error)
         arguments = payload["arguments"]
         if setup_error:
             child_report(fds["res_w"], {"outcome": "runner_error", "message": setup_error[:1000]})
@@ -1255,6 +1277,19 @@ def parent_isolation():
         return None, f"cannot isolate the job: {e}"
 
 
+def load_rekey():
+    """rekey.py (next to this file), loaded before the fork so the child
+    inherits it (its view has no runner files); None when missing."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("sandgate_rekey", REKEY_MODULE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except (OSError, ImportError, SyntaxError):
+        return None
+
+
 class JobFiles:
     """The parent's work in the workspace (input files, artifacts, session
     files) done as the job's uid (effective uid and gid only; back to 0 at
@@ -1292,9 +1327,10 @@ def main():
            "err_r": err_r, "err_w": err_w, "res_r": res_r, "res_w": res_w,
            "den_r": den_r, "den_w": den_w, "ready_r": ready_r, "ready_w": ready_w}
     isolation, setup_error = parent_isolation()
+    rekey = load_rekey()
     pid = os.fork()
     if pid == 0:
-        child_main(cfg, fds, isolation, setup_error)
+        child_main(cfg, fds, isolation, setup_error, rekey)
     make_undumpable()
     for key in ("job_r", "out_w", "err_w", "res_w", "den_w", "ready_w"):  # fds only
         os.close(fds[key])
