@@ -10,7 +10,8 @@ EXECUTOR_SRCS += executors/exec_config.c executors/docker.c executors/attach.c e
                  executors/json_out.c
 EXECUTOR_SRCS += executors/runtime_info.c executors/exec_jobs.c executors/runsc_info.c \
                  executors/pkgset.c executors/sandbox_runsc.c \
-                 executors/sandbox_runsc_spec.c executors/sandbox_runsc_io.c
+                 executors/sandbox_runsc_spec.c executors/sandbox_runsc_io.c \
+                 executors/sandbox_runsc_restore.c
 BINS += $(BUILD)/sandgate-executor
 
 $(BUILD)/sandgate-executor: $(BUILD)/obj/executors/main.o $(LIB_EXECUTOR) $(LIB_COMMON)

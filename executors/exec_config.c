@@ -68,6 +68,11 @@ static const struct opt opts[] = {
     {"runsc-accept-old", "SANDGATE_RUNSC_ACCEPT_OLD", OPT_BOOL, F(runsc_accept_old), 0, 0},
     {"sandbox-backend", "SANDGATE_SANDBOX_BACKEND", OPT_STR, F(sandbox_backend), 1, 0},
     {"runsc-state-dir", "SANDGATE_RUNSC_STATE_DIR", OPT_STR, F(runsc_state_dir), 1, 0},
+    {"sandbox-restore", "SANDGATE_SANDBOX_RESTORE", OPT_BOOL, F(sandbox_restore), 0, 0},
+    {"restore-max-uses", "SANDGATE_RESTORE_MAX_USES", OPT_UINT, F(restore_max_uses), 1,
+     EXEC_RESTORE_MAX_USES_MAX},
+    {"restore-max-age-s", "SANDGATE_RESTORE_MAX_AGE_S", OPT_UINT, F(restore_max_age_s), 1,
+     EXEC_RESTORE_MAX_AGE_S_MAX},
     {"memory-mb", "SANDBOX_MAX_MEMORY", OPT_SIZE_MB, F(memory_mb), SG_MEMORY_MB_MIN,
      SG_MEMORY_MB_MAX},
     {"cpus", "SANDGATE_CPUS", OPT_CPUS, F(nano_cpus), 0, 0},
@@ -202,8 +207,19 @@ static const char usage_text[] =
     "                        without dockerd in the creation path; needs host root and\n"
     "                        cgroup v1; plain pools only (no --egress-network, sessions\n"
     "                        (--max-sessions 0) or --pool-memory-mb) env SANDGATE_SANDBOX_BACKEND\n"
-    "  --runsc-state-dir DIR the runsc backend's runsc root, bundles and unpacked images\n"
-    "                        (/run/sandgate/<instance>)       env SANDGATE_RUNSC_STATE_DIR\n"
+    "  --runsc-state-dir DIR the runsc backend's runsc root, bundles, unpacked images\n"
+    "                        and checkpoints (/run/sandgate/<instance>)\n"
+    "                        env SANDGATE_RUNSC_STATE_DIR\n"
+    "  --sandbox-restore B   off | on (off). runsc backend, Python only (Node is refused:\n"
+    "                        V8's generators cannot be re-keyed): each flavour's sandboxes\n"
+    "                        are restored from a checkpoint of one warm sandbox instead of\n"
+    "                        booted (a third of the CPU); sandboxes of one checkpoint share\n"
+    "                        the str hash key and address layout (README, security model);\n"
+    "                        a failed restore falls back to a boot env SANDGATE_SANDBOX_RESTORE\n"
+    "  --restore-max-uses N  restores from one checkpoint before a new one (64, 1..100000)\n"
+    "                        env SANDGATE_RESTORE_MAX_USES\n"
+    "  --restore-max-age-s T seconds a checkpoint serves before a new one (300, 1..86400)\n"
+    "                        env SANDGATE_RESTORE_MAX_AGE_S\n"
     "  --token-file FILE     require 'Authorization: Bearer <token>' (first line of FILE)\n"
     "                        env SANDGATE_EXECUTOR_TOKEN_FILE\n"
     "  --instance NAME       label value marking this executor's containers; orphans\n"
@@ -402,6 +418,8 @@ static void set_defaults(struct exec_config *c)
     c->max_sessions = 16;
     snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
     snprintf(c->sandbox_backend, sizeof(c->sandbox_backend), "docker");
+    c->restore_max_uses = EXEC_RESTORE_MAX_USES_DEFAULT;
+    c->restore_max_age_s = EXEC_RESTORE_MAX_AGE_S_DEFAULT;
     c->log_level = SG_LOG_INFO;
     snprintf(c->egress_runtime, sizeof(c->egress_runtime), "runsc-net");
     snprintf(c->egress_dir, sizeof(c->egress_dir), "/run/sandgate-egress");
@@ -515,6 +533,13 @@ static int finish_backend(struct exec_config *c, struct sg_error *err)
     c->backend_runsc = strcmp(c->sandbox_backend, "runsc") == 0;
     if (!c->backend_runsc && strcmp(c->sandbox_backend, "docker") != 0)
         return sg_error_set(err, -EINVAL, "--sandbox-backend must be docker or runsc");
+    if (c->sandbox_restore && !c->backend_runsc)
+        return sg_error_set(err, -EINVAL, "--sandbox-restore needs --sandbox-backend runsc");
+    if (c->sandbox_restore && c->language != SG_LANG_PYTHON)
+        return sg_error_set(err, -EINVAL,
+                            "--sandbox-restore serves Python only: V8's Math.random state and "
+                            "hash seed cannot be re-keyed from JavaScript, so restored Node "
+                            "sandboxes would share them");
     if (!c->backend_runsc)
         return 0;
     const char *no = c->egress_network[0]  ? "--egress-network (networked pools)"

@@ -36,6 +36,11 @@
 #define EXEC_MAX_BODY_MAX (256u * 1024u * 1024u)
 #define EXEC_MAX_JOBS_MAX 1024u
 #define EXEC_MAX_SESSIONS_MAX 1024u
+/* --sandbox-restore: a new checkpoint after this many restores or seconds. */
+#define EXEC_RESTORE_MAX_USES_DEFAULT 64u
+#define EXEC_RESTORE_MAX_USES_MAX 100000u
+#define EXEC_RESTORE_MAX_AGE_S_DEFAULT 300u
+#define EXEC_RESTORE_MAX_AGE_S_MAX 86400u
 /* The daemon's memory budget when no container limit applies and none is
  * configured (membudget.h: otherwise half the container's limit). */
 #define EXEC_MEMORY_BUDGET_DEFAULT (128u << 20)
@@ -65,6 +70,9 @@ struct exec_config {
     char sandbox_backend[16];   /* "docker" (default) or "runsc" (sandbox_runsc.h) */
     bool backend_runsc;         /* sandbox_backend is "runsc" */
     char runsc_state_dir[1024]; /* the runsc backend's state (default /run/sandgate/<instance>) */
+    bool sandbox_restore;       /* runsc backend: restore pool sandboxes from a checkpoint */
+    unsigned restore_max_uses;  /* restores from one checkpoint before a new one */
+    unsigned restore_max_age_s; /* age of a checkpoint before a new one */
     unsigned memory_mb;         /* container memory (and memory+swap) limit */
     int64_t nano_cpus;          /* CPU quota, 1e9 = one core */
     unsigned pids_limit;

@@ -15,6 +15,7 @@
 #include "json_out.h"
 #include "log.h"
 #include "outcome.h"
+#include "sandbox_runsc.h"
 #include "sg_random.h"
 #include "sha256.h"
 
@@ -201,6 +202,16 @@ static void hand_over_reservation(struct exec_server *s, const struct sg_http_st
     sg_membudget_release(s->budget, reserved - keep);
 }
 
+/* The gVisor the job ran on; with the direct backend also how its sandbox
+ * started: "restored" from a checkpoint or "booted". */
+static json_t *sandbox_facts(const struct exec_server *s, const struct sandbox *sb)
+{
+    json_t *j = runsc_info_json(s->runsc, s->cfg->runtime);
+    if (j && s->cfg->backend_runsc)
+        json_object_set_new(j, "start", json_string(sb->restored ? "restored" : "booted"));
+    return j;
+}
+
 static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
                     struct exec_request *req, struct exec_job_slot *slot,
                     struct sg_http_response *resp, struct job_hold *hold)
@@ -251,7 +262,7 @@ static void run_job(struct exec_server *s, const struct sg_http_request *hreq,
     if (body && net)
         json_object_set(body, "network", net);
     if (body && s->runsc)
-        json_object_set_new(body, "sandbox", runsc_info_json(s->runsc, s->cfg->runtime));
+        json_object_set_new(body, "sandbox", sandbox_facts(s, &l.sb));
     json_decref(net);
     job_answer(st, resp, body);
     metrics_job(s->metrics, o.status, o.resource_limit_type, run_ms);
@@ -359,6 +370,66 @@ static void add_runsc(const struct exec_server *s, json_t *j)
         json_object_set_new(j, "warnings", json_pack("[s]", s->runsc->warning));
 }
 
+/* The direct backend's starts: restore on/off, counts, each pool's current
+ * generation (--sandbox-restore). */
+static json_t *restore_json(struct sandbox_runsc *rs)
+{
+    if (!rs)
+        return json_null();
+    struct sandbox_runsc_stats st;
+    sandbox_runsc_get_stats(rs, &st);
+    json_t *gens = json_array();
+    for (unsigned i = 0; gens && i < st.n; i++)
+        json_array_append_new(gens,
+                              json_pack("{s:s,s:i,s:i,s:f}", "pool", st.g[i].pool, "generation",
+                                        st.g[i].seq, "uses", st.g[i].uses, "age_s", st.g[i].age_s));
+    return json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:o}", "enabled", st.restore, "boots",
+                     (json_int_t)st.boots, "restores", (json_int_t)st.restores, "fallbacks",
+                     (json_int_t)st.fallbacks, "checkpoints", (json_int_t)st.checkpoints,
+                     "checkpoint_failures", (json_int_t)st.checkpoint_failures, "generations",
+                     gens);
+}
+
+static void render_restore(struct sg_buf *b)
+{
+    struct sandbox_runsc *rs = sandbox_runsc_in_use();
+    if (!rs)
+        return;
+    struct sandbox_runsc_stats st;
+    sandbox_runsc_get_stats(rs, &st);
+    sg_buf_printf(b,
+                  "# HELP sandgate_executor_sandbox_restore Whether pool sandboxes are restored "
+                  "from checkpoints (--sandbox-restore).\n"
+                  "# TYPE sandgate_executor_sandbox_restore gauge\n"
+                  "sandgate_executor_sandbox_restore %d\n"
+                  "# HELP sandgate_executor_sandbox_starts_total Sandboxes started, by how.\n"
+                  "# TYPE sandgate_executor_sandbox_starts_total counter\n"
+                  "sandgate_executor_sandbox_starts_total{how=\"booted\"} %lu\n"
+                  "sandgate_executor_sandbox_starts_total{how=\"restored\"} %lu\n"
+                  "# HELP sandgate_executor_restore_fallbacks_total Restores that failed and "
+                  "fell back to a boot.\n"
+                  "# TYPE sandgate_executor_restore_fallbacks_total counter\n"
+                  "sandgate_executor_restore_fallbacks_total %lu\n"
+                  "# HELP sandgate_executor_checkpoints_total Checkpoints taken, by result.\n"
+                  "# TYPE sandgate_executor_checkpoints_total counter\n"
+                  "sandgate_executor_checkpoints_total{result=\"ok\"} %lu\n"
+                  "sandgate_executor_checkpoints_total{result=\"failed\"} %lu\n",
+                  st.restore ? 1 : 0, st.boots, st.restores, st.fallbacks, st.checkpoints,
+                  st.checkpoint_failures);
+    if (st.n)
+        sg_buf_printf(b, "# HELP sandgate_executor_restore_generation_uses Restores from the "
+                         "pool's current checkpoint.\n"
+                         "# TYPE sandgate_executor_restore_generation_uses gauge\n"
+                         "# HELP sandgate_executor_restore_generation_age_seconds Age of the "
+                         "pool's current checkpoint.\n"
+                         "# TYPE sandgate_executor_restore_generation_age_seconds gauge\n");
+    for (unsigned i = 0; i < st.n; i++)
+        sg_buf_printf(b,
+                      "sandgate_executor_restore_generation_uses{pool=\"%s\"} %u\n"
+                      "sandgate_executor_restore_generation_age_seconds{pool=\"%s\"} %.1f\n",
+                      st.g[i].pool, st.g[i].uses, st.g[i].pool, st.g[i].age_s);
+}
+
 /* sandgate_executor_runsc_info: an info gauge (value 1) labelled with the facts. */
 static void render_runsc(const struct exec_server *s, struct sg_buf *b)
 {
@@ -417,6 +488,8 @@ static void handle_health(struct exec_server *s, struct sg_http_response *resp)
         json_object_set_new(j, "egress", egress_json(s));
         json_object_set_new(j, "daemon_memory", membudget_json(s->budget));
         add_runsc(s, j);
+        if (s->cfg->backend_runsc)
+            json_object_set_new(j, "restore", restore_json(sandbox_runsc_in_use()));
     }
     free(st);
     set_json(resp, ok ? 200 : 503, j);
@@ -436,6 +509,7 @@ static void handle_metrics(struct exec_server *s, struct sg_http_response *resp)
         sg_buf_printf(&b, "%s", base);
     pool_set_render_metrics(st, &b);
     render_runsc(s, &b);
+    render_restore(&b);
     sg_membudget_render(s->budget, "sandgate_executor_daemon", &b);
     free(base);
     free(st);

@@ -94,8 +94,9 @@ static int start_runsc(const struct exec_config *cfg, struct docker_client *dc,
                        const struct runsc_info *ri, struct sandbox_runsc **ret,
                        struct sg_error *err)
 {
-    const struct sandbox_runsc_config rc = {ri->path, ri->platform, cfg->runsc_state_dir,
-                                            cfg->instance, NULL};
+    const struct sandbox_runsc_config rc = {
+        ri->path, ri->platform,         cfg->runsc_state_dir,  cfg->instance,
+        NULL,     cfg->sandbox_restore, cfg->restore_max_uses, cfg->restore_max_age_s * 1000.0};
     unsigned reaped = 0;
     if (!cfg->backend_runsc)
         return 0;
@@ -107,8 +108,10 @@ static int start_runsc(const struct exec_config *cfg, struct docker_client *dc,
     if (r < 0)
         return r;
     sandbox_use_runsc(*ret);
-    sg_log(SG_LOG_INFO, "sandbox_backend", "backend=runsc state=%s platform=%s reaped=%u",
-           cfg->runsc_state_dir, ri->platform[0] ? ri->platform : "default", reaped);
+    sg_log(SG_LOG_INFO, "sandbox_backend",
+           "backend=runsc state=%s platform=%s reaped=%u restore=%s max_uses=%u max_age_s=%u",
+           cfg->runsc_state_dir, ri->platform[0] ? ri->platform : "default", reaped,
+           cfg->sandbox_restore ? "on" : "off", cfg->restore_max_uses, cfg->restore_max_age_s);
     return 0;
 }
 

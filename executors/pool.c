@@ -184,12 +184,15 @@ static void launch_one(struct pool *p)
     if (p->metrics)
         metrics_create(p->metrics, ms, r == 0);
     double t_up = attach_now_ms();
-    bool ready = r == 0 && p->wait_ready ? wait_ready(p, &sb) : true;
+    /* A restored runner said it was ready before its checkpoint: it is warm
+     * once the restore returned, and says nothing until its job. */
+    bool waits = r == 0 && p->wait_ready && !sb.restored;
+    bool ready = waits ? wait_ready(p, &sb) : true;
     double phases[METRICS_PHASES] = {sb.create_ms, sb.attach_ms, sb.start_ms,
                                      attach_now_ms() - t_up};
     if (r == 0) {
         ms = attach_now_ms() - t0; /* the refill time: until it is warm */
-        if (p->metrics && ready && p->wait_ready)
+        if (p->metrics && ready && waits)
             metrics_create_phases(p->metrics, phases);
     }
     pthread_mutex_lock(&p->mu);

@@ -19,6 +19,11 @@ void sandbox_use_runsc(struct sandbox_runsc *rs)
     use_runsc = rs;
 }
 
+struct sandbox_runsc *sandbox_runsc_in_use(void)
+{
+    return use_runsc;
+}
+
 #define MIB (1024LL * 1024LL)
 
 static json_t *tmpfs_spec(const struct exec_config *cfg)

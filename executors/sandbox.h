@@ -32,6 +32,10 @@ struct sandbox {
     char ip[DOCKER_IP_TEXT_MAX];
     /* The direct backend's sandbox (sandbox_runsc.h); NULL: a Docker container. */
     struct sandbox_runsc_box *runsc;
+    /* Restored from a checkpoint of a warm sandbox (--sandbox-restore): warm
+     * when the launch returns; its runner already sent its ready line, before
+     * the checkpoint, and sends nothing until its job. */
+    bool restored;
 };
 
 struct sandbox_runsc;
@@ -40,6 +44,9 @@ struct sandbox_runsc;
  * (--sandbox-backend runsc); NULL: through dockerd (the default). Call
  * before any pool starts. */
 void sandbox_use_runsc(struct sandbox_runsc *rs);
+
+/* The direct backend in use, or NULL (the Docker path). */
+struct sandbox_runsc *sandbox_runsc_in_use(void);
 
 /* The JSON body of POST /containers/create for cfg: runtime, no network,
  * read-only root, tmpfs /tmp and /workspace, uid 65534, no capabilities,

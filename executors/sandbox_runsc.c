@@ -25,31 +25,10 @@
 #include "sandbox.h"
 #include "sg_random.h"
 
-#define SRS_IMAGES_MAX 24u /* distinct images (flavours' package sets) */
-#define SRS_ARGV_MAX 16
-#define SRS_DIR_MAX 1024 /* the state directory (exec_config's runsc_state_dir) */
-#define SRS_PATH_MAX (SRS_DIR_MAX + 256)
 #define SRS_DELETE_TRIES 3
 
-struct srs_image {
-    char ref[EXEC_NAME_MAX + FLAVOUR_IMAGE_MAX];
-    struct sandbox_runsc_image img;
-    char rootfs[SRS_PATH_MAX];
-    double checked_at;
-};
-
-struct sandbox_runsc {
-    char runsc[PATH_MAX], platform[32], state[SRS_DIR_MAX];
-    char root[SRS_DIR_MAX + 16], bundles[SRS_DIR_MAX + 16], images[SRS_DIR_MAX + 16];
-    char cg_root[256], cg_parent[96], memcg[512];
-    struct docker_client *dc;
-    pthread_mutex_t mu;
-    struct srs_image img[SRS_IMAGES_MAX];
-    unsigned n_img;
-};
-
 /* runsc's global flags, then words (NULL-terminated). */
-static void runsc_argv(const struct sandbox_runsc *rs, const char **argv, const char *const *words)
+void srs_runsc_argv(const struct sandbox_runsc *rs, const char **argv, const char *const *words)
 {
     int n = 0;
     argv[n++] = rs->runsc;
@@ -73,7 +52,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-static int rm_tree(const char *path)
+int srs_rm_tree(const char *path)
 {
     return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT ? -errno : 0;
 }
@@ -89,11 +68,11 @@ static bool sandbox_id_ok(const char *s, size_t n)
 }
 
 /* runsc delete --force, a few tries (a busy host can time it out). */
-static int delete_sandbox(struct sandbox_runsc *rs, const char *id)
+int srs_delete(struct sandbox_runsc *rs, const char *id)
 {
     const char *argv[SRS_ARGV_MAX];
     const char *words[] = {"delete", "--force", id, NULL};
-    runsc_argv(rs, argv, words);
+    srs_runsc_argv(rs, argv, words);
     int code = -1;
     for (int i = 0; i < SRS_DELETE_TRIES; i++)
         if (srs_run(argv, -1, NULL, SANDBOX_RUNSC_CMD_TIMEOUT_MS, &code) == 0 && code == 0)
@@ -164,7 +143,7 @@ static int reap(struct sandbox_runsc *rs, unsigned *ret_n, struct sg_error *err)
 {
     const char *argv[SRS_ARGV_MAX];
     const char *words[] = {"list", "--quiet", NULL};
-    runsc_argv(rs, argv, words);
+    srs_runsc_argv(rs, argv, words);
     struct sg_buf out;
     sg_buf_init(&out, SANDBOX_RUNSC_LIST_MAX);
     int code = -1, r = srs_run(argv, -1, &out, SANDBOX_RUNSC_CMD_TIMEOUT_MS, &code);
@@ -179,7 +158,7 @@ static int reap(struct sandbox_runsc *rs, unsigned *ret_n, struct sg_error *err)
         char id[72];
         if (sandbox_id_ok(out.data + i, n)) {
             snprintf(id, sizeof(id), "%.*s", (int)n, out.data + i);
-            if (delete_sandbox(rs, id) == 0)
+            if (srs_delete(rs, id) == 0)
                 (*ret_n)++;
             else
                 sg_log(SG_LOG_WARN, "runsc_orphan_kept", "sandbox=%s", id);
@@ -187,12 +166,13 @@ static int reap(struct sandbox_runsc *rs, unsigned *ret_n, struct sg_error *err)
         i += n + 1;
     }
     sg_buf_free(&out);
-    rm_tree(rs->bundles);
+    srs_rm_tree(rs->bundles);
+    srs_rm_tree(rs->checkpoints); /* an earlier life's generations */
     rmdir_cgroups(rs, NULL);
     return 0;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
+int srs_mkdir_p(const char *path, mode_t mode)
 {
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof(tmp), "%s", path);
@@ -221,6 +201,7 @@ int sandbox_runsc_new(const struct sandbox_runsc_config *cfg, struct docker_clie
     snprintf(rs->root, sizeof(rs->root), "%s/runsc", rs->state);
     snprintf(rs->bundles, sizeof(rs->bundles), "%s/bundles", rs->state);
     snprintf(rs->images, sizeof(rs->images), "%s/images", rs->state);
+    snprintf(rs->checkpoints, sizeof(rs->checkpoints), "%s/checkpoints", rs->state);
     snprintf(rs->cg_root, sizeof(rs->cg_root), "%s",
              cfg->cgroup_root ? cfg->cgroup_root : SANDBOX_RUNSC_CGROUP_V1);
     snprintf(rs->cg_parent, sizeof(rs->cg_parent), "sandgate-%s", cfg->instance);
@@ -232,15 +213,18 @@ int sandbox_runsc_new(const struct sandbox_runsc_config *cfg, struct docker_clie
         r = sg_error_set(err, -ENOTSUP,
                          "--sandbox-backend runsc needs a cgroup v1 memory controller at %s/memory",
                          rs->cg_root);
-    else if ((r = mkdir_p(rs->root, 0700)) < 0 || (r = mkdir_p(rs->images, 0700)) < 0)
+    else if ((r = srs_mkdir_p(rs->root, 0700)) < 0 || (r = srs_mkdir_p(rs->images, 0700)) < 0)
         r = sg_error_set(err, r,
                          "cannot make the backend's directories under %s (%s): it needs "
                          "host root",
                          rs->state, strerror(-r));
     else
         r = reap(rs, ret_reaped, err);
-    if (r == 0 && ((r = mkdir_p(rs->bundles, 0700)) < 0 || (r = mkdir_p(rs->memcg, 0755)) < 0))
+    if (r == 0 &&
+        ((r = srs_mkdir_p(rs->bundles, 0700)) < 0 || (r = srs_mkdir_p(rs->memcg, 0755)) < 0))
         r = sg_error_set(err, r, "cannot make %s or %s: %s", rs->bundles, rs->memcg, strerror(-r));
+    if (r == 0 && cfg->restore)
+        r = srs_restore_new(rs, cfg, err);
     if (r < 0) {
         sandbox_runsc_free(rs);
         return r;
@@ -253,7 +237,8 @@ void sandbox_runsc_free(struct sandbox_runsc *rs)
 {
     if (!rs)
         return;
-    rm_tree(rs->bundles);
+    srs_restore_free(rs); /* the checkpoints */
+    srs_rm_tree(rs->bundles);
     rmdir_cgroups(rs, NULL); /* runsc made the parent in every controller it used */
     for (unsigned i = 0; i < rs->n_img; i++)
         sandbox_runsc_image_clear(&rs->img[i].img);
@@ -365,14 +350,14 @@ static int unpack(struct sandbox_runsc *rs, const char *ref, const char *id, cha
     if (access(rootfs, F_OK) == 0)
         return 0;
     snprintf(tmp, sizeof(tmp), "%s.tmp", dir);
-    rm_tree(tmp);
+    srs_rm_tree(tmp);
     double t0 = attach_now_ms();
-    int r = mkdir_p(tmp, 0755) < 0 ? sg_error_set(err, -errno, "cannot make %s", tmp)
-                                   : export_into(rs, ref, tmp, err);
-    if (r == 0 && (mkdir_p(dir, 0755) < 0 || rename(tmp, rootfs) < 0))
+    int r = srs_mkdir_p(tmp, 0755) < 0 ? sg_error_set(err, -errno, "cannot make %s", tmp)
+                                       : export_into(rs, ref, tmp, err);
+    if (r == 0 && (srs_mkdir_p(dir, 0755) < 0 || rename(tmp, rootfs) < 0))
         r = sg_error_set(err, -errno, "cannot move the image into %s: %s", rootfs, strerror(errno));
     if (r < 0)
-        rm_tree(tmp);
+        srs_rm_tree(tmp);
     else
         sg_log(SG_LOG_INFO, "runsc_image_unpacked", "image=%s id=%.19s ms=%.0f", ref, id,
                attach_now_ms() - t0);
@@ -462,17 +447,20 @@ static int make_memcg(struct sandbox_runsc_box *b, json_t *hc, struct sg_error *
 
 /* The bundle: config.json for this sandbox, root at the shared rootfs. */
 static int make_bundle(struct sandbox_runsc *rs, struct sandbox_runsc_box *b, const char *body,
-                       const char *image, struct sg_error *err)
+                       const char *image, const char *hostname, char *ret_image_id,
+                       struct sg_error *err)
 {
     char cgpath[256], cfgpath[PATH_MAX + 16], host[16];
     snprintf(cgpath, sizeof(cgpath), "/%s/%s", rs->cg_parent, b->id);
-    snprintf(host, sizeof(host), "%.12s", b->id);
+    snprintf(host, sizeof(host), "%.12s", hostname ? hostname : b->id);
     struct srs_image *e = NULL;
     char *spec = NULL;
     pthread_mutex_lock(&rs->mu);
     int r = image_locked(rs, image, &e, err);
     if (r == 0)
         r = sandbox_runsc_spec(body, &e->img, e->rootfs, host, cgpath, &spec, err);
+    if (r == 0)
+        snprintf(ret_image_id, sizeof(e->img.id), "%s", e->img.id);
     pthread_mutex_unlock(&rs->mu);
     if (r < 0)
         return r;
@@ -483,20 +471,22 @@ static int make_bundle(struct sandbox_runsc *rs, struct sandbox_runsc_box *b, co
     return r;
 }
 
-static void box_free(struct sandbox_runsc_box *b)
+void srs_box_free(struct sandbox_runsc_box *b)
 {
-    rm_tree(b->bundle);
+    srs_rm_tree(b->bundle);
     for (int i = 0; i < 50 && rmdir(b->memcg) < 0 && errno == EBUSY; i++)
         usleep(20000);           /* the last task leaves the cgroup a moment after its exit */
     rmdir_cgroups(b->rs, b->id); /* runsc's own, when its clean-up did not run */
     if (b->pidfd >= 0)
         close(b->pidfd);
+    if (b->wait_out >= 0)
+        close(b->wait_out);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b);
 }
 
-static struct sandbox_runsc_box *box_new(struct sandbox_runsc *rs)
+struct sandbox_runsc_box *srs_box_new(struct sandbox_runsc *rs)
 {
     struct sandbox_runsc_box *b = calloc(1, sizeof(*b));
     char hex[25];
@@ -505,7 +495,7 @@ static struct sandbox_runsc_box *box_new(struct sandbox_runsc *rs)
         return NULL;
     }
     b->rs = rs;
-    b->in = b->out = b->err = b->sock = b->pidfd = -1;
+    b->in = b->out = b->err = b->sock = b->pidfd = b->wait_out = -1;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     snprintf(b->id, sizeof(b->id), "sg%s", hex);
@@ -514,30 +504,23 @@ static struct sandbox_runsc_box *box_new(struct sandbox_runsc *rs)
     return b;
 }
 
-int sandbox_runsc_launch(struct sandbox_runsc *rs, const char *body, struct sandbox *ret,
-                         struct sg_error *err)
+int srs_box_prepare(struct sandbox_runsc *rs, struct sandbox_runsc_box *b, const char *body,
+                    const char *hostname, char *ret_image_id, struct sg_error *err)
 {
-    memset(ret, 0, sizeof(*ret));
-    ret->fd = -1;
-    double t0 = attach_now_ms();
     json_t *spec = json_loads(body, 0, NULL);
     const char *image = json_string_value(json_object_get(spec, "Image"));
-    struct sandbox_runsc_box *b = image ? box_new(rs) : NULL;
-    int r = b ? 0 : sg_error_set(err, -EINVAL, "cannot start a sandbox: bad body or no memory");
-    if (r == 0 && (r = make_bundle(rs, b, body, image, err)) == 0)
+    int r = image ? 0 : sg_error_set(err, -EINVAL, "cannot start a sandbox: bad body");
+    if (r == 0 && (r = make_bundle(rs, b, body, image, hostname, ret_image_id, err)) == 0)
         r = make_memcg(b, json_object_get(spec, "HostConfig"), err);
     json_decref(spec);
-    double t1 = attach_now_ms();
-    if (r == 0) {
-        const char *argv[SRS_ARGV_MAX];
-        const char *words[] = {"run", "--bundle", b->bundle, b->id, NULL};
-        runsc_argv(rs, argv, words);
-        if ((r = srs_start(b, argv, &ret->fd)) < 0)
-            r = sg_error_set(err, r, "cannot run %s: %s", rs->runsc, strerror(-r));
-    }
+    return r;
+}
+
+int srs_launched(struct sandbox_runsc_box *b, int r, double t0, double t1, struct sandbox *ret)
+{
     if (r < 0) {
         if (b)
-            box_free(b);
+            srs_box_free(b);
         return r;
     }
     snprintf(ret->id, sizeof(ret->id), "%s", b->id);
@@ -548,6 +531,42 @@ int sandbox_runsc_launch(struct sandbox_runsc *rs, const char *body, struct sand
     return 0;
 }
 
+int srs_boot(struct sandbox_runsc *rs, const char *body, const char *hostname, struct sandbox *ret,
+             struct sg_error *err)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->fd = -1;
+    double t0 = attach_now_ms();
+    struct sandbox_runsc_box *b = srs_box_new(rs);
+    char image_id[72];
+    int r = b ? srs_box_prepare(rs, b, body, hostname, image_id, err)
+              : sg_error_set(err, -ENOMEM, "cannot start a sandbox: no memory");
+    double t1 = attach_now_ms();
+    if (r == 0) {
+        const char *argv[SRS_ARGV_MAX];
+        const char *words[] = {"run", "--bundle", b->bundle, b->id, NULL};
+        srs_runsc_argv(rs, argv, words);
+        if ((r = srs_start(b, argv, &ret->fd)) < 0)
+            r = sg_error_set(err, r, "cannot run %s: %s", rs->runsc, strerror(-r));
+    }
+    return srs_launched(b, r, t0, t1, ret);
+}
+
+int sandbox_runsc_launch(struct sandbox_runsc *rs, const char *body, struct sandbox *ret,
+                         struct sg_error *err)
+{
+    struct sg_error why = {0}; /* logged and counted by the restore; a boot follows */
+    if (rs->restore && srs_restore_launch(rs, body, ret, &why) == 0)
+        return 0;
+    int r = srs_boot(rs, body, NULL, ret, err);
+    if (r == 0) {
+        pthread_mutex_lock(&rs->mu);
+        rs->boots++;
+        pthread_mutex_unlock(&rs->mu);
+    }
+    return r;
+}
+
 int sandbox_runsc_destroy(struct sandbox *sb, struct sg_error *err)
 {
     struct sandbox_runsc_box *b = sb->runsc;
@@ -556,13 +575,13 @@ int sandbox_runsc_destroy(struct sandbox *sb, struct sg_error *err)
     sb->fd = -1;
     if (!b)
         return 0;
-    int r = delete_sandbox(b->rs, b->id);
+    int r = srs_delete(b->rs, b->id);
     if (b->pidfd >= 0) /* `runsc run`: the sandbox is attached to it */
         pidfd_send_signal(b->pidfd, SIGKILL, NULL, 0);
     if (b->relay_running)
         pthread_join(b->relay, NULL);
     sb->runsc = NULL;
-    box_free(b);
+    srs_box_free(b);
     if (r < 0)
         sg_log(SG_LOG_WARN, "runsc_delete_failed", "sandbox=%s", sb->id);
     return r < 0 ? sg_error_set(err, r, "runsc delete %s failed", sb->id) : 0;

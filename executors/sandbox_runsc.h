@@ -78,11 +78,38 @@ struct sandbox_runsc_config {
     const char *state_dir;   /* this instance's: runsc's --root, bundles, images */
     const char *instance;    /* [A-Za-z0-9._-]: the cgroup parent's name */
     const char *cgroup_root; /* SANDBOX_RUNSC_CGROUP_V1 unless a test says */
+    /* --sandbox-restore: pool sandboxes restored from a checkpoint of one
+     * warm sandbox per flavour, a new checkpoint (generation) after
+     * restore_max_uses restores or restore_max_age_ms. */
+    bool restore;
+    unsigned restore_max_uses;
+    double restore_max_age_ms;
 };
+
+#define SANDBOX_RUNSC_CHECKPOINT_TIMEOUT_MS 60000 /* runsc checkpoint, restore */
+#define SANDBOX_RUNSC_GOLDEN_READY_MS 30000       /* a golden sandbox's ready line */
+#define SANDBOX_RUNSC_BACKOFF_MIN_MS 2000.0       /* after a failed checkpoint or restore */
+#define SANDBOX_RUNSC_BACKOFF_MAX_MS 60000.0
+#define SANDBOX_RUNSC_GENERATIONS_MAX 16u /* flavours served by restore */
+
+/* The restore figures (/healthz, /metrics). */
+struct sandbox_runsc_gen_stats {
+    char pool[128]; /* the pool's label (<instance>.<flavour>) */
+    unsigned seq;   /* its generation number, from 1 */
+    unsigned uses;  /* restores from the current checkpoint */
+    double age_s;   /* of the current checkpoint; 0 with none */
+};
+struct sandbox_runsc_stats {
+    bool restore;
+    unsigned long boots, restores, fallbacks, checkpoints, checkpoint_failures;
+    unsigned n;
+    struct sandbox_runsc_gen_stats g[SANDBOX_RUNSC_GENERATIONS_MAX];
+};
+void sandbox_runsc_get_stats(struct sandbox_runsc *rs, struct sandbox_runsc_stats *ret);
 
 /* Make the state directory, delete every sandbox an earlier life of this
  * instance left (`runsc list` in its root, then `runsc delete --force`),
- * their bundles and cgroups. *ret_reaped counts them. */
+ * their bundles, cgroups and checkpoints. *ret_reaped counts them. */
 int sandbox_runsc_new(const struct sandbox_runsc_config *cfg, struct docker_client *dc,
                       struct sandbox_runsc **ret, unsigned *ret_reaped, struct sg_error *err);
 

@@ -85,13 +85,14 @@ int srs_exit_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-int srs_run(const char *const argv[], int in, struct sg_buf *out, long timeout_ms, int *ret_code)
+static int run_bounded(const char *const argv[], int in, struct sg_buf *out, bool both,
+                       long timeout_ms, int *ret_code)
 {
     int p[2] = {-1, -1};
     pid_t pid = -1;
     if (out && pipe2(p, O_CLOEXEC) < 0)
         return -errno;
-    int r = srs_spawn(argv, in, out ? p[1] : -1, -1, &pid);
+    int r = srs_spawn(argv, in, out ? p[1] : -1, out && both ? p[1] : -1, &pid);
     if (out)
         close(p[1]);
     double deadline = attach_now_ms() + (double)timeout_ms;
@@ -113,6 +114,16 @@ int srs_run(const char *const argv[], int in, struct sg_buf *out, long timeout_m
     if (r == 0 && (r = srs_reap(pid, deadline, &status)) == 0)
         *ret_code = srs_exit_code(status);
     return r;
+}
+
+int srs_run(const char *const argv[], int in, struct sg_buf *out, long timeout_ms, int *ret_code)
+{
+    return run_bounded(argv, in, out, false, timeout_ms, ret_code);
+}
+
+int srs_run_both(const char *const argv[], struct sg_buf *out, long timeout_ms, int *ret_code)
+{
+    return run_bounded(argv, -1, out, true, timeout_ms, ret_code);
 }
 
 /* One frame of the attach stream: {stream, 0, 0, 0, size32be} + payload. */
@@ -183,6 +194,24 @@ static void relay_out(struct sandbox_runsc_box *b, int *fd, int stream, char *bu
         frame_out(b->sock, stream, buf, (size_t)n); /* a gone reader: keep draining */
 }
 
+/* A restored sandbox's exit status: `runsc wait` prints
+ * {"id":"...","exitStatus":N} (128+N for a signal, as runsc run exits); else
+ * (it failed) its own exit code, which is not 0. */
+static int wait_status(int fd, int fallback)
+{
+    char text[512];
+    size_t n = 0;
+    ssize_t got;
+    while (n < sizeof(text) - 1 && (got = read(fd, text + n, sizeof(text) - 1 - n)) > 0)
+        n += (size_t)got;
+    text[n] = '\0';
+    close(fd);
+    const char *k = strstr(text, "\"exitStatus\":");
+    char *end = NULL;
+    long v = k ? strtol(k + 13, &end, 10) : -1;
+    return k && end != k + 13 && v >= 0 && v <= 255 ? (int)v : (fallback ? fallback : 128 + 9);
+}
+
 static void *relay_main(void *arg)
 {
     struct sandbox_runsc_box *b = arg;
@@ -207,9 +236,13 @@ static void *relay_main(void *arg)
     int status = 0;
     while (waitpid(b->pid, &status, 0) < 0 && errno == EINTR)
         ;
+    int code = srs_exit_code(status);
+    if (b->wait_out >= 0)
+        code = wait_status(b->wait_out, code);
+    b->wait_out = -1;
     /* The exit status first, then the end of the stream the job reads. */
     pthread_mutex_lock(&b->mu);
-    b->exit_code = srs_exit_code(status);
+    b->exit_code = code;
     b->exited = true;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
@@ -245,6 +278,87 @@ int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd
         close_fd(&b->out);
         close_fd(&b->err);
         close_fd(&b->sock);
+        return r;
+    }
+    b->relay_running = true;
+    *ret_fd = sp[0];
+    return 0;
+}
+
+static void close_pair(int p[2])
+{
+    close_fd(&p[0]);
+    close_fd(&p[1]);
+}
+
+/* Bounded: one runsc call whose exit must be 0; its output into errbuf. */
+static int run_ok(const char *const argv[], long timeout_ms, struct sg_buf *errbuf)
+{
+    int code = -1;
+    int r = srs_run_both(argv, errbuf, timeout_ms, &code);
+    if (r == 0 && code != 0)
+        r = -EIO;
+    if (r < 0)
+        sg_buf_printf(errbuf, " (runsc: %s, exit %d)", strerror(-r), code);
+    return r;
+}
+
+/* `runsc create` with the runner's stdio on in[0], out[1], err[1]. */
+static int create_on(const char *const create[], const int in[2], const int out[2],
+                     const int err[2], struct sg_buf *errbuf)
+{
+    pid_t pid = -1;
+    int status = 0;
+    int r = srs_spawn(create, in[0], out[1], err[1], &pid);
+    if (r == 0)
+        r = srs_reap(pid, attach_now_ms() + SANDBOX_RUNSC_CMD_TIMEOUT_MS, &status);
+    if (r == 0 && srs_exit_code(status) != 0)
+        r = -EIO;
+    if (r < 0)
+        sg_buf_printf(errbuf, "runsc create failed: %s (exit %d)", strerror(-r),
+                      srs_exit_code(status));
+    return r;
+}
+
+int srs_start_restored(struct sandbox_runsc_box *b, const char *const create[],
+                       const char *const restore[], const char *const wait[], int *ret_fd,
+                       struct sg_buf *errbuf)
+{
+    int sp[2] = {-1, -1}, in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int wo[2] = {-1, -1};
+    bool created = false;
+    int r = 0;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
+        pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(wo, O_CLOEXEC) < 0)
+        r = -errno;
+    if (r == 0)
+        created = (r = create_on(create, in, out, err, errbuf)) == 0;
+    close_fd(&in[0]); /* the sandbox holds the runner's ends now */
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    if (r == 0)
+        r = run_ok(restore, SANDBOX_RUNSC_CHECKPOINT_TIMEOUT_MS, errbuf);
+    if (r == 0 && (r = srs_spawn(wait, -1, wo[1], -1, &b->pid)) == 0)
+        b->pidfd = pidfd_open(b->pid, 0);
+    close_fd(&wo[1]);
+    b->in = in[1];
+    b->out = out[0];
+    b->err = err[0];
+    b->sock = sp[1];
+    b->wait_out = wo[0];
+    if (r == 0 && (r = -pthread_create(&b->relay, NULL, relay_main, b)) < 0) {
+        kill(b->pid, SIGKILL);
+        waitpid(b->pid, NULL, 0);
+    }
+    if (r < 0) {
+        if (created)
+            srs_delete(b->rs, b->id);
+        close_pair(sp);
+        close_fd(&b->in);
+        close_fd(&b->out);
+        close_fd(&b->err);
+        close_fd(&b->wait_out);
+        b->sock = -1;
         return r;
     }
     b->relay_running = true;

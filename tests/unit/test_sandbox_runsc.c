@@ -235,3 +235,67 @@ Test(sandbox_runsc, image_config_is_validated)
     strcat(big, "]}}");
     cr_assert_eq(parse_image(big), -EPROTO);
 }
+
+/* exec_config_parse's return for args (NULL-terminated, argv[0] included);
+ * the error's message into msg. */
+static int parse(const char *const *args, struct exec_config *c, char *msg, size_t cap)
+{
+    char *argv[32] = {0};
+    int n = 0;
+    for (; args[n] && n < 31; n++)
+        argv[n] = strdup(args[n]);
+    struct sg_error e = {0};
+    int r = exec_config_parse(n, argv, c, &e);
+    for (int i = 0; i < n; i++)
+        free(argv[i]);
+    snprintf(msg, cap, "%s", e.msg);
+    return r;
+}
+
+Test(sandbox_runsc, restore_defaults_and_bounds)
+{
+    struct exec_config c;
+    char msg[512];
+    const char *off[] = {"x", "--language", "python", NULL};
+    cr_assert_eq(parse(off, &c, msg, sizeof(msg)), 0);
+    cr_assert(!c.sandbox_restore, "off by default");
+    cr_assert_eq(c.restore_max_uses, 64);
+    cr_assert_eq(c.restore_max_age_s, 300);
+    const char *on[] = {"x",      "--language",
+                        "python", "--sandbox-backend",
+                        "runsc",  "--max-sessions",
+                        "0",      "--sandbox-restore",
+                        "on",     "--restore-max-uses",
+                        "5",      "--restore-max-age-s",
+                        "30",     NULL};
+    cr_assert_eq(parse(on, &c, msg, sizeof(msg)), 0, "%s", msg);
+    cr_assert(c.sandbox_restore);
+    cr_assert_eq(c.restore_max_uses, 5);
+    cr_assert_eq(c.restore_max_age_s, 30);
+    const char *zero[] = {"x", "--language", "python", "--restore-max-uses", "0", NULL};
+    cr_assert_lt(parse(zero, &c, msg, sizeof(msg)), 0);
+    const char *old[] = {"x", "--language", "python", "--restore-max-age-s", "86401", NULL};
+    cr_assert_lt(parse(old, &c, msg, sizeof(msg)), 0);
+}
+
+Test(sandbox_runsc, restore_needs_the_runsc_backend_and_python)
+{
+    struct exec_config c;
+    char msg[512];
+    const char *docker[] = {"x", "--language", "python", "--sandbox-restore", "on", NULL};
+    cr_assert_lt(parse(docker, &c, msg, sizeof(msg)), 0);
+    cr_assert(strstr(msg, "--sandbox-backend runsc"), "%s", msg);
+    const char *node[] = {"x",      "--language",
+                          "nodejs", "--sandbox-backend",
+                          "runsc",  "--max-sessions",
+                          "0",      "--sandbox-restore",
+                          "on",     NULL};
+    cr_assert_lt(parse(node, &c, msg, sizeof(msg)), 0);
+    cr_assert(strstr(msg, "Python only"), "%s", msg);
+    cr_assert(strstr(msg, "re-keyed"), "%s", msg);
+    setenv("SANDGATE_SANDBOX_RESTORE", "on", 1);
+    const char *env[] = {"x", "--language", "python", NULL};
+    int r = parse(env, &c, msg, sizeof(msg));
+    unsetenv("SANDGATE_SANDBOX_RESTORE");
+    cr_assert_lt(r, 0, "the environment sets it too");
+}
