@@ -21,6 +21,7 @@ import unittest
 import sgtest
 import test_executor as tex
 from test_direct_backend import leftovers
+from test_runtime_policy import REDTEAM, runtime_of, source
 
 MAX_USES = 5
 # Run in the "gen" flavour, which imported these before its checkpoint.
@@ -109,6 +110,23 @@ class DirectRestore(unittest.TestCase):
                 "    return [os.getuid(), s['CapEff'].strip(), s['Seccomp'].strip(), refused]\n")
         r = self.restored_ok(code)
         self.assertEqual(r["result"]["value"], [65534, "0000000000000000", "2", 1], r)
+
+    def test_the_run_time_policy_holds_after_a_restore(self):
+        rt = runtime_of("default", "python")
+        r = self.restored_ok(source(REDTEAM, "process_caught.py"), runtime=rt,
+                             limits={"timeout_ms": 30000})
+        self.assertEqual((r["status"], r["unauthorized_access_type"]),
+                         ("unauthorized_access", "process"), r)
+        # no new executable memory (the kernel filter's no-new-code rule,
+        # installed when the job arrives: after the restore)
+        code = ("import mmap, os\ndef main():\n    try:\n"
+                "        mmap.mmap(-1, 4096, prot=7)\n        return 'EXEC'\n"
+                "    except OSError as e:\n        return os.strerror(e.errno)\n")
+        allowed = rt["imports"]["modules"] + ["mmap", "os"]
+        rt = dict(rt, imports=dict(rt["imports"], modules=allowed))
+        r = self.restored_ok(code, runtime=rt)
+        self.assertEqual((r["status"], r["result"]["value"]),
+                         ("success", "Operation not permitted"), r)
 
     def test_two_restored_sandboxes_draw_their_own_numbers(self):
         draws = []
