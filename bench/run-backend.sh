@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run-backend.sh - the executor's two sandbox backends side by side in one
-# run: Docker (the Engine API, the default) and runsc driven directly
-# (--sandbox-backend runsc: OCI bundles, no dockerd in the creation path).
+# run-backend.sh - the executor's sandbox backends side by side in one run:
+# Docker (the Engine API, the default), runsc driven directly
+# (--sandbox-backend runsc: OCI bundles, no dockerd in the creation path) and
+# the direct backend restoring its pool sandboxes from checkpoints ("restore":
+# --sandbox-restore on).
 # The release sandgate in front of a Python sandgate-executor with a plain and
 # a pandas flavour, each backend in turn, on the same image and runsc. For each:
 #   hello-world p50/p99 via POST /v1/run at concurrency 1 (warm pools);
@@ -18,8 +20,11 @@
 # The issue's targets: the mix >= 80 % of the bare creation rate;
 # sandboxes/s per core >= 1.5x the old runsc's bare rate (5.94/s on this
 # 2-core host, bench/HISTORY.md). Prints the figures, one table and the load
-# average before and after; fails only when it cannot measure. Needs root
-# (the runsc backend). SANDGATE_TAG picks the image tag (latest).
+# average before and after; fails only when it cannot measure. With
+# $BENCH_SUMMARY set, appends each side's key figures to that file as
+# markdown table rows (| what | measured | target |). Needs root (the runsc
+# backend). SANDGATE_TAG picks the image tag (latest); BACKEND_BENCH_BACKENDS
+# the sides (docker runsc restore).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -28,7 +33,7 @@ N=${BACKEND_BENCH_N:-20}            # hello latency samples
 SECS=${BACKEND_BENCH_SECONDS:-30}   # each sustained phase
 BARE=${BACKEND_BENCH_BARE_RUNS:-24} # bare docker runs (4 at a time)
 OLD_BARE=5.94                       # the old runsc's bare rate (bench/HISTORY.md)
-BACKENDS=${BACKEND_BENCH_BACKENDS:-docker runsc}
+BACKENDS=${BACKEND_BENCH_BACKENDS:-docker runsc restore}
 IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
 [ "$(id -u)" = 0 ] || { echo "run-backend: the runsc backend needs root"; exit 1; }
 bench_preflight run-backend "${SANDGATE_TAG:-latest}"
@@ -85,13 +90,16 @@ echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
 bare=$(bare_rate "$BARE" "$IMAGE" /bin/true)
 echo "  bare rate: $bare containers/s"
 
-# measure BACKEND: appends a row to $work/table.
+# measure SIDE: appends a row to $work/table. SIDE is docker, runsc or
+# restore (the runsc backend with --sandbox-restore on).
 measure() {
-    local b=$1 ep ex expid
+    local b=$1 ep ex expid backend=$1 restore=off
+    [ "$b" = restore ] && backend=runsc restore=on
     ep=$(free_port)
     ex=http://127.0.0.1:$ep
     "$BUILD/sandgate-executor" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
-        --sandbox-backend "$b" --runsc-state-dir "$work/state-$b" --max-sessions 0 \
+        --sandbox-backend "$backend" --sandbox-restore "$restore" \
+        --runsc-state-dir "$work/state-$b" --max-sessions 0 \
         --instance "bench-backend-$b-$$" --flavour "plain:4" --flavour "pandas=numpy,pandas:2" \
         --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
         2>"$work/executor-$b.log" & pids+=($!)
@@ -141,4 +149,22 @@ for r in rows:
     print("%s: %.2f sandboxes/s per core = %.2fx the old runsc's bare %.2f/s per core (target 1.5x);"
           " mix %s%% of the bare docker run rate %.2f/s (target 80%%)"
           % (r[0], rate / cores, rate / old, old / cores, r[10], bare))
+PY
+[ -z "${BENCH_SUMMARY:-}" ] || python3 - "$work/table" "$bare" "$OLD_BARE" "$(nproc)" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$BENCH_SUMMARY" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+bare, old, cores, load = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+name = {"docker": "Docker", "runsc": "direct", "restore": "direct+restore"}
+for r in rows:
+    side, rate = name.get(r[0], r[0]), float(r[3])
+    cpu = ("%s CPU-s each (sandbox cgroups)" % r[6] if r[6] != "-"
+           else "%s CPU-s each (whole machine: an upper bound)" % r[4])
+    print("| pool creation, %s, c=4 | %.2f sandboxes/s (%.2f per core, %.2fx the old runsc's "
+          "bare rate), %s | >= 1.5x the old runsc's bare rate per core (%.2f/s) |"
+          % (side, rate, rate / cores, rate / old, cpu, 1.5 * old / cores))
+    print("| hello-world p50 / p99, %s | %s / %s ms | |" % (side, r[1], r[2]))
+    print("| 70/30 hello/pandas mix, %s, c=4 | %s jobs/s (%s %% of its creation rate, %s %% of "
+          "bare docker run %.2f/s; load %s) | >= 80 %% of the bare creation rate |"
+          % (side, r[8], r[9], r[10], bare, load))
 PY
