@@ -14,6 +14,14 @@ print_load() {
     read -r load1 _rest </proc/loadavg
     echo "load average $load1 on $(nproc) CPUs (figures are noisy while the machine is busy)"
 }
+# bench_summary WHAT MEASURED TARGET: one row of `make bench`'s summary table
+# (| WHAT | MEASURED | TARGET |, a "|" inside a cell escaped) appended to the
+# file $BENCH_SUMMARY names; nothing when it is unset (a script run alone).
+# bench/summary.py writes the table with the machine and its load above it.
+bench_summary() {
+    [ -n "${BENCH_SUMMARY:-}" ] || return 0
+    printf '| %s | %s | %s |\n' "${1//|/\\|}" "${2//|/\\|}" "${3//|/\\|}" >>"$BENCH_SUMMARY"
+}
 # free_port: a free TCP port on loopback.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # bare_rate RUNS IMAGE CMD...: containers/s for RUNS single-use
@@ -35,6 +43,20 @@ bare_rate() {
 # costs; the number of CPUs divided by that is the rate the machine can reach.
 cpu_busy_s() {
     awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy / 100 }' /proc/stat
+}
+# proc_cpu PID: CPU-s of a process with its reaped children (utime, stime,
+# cutime, cstime of /proc/PID/stat).
+proc_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13 + $14 + $15) / hz }' \
+        "/proc/$1/stat"
+}
+# daemons_cpu: dockerd's and containerd's CPU-s (with their reaped children).
+daemons_cpu() {
+    local p t=0
+    for p in $(pgrep -x dockerd) $(pgrep -x containerd); do
+        t=$(awk -v a="$t" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }')
+    done
+    echo "$t"
 }
 # per_unit A B N: (B - A) / N, two decimals.
 per_unit() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }'; }
