@@ -50,8 +50,8 @@ for lang in $LANGS; do
     done
     curl -fsS "$url/healthz" | grep -q '"idle":4' ||
         { echo "run-runtime: $lang pool never filled"; cat "$work/$lang.log"; exit 1; }
-    show_ab "$lang hello-world ($N + $N jobs)" \
-        "$(bench/exec_load.py latency-ab "$url" "$lang" "$N" "$work/$lang.json")" off off on on
+    show_ab "run-time policy off vs on, $lang hello-world via \`POST /v1/exec\` ($N + $N jobs; \`bench/run-runtime.sh\`)" \
+        "$(bench/exec_load.py latency-ab "$url" "$lang" "$N" "$work/$lang.json")" off off on on 1
     if [ "$lang" = python ]; then
         show_ab "python pandas job ($((N / 3)) + $((N / 3)) jobs)" \
             "$(bench/exec_load.py latency-ab "$url" "$lang" "$((N / 3))" "$work/$lang.json" pandas)" off off on on
