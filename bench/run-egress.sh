@@ -17,7 +17,7 @@ SANDGATE_BUILD=$BUILD python3 bench/egress_load.py | tee "$out"
 off=$(sed -n 's/.*: offline \([0-9.]*\) ms, networked.*/\1/p' "$out")
 net=$(sed -n 's/.*, networked \([0-9.]*\) ms.*/\1/p' "$out")
 bench_summary "networked vs offline hello-world via \`POST /v1/exec\` (\`bench/run-egress.sh\`)" \
-    "p50 $net vs $off ms (+$(awk -v a="$net" -v b="$off" 'BEGIN { printf "%.1f", a - b }') ms)" \
+    "p50 $net vs $off ms ($(awk -v a="$net" -v b="$off" 'BEGIN { printf "%+.1f", a - b }') ms)" \
     "within 5 ms: $(verdict "$(awk -v a="$net" -v b="$off" 'BEGIN { print a - b }')" '<=' 5)"
 bench_summary "egress proxy overhead per HTTPS request to a local origin" \
     "$(sed -n 's/.*overhead \([0-9.]*\) ms.*/\1/p' "$out") ms at p50 (new connection, TLS, one GET)" "-"
