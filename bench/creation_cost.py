@@ -94,12 +94,20 @@ def create_body(image, runtime):
         profile = json.dumps(json.load(f), separators=(",", ":"))
     tmpfs = "rw,nosuid,nodev,noexec,size=64m,uid=65534,gid=65534,mode=1777"
     mem = 256 * 1024 * 1024
-    return {"Image": image, "User": "65534:65534", "WorkingDir": "/workspace",
+    # The executor's spec: an image labelled org.sandgate.identity=split runs
+    # its runner as uid 0 with the capabilities it needs to drop the job to
+    # its own identity (executors/PROTOCOL.md, "Container settings").
+    st, info = sgtest.docker_api("GET", f"/images/{image}/json")
+    assert st == 200, info
+    split = (info["Config"].get("Labels") or {}).get("org.sandgate.identity") == "split"
+    user, caps = ("0:0", ["SETUID", "SETGID", "SETPCAP", "SYS_ADMIN", "KILL"]) if split else \
+        ("65534:65534", [])
+    return {"Image": image, "User": user, "WorkingDir": "/workspace",
             "Env": ["HOME=/tmp", "TMPDIR=/tmp"], "AttachStdin": True, "AttachStdout": True,
             "AttachStderr": True, "OpenStdin": True, "StdinOnce": False, "Tty": False,
             "NetworkDisabled": True, "Labels": {"org.sandgate.bench": "creation-cost"},
             "HostConfig": {"Runtime": runtime, "NetworkMode": "none", "ReadonlyRootfs": True,
-                           "Tmpfs": {"/tmp": tmpfs, "/workspace": tmpfs}, "CapDrop": ["ALL"],
+                           "Tmpfs": {"/tmp": tmpfs, "/workspace": tmpfs}, "CapDrop": ["ALL"], "CapAdd": caps,
                            "SecurityOpt": ["no-new-privileges:true", "seccomp=" + profile],
                            "Memory": mem, "MemorySwap": mem, "NanoCpus": 1000000000,
                            "PidsLimit": 128, "LogConfig": {"Type": "none"},

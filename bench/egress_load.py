@@ -1,6 +1,6 @@
 """Networked jobs against the real dockerd + runsc (bench/run-egress.sh).
 
-Builds the e2e suite's egress stack (tests/e2e/test_egress.py: two internal
+Builds the e2e suite's egress stack (tests/lib/sgegress.py: two internal
 networks, a test origin, the egress proxy; nothing leaves the machine) and
 measures, in the same run:
   1. hello-world p50 through POST /v1/exec: an offline job and a networked job
@@ -22,13 +22,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("SANDGATE_BUILD", "build/rel")
 for sub in ("tests/lib", "tests/e2e", "tests/integration"):
     sys.path.insert(0, os.path.join(ROOT, sub))
+import sgegress  # noqa: E402
 import sgtest  # noqa: E402
-import test_egress as te  # noqa: E402
 import test_executor as tex  # noqa: E402
 
 N = int(os.environ.get("EGRESS_BENCH_N", "20"))
 REQS = int(os.environ.get("EGRESS_BENCH_REQUESTS", "40"))
-CLIENT = f"sg-egress-client-{te.RUN_ID}"
+NAMES = sgegress.Names("egress-bench")
+CLIENT = NAMES.origin.replace("-origin-", "-client-")
 
 CLIENT_CODE = r"""
 import http.client, json, ssl, statistics, sys, time
@@ -81,7 +82,7 @@ def job_latency(ex):
             wait_idle(ex, True)
             fields = {"runtime": dict(rt, network=networked)}
             if networked:
-                fields["network"] = {"allow": [f"{te.ORIGIN}:8080"]}
+                fields["network"] = {"allow": [f"{NAMES.origin}:8080"]}
             t = time.perf_counter()
             body = ex.ok(code, **fields)
             ms = (time.perf_counter() - t) * 1000
@@ -92,13 +93,13 @@ def job_latency(ex):
 
 
 def proxy_overhead(stack):
-    te.create_container(CLIENT, tex.IMAGES["python"], te.SBX_NET,
-                        Entrypoint=["sleep", "600"], User="65534:65534")
-    te.docker("POST", f"/networks/{te.OUT_NET}/connect", {"Container": CLIENT})
-    ip = te.address(CLIENT, te.SBX_NET)
+    sgegress.create_container(NAMES, CLIENT, tex.IMAGES["python"], NAMES.sbx_net,
+                              Entrypoint=["sleep", "600"], User="65534:65534")
+    sgegress.docker("POST", f"/networks/{NAMES.out_net}/connect", {"Container": CLIENT})
+    ip = sgegress.address(CLIENT, NAMES.sbx_net)
     with open(os.path.join(stack.state, "allow", ip), "w") as f:
-        json.dump({"job_id": "bench", "allow": [f"{te.ORIGIN}:8443"]}, f)
-    r = subprocess.run(["docker", "exec", CLIENT, "python3", "-c", CLIENT_CODE, te.ORIGIN,
+        json.dump({"job_id": "bench", "allow": [f"{NAMES.origin}:8443"]}, f)
+    r = subprocess.run(["docker", "exec", CLIENT, "python3", "-c", CLIENT_CODE, NAMES.origin,
                         stack.proxy, str(REQS)], capture_output=True, text=True, timeout=300)
     os.unlink(os.path.join(stack.state, "allow", ip))
     if r.returncode != 0:
@@ -108,10 +109,10 @@ def proxy_overhead(stack):
 
 def main():
     tex.require_engine_and_images()
-    stack = te.Stack()
+    stack = sgegress.Stack(NAMES)
     ex = None
     try:
-        ex = tex.Executor("python", pool_size=1, extra=te.egress_args(stack))
+        ex = tex.Executor("python", pool_size=1, extra=stack.executor_args())
         off, net = job_latency(ex)
         print(f"hello-world p50 over {N} jobs each: offline {off:.1f} ms, networked {net:.1f} ms "
               f"(+{net - off:.1f} ms; target <= 5 ms)")

@@ -14,6 +14,24 @@ print_load() {
     read -r load1 _rest </proc/loadavg
     echo "load average $load1 on $(nproc) CPUs (figures are noisy while the machine is busy)"
 }
+# bench_summary WHAT MEASURED TARGET: one row of `make bench`'s summary table
+# (| WHAT | MEASURED | TARGET |, a "|" inside a cell escaped) appended to the
+# file $BENCH_SUMMARY names; nothing when it is unset (a script run alone).
+# bench/summary.py writes the table with the machine and its load above it.
+bench_summary() {
+    [ -n "${BENCH_SUMMARY:-}" ] || return 0
+    printf '| %s | %s | %s |\n' "${1//|/\\|}" "${2//|/\\|}" "${3//|/\\|}" >>"$BENCH_SUMMARY"
+}
+# bench_summary_tsv: bench_summary for each "WHAT<tab>MEASURED<tab>TARGET" line on stdin.
+bench_summary_tsv() {
+    local what measured target
+    while IFS=$'\t' read -r what measured target; do bench_summary "$what" "$measured" "$target"; done
+}
+# verdict A OP B (OP <= or >=): "met" when A OP B holds, else "**not met**".
+verdict() {
+    awk -v a="$1" -v op="$2" -v b="$3" \
+        'BEGIN { ok = (op == "<=") ? a + 0 <= b + 0 : a + 0 >= b + 0; print ok ? "met" : "**not met**" }'
+}
 # free_port: a free TCP port on loopback.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # bare_rate RUNS IMAGE CMD...: containers/s for RUNS single-use
@@ -35,6 +53,20 @@ bare_rate() {
 # costs; the number of CPUs divided by that is the rate the machine can reach.
 cpu_busy_s() {
     awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy / 100 }' /proc/stat
+}
+# proc_cpu PID: CPU-s of a process with its reaped children (utime, stime,
+# cutime, cstime of /proc/PID/stat).
+proc_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13 + $14 + $15) / hz }' \
+        "/proc/$1/stat"
+}
+# daemons_cpu: dockerd's and containerd's CPU-s (with their reaped children).
+daemons_cpu() {
+    local p t=0
+    for p in $(pgrep -x dockerd) $(pgrep -x containerd); do
+        t=$(awk -v a="$t" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }')
+    done
+    echo "$t"
 }
 # per_unit A B N: (B - A) / N, two decimals.
 per_unit() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }'; }
@@ -92,12 +124,39 @@ sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' 
     curl -fsS "$gw/healthz" >/dev/null || { echo "gateway not up"; cat "$work/sandgate.log"; exit 1; }
 }
 
-# show_ab LABEL JSON BASE_KEY BASE_NAME NEW_KEY NEW_NAME: one line of an A/B
-# latency comparison (bench/exec_load.py's output: each side's client p50,
-# the executor's run_ms p50 and the statuses), the new side's difference
-# from the base.
+# pools_start EXECUTOR IMAGE RUNTIME INSTANCE [ARGS...]: a Python executor
+# with the pool benchmarks' flavours (plain:${PLAIN:-4},
+# pandas=numpy,pandas:${PANDAS:-2}, ${BUDGET:-400} MB) on RUNTIME, ARGS added,
+# and a release gateway in front of it (gateway_for); sets $ex, $gw and
+# $expid, appends both pids to $pids. Its log: $work/executor-INSTANCE.log.
+pools_start() {
+    local bin=$1 image=$2 rt=$3 inst=$4 ep
+    shift 4
+    ep=$(free_port)
+    ex=http://127.0.0.1:$ep
+    "$bin" --language python --image "$image" --listen "127.0.0.1:$ep" --runtime "$rt" \
+        --instance "$inst" --flavour "plain:${PLAIN:-4}" --flavour "pandas=numpy,pandas:${PANDAS:-2}" \
+        --pool-memory-mb "${BUDGET:-400}" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
+        "$@" 2>"$work/executor-$inst.log" & pids+=($!)
+    expid=$!
+    gateway_for "$ex" policies
+}
+# pools_stop INSTANCE: stops the last executor and gateway pools_start began
+# and removes any sandbox of INSTANCE left behind.
+pools_stop() {
+    kill "${pids[@]: -2}" 2>/dev/null || true
+    wait "${pids[@]: -2}" 2>/dev/null || true
+    docker ps -aq --filter "label=org.sandgate.executor=$1" | xargs -r docker rm -f >/dev/null
+}
+
+# show_ab LABEL JSON BASE_KEY BASE_NAME NEW_KEY NEW_NAME [TARGET_MS]: one line
+# of an A/B latency comparison (bench/exec_load.py's output: each side's
+# client p50, the executor's run_ms p50 and the statuses), the new side's
+# difference from the base; with TARGET_MS also a summary row (bench_summary)
+# judging that difference against "at most TARGET_MS added at p50".
 show_ab() {
-    python3 - "$@" <<'PY'
+    local out
+    out=$(python3 - "$@" <<'PY'
 import json, sys
 label, raw, bk, bn, nk, nn = sys.argv[1:7]
 r = json.loads(raw)
@@ -107,5 +166,12 @@ def diff(k):
 print(f"{label}: p50 {bn} {base['p50_ms']} ms, {nn} {new['p50_ms']} ms (+{diff('p50_ms')} ms); "
       f"executor run_ms p50 {bn} {base['run_ms_p50']}, {nn} {new['run_ms_p50']} "
       f"(+{diff('run_ms_p50')} ms); statuses {base['by_status']} / {new['by_status']}")
+if len(sys.argv) > 7:
+    ok = "met" if diff("p50_ms") <= float(sys.argv[7]) else "**not met**"
+    print(f"{label}\tp50 {bn} {base['p50_ms']} ms, {nn} {new['p50_ms']} ms (+{diff('p50_ms')} ms)"
+          f"\t≤ {sys.argv[7]} ms added: {ok}")
 PY
+) || return 1
+    head -1 <<<"$out"
+    tail -n +2 <<<"$out" | bench_summary_tsv
 }

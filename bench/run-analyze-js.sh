@@ -140,3 +140,7 @@ printf '              tree-sitter bare parse p50 %s us (the floor)\n' "$(med "${
 printf '  100 KB:     analysis %s us = %s MB/s (parse %s us + evaluation %s us); bare parse %s us = %s MB/s\n' \
     "$an_us" "$(mbps "$bytes" "$an_us")" "$(med "${bparse[@]}")" "$(med "${beval[@]}")" \
     "$bare_us" "$(mbps "$bytes" "$bare_us")"
+s50=$(med "${s50[@]}")
+bench_summary "JavaScript analysis of a 2 KB job, cold (\`bench/run-analyze-js.sh\`)" \
+    "p50 $s50 µs, p99 $(med "${s99[@]}") µs; 100 KB: $an_us µs = $(mbps "$bytes" "$an_us") MB/s" \
+    "p50 ≤ 100 µs: $(verdict "$s50" '<=' 100)"

@@ -156,3 +156,9 @@ printf '  100 KB:     analysis %s us = %s MB/s; bare parse %s us = %s MB/s\n' \
 printf '  CPython ast.parse+walk 100 KB: %s us -> sandgate %sx faster (target >= 3x; bare parse alone: %sx)\n' \
     "$cpy_us" "$(ratio "$cpy_us" "$an_us")" "$(ratio "$cpy_us" "$bare_us")"
 printf '  per-round 100 KB analysis / CPython: %s / %s us\n' "${big_an[*]}" "${cpy[*]}"
+s50=$(med "${small_p50[@]}")
+bench_summary "Python analysis of a 2 KB job, cold (\`bench/run-analyze.sh\`)" \
+    "p50 $s50 µs, p99 $(med "${small_p99[@]}") µs" "p50 ≤ 100 µs: $(verdict "$s50" '<=' 100)"
+bench_summary "Python analysis of 100 KB against CPython's \`ast.parse\` + walk" \
+    "$an_us vs $cpy_us µs = $(ratio "$cpy_us" "$an_us")× faster ($(mbps "$(wc -c <"$big")" "$an_us") MB/s)" \
+    "≥ 3×: $(verdict "$(ratio "$cpy_us" "$an_us")" '>=' 3)"

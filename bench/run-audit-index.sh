@@ -37,7 +37,9 @@ print_load
 echo "== rebuild from a log of $LINES lines (target < 60 s)"
 python3 bench/gen_audit_log.py "$LINES" "$work/big.log"
 echo "  log: $(du -m "$work/big.log" | cut -f1) MB"
+t0=$(date +%s.%N)
 "$BUILD/sandgate-audit" --db "$work/big.db" --log "$work/big.log" rebuild | sed 's/^/  /'
+rebuild_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 echo "  index: $(du -m "$work/big.db" | cut -f1) MB"
 
 exec_port=$(free_port)
@@ -56,7 +58,7 @@ JSON
 q_port=$(free_port)
 gateway query "$q_port" "$work/big.log" "$work/big.db"
 echo "== a query by rule over $LINES lines ($QUERIES queries each; target p50 < 10 ms)"
-python3 - "http://127.0.0.1:$q_port" "$QUERIES" <<'PY'
+python3 - "http://127.0.0.1:$q_port" "$QUERIES" <<'PY' | tee "$work/query"
 import http.client, statistics, sys, time, urllib.parse
 url = urllib.parse.urlparse(sys.argv[1]); n = int(sys.argv[2])
 conn = http.client.HTTPConnection(url.hostname, url.port)
@@ -90,3 +92,12 @@ indexed=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).exe
 awk -v a="$(med "${off[@]}")" -v b="$(med "${on[@]}")" -v n="$indexed" 'BEGIN {
     printf "  median: index off %.3f ms, index on %.3f ms, difference %+.3f ms (%d lines indexed meanwhile)\n",
         a, b, b - a, n }'
+q50=$(sed -n 's/.*a rare rule.* p50 \([0-9.]*\) ms.*/\1/p' "$work/query")
+bench_summary "audit index: rebuild from a $LINES-line log ($(du -m "$work/big.log" | cut -f1) MB; \`bench/run-audit-index.sh\`)" \
+    "$rebuild_s s, index $(du -m "$work/big.db" | cut -f1) MB" "< 60 s: $(verdict "$rebuild_s" '<=' 60)"
+bench_summary "audit index: a query by rule over it, newest 50 (a rare / a common rule)" \
+    "$(sed -n 's/.* \(p50 [0-9.]* ms\)  *\(p99 [0-9.]* ms\)$/\1, \2/p' "$work/query" | paste -sd/ | sed 's|/| / |')" \
+    "p50 < 10 ms: $(verdict "$q50" '<=' 10)"
+d=$(awk -v a="$(med "${off[@]}")" -v b="$(med "${on[@]}")" 'BEGIN { printf "%+.3f", b - a }')
+bench_summary "audit index off vs on, hello-world \`/run\` p50 through the gateway (stub executor)" \
+    "$(med "${off[@]}") vs $(med "${on[@]}") ms ($d ms)" "within 0.5 ms: $(verdict "${d#+}" '<=' 0.5)"

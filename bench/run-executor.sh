@@ -6,8 +6,9 @@
 #   container-create rate beside the bare `docker run --rm --runtime=runsc`
 #   rate measured in the same run (the ceiling: every job uses up a sandbox).
 # Plain pools only (hello-world imports nothing; run-pools.sh measures the
-# flavours). EXEC_BENCH_LANGS picks the languages ("python nodejs"); the executor's own
-# environment (e.g. SANDBOX_BASE_NODEJS_IMAGE) picks another sandbox image.
+# flavours). EXEC_BENCH_LANGS picks the languages ("python nodejs");
+# SANDGATE_TAG the sandbox images' tag (latest), or the executor's own
+# environment (SANDBOX_BASE_PYTHON_IMAGE, SANDBOX_BASE_NODEJS_IMAGE) others.
 # Targets: Python p50 <= 15 ms, Node p50 close to Python's; sustained jobs/s
 # >= 80% of the bare rate. Prints the figures and the load average before and
 # after (compare runs only on a quiet machine); fails only when it cannot
@@ -23,9 +24,12 @@ BARE=${EXEC_BENCH_BARE_RUNS:-24}  # bare docker runs (4 at a time)
 LANGS=${EXEC_BENCH_LANGS:-python nodejs}
 [ -x "$EXECUTOR" ] || { echo "run-executor: $EXECUTOR is not built (make bench-bins)"; exit 1; }
 images/host-setup.sh --check >/dev/null || images/host-setup.sh --fix
+export SANDBOX_BASE_PYTHON_IMAGE=${SANDBOX_BASE_PYTHON_IMAGE:-sandgate/sandbox-python:${SANDGATE_TAG:-latest}}
+export SANDBOX_BASE_NODEJS_IMAGE=${SANDBOX_BASE_NODEJS_IMAGE:-sandgate/sandbox-nodejs:${SANDGATE_TAG:-latest}}
+declare -A image=([python]=$SANDBOX_BASE_PYTHON_IMAGE [nodejs]=$SANDBOX_BASE_NODEJS_IMAGE)
 for lang in $LANGS; do
-    docker image inspect "sandgate/sandbox-$lang:latest" >/dev/null 2>&1 ||
-        { echo "run-executor: sandgate/sandbox-$lang:latest missing (make images)"; exit 1; }
+    docker image inspect "${image[$lang]}" >/dev/null 2>&1 ||
+        { echo "run-executor: ${image[$lang]} missing (make images)"; exit 1; }
 done
 work=$(mktemp -d)
 pid=
@@ -39,15 +43,15 @@ json_field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bare docker run --rm --runtime=runsc, $BARE runs, 4 in parallel ..."
-bare=$(bare_rate "$BARE" sandgate/sandbox-python:latest /bin/true)
+bare=$(bare_rate "$BARE" "${image[python]}" /bin/true)
 echo "  bare rate (/bin/true): $bare containers/s"
 # The same with the interpreter started once, plainly. For reference only: a
 # pooled Python sandbox starts python3 once and forks its child; a pooled Node
 # sandbox starts the small C runner and one node from a start-up snapshot,
 # which is cheaper than a plain `node -e 0` (images/nodejs/README.md).
 declare -A bare_interp
-bare_interp[python]=$(bare_rate "$BARE" sandgate/sandbox-python:latest python3 -c pass)
-bare_interp[nodejs]=$(bare_rate "$BARE" sandgate/sandbox-nodejs:latest node -e 0)
+bare_interp[python]=$(bare_rate "$BARE" "${image[python]}" python3 -c pass)
+bare_interp[nodejs]=$(bare_rate "$BARE" "${image[nodejs]}" node -e 0)
 echo "  bare rate with the interpreter: python ${bare_interp[python]}/s, nodejs ${bare_interp[nodejs]}/s"
 for lang in $LANGS; do
     p=$(free_port)
@@ -73,5 +77,12 @@ for lang in $LANGS; do
          "(${bare_interp[$lang]}/s with the interpreter): throughput =" \
          "$(python3 -c "print(round(100 * $jps / $bare))")% of the bare ceiling," \
          "$(python3 -c "print(round(100 * $jps / ${bare_interp[$lang]}))")% of the interpreter one"
+    p50=$(json_field p50_ms <<<"$lat")
+    if [ "$lang" = python ]; then target="p50 ≤ 15 ms: $(verdict "$p50" '<=' 15)"; else target=-; fi
+    bench_summary "$lang hello-world via the executor's \`POST /v1/exec\`, c=1, warm pool (\`bench/run-executor.sh\`)" \
+        "p50 $p50 ms, p99 $(json_field p99_ms <<<"$lat") ms" "$target"
+    pct=$(python3 -c "print(round(100 * $jps / $bare))")
+    bench_summary "$lang hello-world sustained at c=4 for ${SECS} s, every job a new sandbox" \
+        "$jps jobs/s = $pct % of bare \`docker run --rm\` ($bare/s)" "≥ 80 %: $(verdict "$pct" '>=' 80)"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

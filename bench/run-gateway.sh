@@ -58,7 +58,10 @@ if ! curl -fsS -o /dev/null "$gw/v1/analyze" -d '{"language":"python","code":"x 
     lang=nodejs
 fi
 echo "== gateway overhead ($lang, stub executor)"
-"$BENCH" latency "$stub" "$gw" "$N" "$lang"
+"$BENCH" latency "$stub" "$gw" "$N" "$lang" | tee "$work/latency"
+bench_summary "gateway overhead, hello-world through the gateway minus straight to a stub executor ($N requests; \`bench/run-gateway.sh\`)" \
+    "$(sed -n 's/.*gateway overhead  *\(p50 [0-9.]* ms\)  *\(p99 [0-9.]* ms\).*/\1, \2/p' "$work/latency")" \
+    "p50 ≤ 1 ms: $(verdict "$(sed -n 's/.*gateway overhead  *p50 \([0-9.]*\) ms.*/\1/p' "$work/latency")" '<=' 1)"
 
 python3 - "$lang" >"$work/job.json" <<'PY'
 import json, sys
@@ -91,7 +94,8 @@ cache() { curl -fsS "$gw/metrics" | awk '/^sandgate_analysis_cache_lookups_total
 rps() { # MODE CONCURRENCY: requests/s, then the cache counters it moved
     local before after
     before=$(cache)
-    "$BENCH" "$1" "$gw/v1/analyze" "$2" "$SECS" "$work/job.json" || { echo "run-gateway: cannot measure"; exit 1; }
+    "$BENCH" "$1" "$gw/v1/analyze" "$2" "$SECS" "$work/job.json" | tee "$work/$1-$2" ||
+        { echo "run-gateway: cannot measure"; exit 1; }
     after=$(cache)
     awk -v b="$before" -v a="$after" 'BEGIN { split(b, x, " "); split(a, y, " ");
         printf "    verdict cache during the run: %d hits, %d misses\n", y[2] - x[2], y[4] - x[4] }'
@@ -103,6 +107,11 @@ rps rps-unique 8
 echo "  (b) one repeated submission: answered from the verdict cache"
 rps rps 1
 rps rps 8
+rate() { sed -n 's/.*: \([0-9]*\) requests\/s.*/\1/p' "$work/$1"; }
+bench_summary "\`/v1/analyze\`, $bytes-byte $lang job, every request a cold analysis, c=1 / c=8" \
+    "$(rate rps-unique-1) / $(rate rps-unique-8) requests/s" "≥ 5,000/s: $(verdict "$(rate rps-unique-8)" '>=' 5000)"
+bench_summary "\`/v1/analyze\`, the same job repeated (verdict cache), c=1 / c=8" \
+    "$(rate rps-1) / $(rate rps-8) requests/s" "≥ 5,000/s: $(verdict "$(rate rps-8)" '>=' 5000)"
 python3 - "$gw" "$work/job.json" <<'PY'
 import json, statistics, sys, urllib.request
 body = open(sys.argv[2]).read()

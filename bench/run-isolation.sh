@@ -71,8 +71,8 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # side: the job's own path, what the 2 ms target is about. Then with only the
 # pools full (the last job's teardown may still run): what a job pays when
 # jobs follow each other closely on a small machine.
-show_ab "python hello-world, settled ($N + $N jobs)" \
-    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$N" "$work/rt.json" hello --settled)" b "previous identity" a "own identity and view"
+show_ab "the job's own identity and view vs the previous identity, python hello-world via \`POST /v1/exec\`, settled ($N + $N jobs; \`bench/run-isolation.sh\`)" \
+    "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$N" "$work/rt.json" hello --settled)" b "previous identity" a "own identity and view" 2
 show_ab "python hello-world, last teardown running ($N + $N jobs)" \
     "$(bench/exec_load.py latency-ab2 "$new" "$old" python "$N" "$work/rt.json")" b "previous identity" a "own identity and view"
 show_ab "python pandas job, settled ($((N / 3)) + $((N / 3)) jobs)" \

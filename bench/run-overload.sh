@@ -108,6 +108,9 @@ for c in $LEVELS; do
          "other non-success $(jq_ other_pct <<<"$r") %; pools created" \
          "$(python3 -c "print(round(${made[$c]} / $(jq_ seconds <<<"$r"), 2))")/s"
     echo "    statuses $(jq_ by_status <<<"$r")"
+    bench_summary "overload through the whole path, c=$c for ${SECS} s (45 % Python, 45 % Node hello, 10 % pandas; \`bench/run-overload.sh\`)" \
+        "$jps jobs/s = $(python3 -c "print(round(100 * $jps / $bare))") % of bare ($bare/s); success p50 $(jq_ p50_ms <<<"$r") ms, p99 $(jq_ p99_ms <<<"$r") ms; 503 $(jq_ busy_pct <<<"$r") %, other $(jq_ other_pct <<<"$r") %" \
+        "every answer a success or a documented 503: $(verdict "$(jq_ other_pct <<<"$r")" '<=' 0)"
     for k in python nodejs pandas; do
         echo "    $k: $(jq_ $k.ok <<<"$r")/$(jq_ $k.of <<<"$r") succeeded, p50 $(jq_ $k.p50_ms <<<"$r") ms," \
              "p99 $(jq_ $k.p99_ms <<<"$r") ms"

@@ -2,10 +2,11 @@
 # run-pools.sh - pool flavours through the whole path: the release sandgate in
 # front of a Python sandgate-executor with a plain and a pandas flavour, on
 # the real dockerd + runsc, once per gVisor runtime, side by side in one run:
-# the current runsc (runtime "runsc", the platform host-setup.sh chose) and,
-# when this runs as root, bookworm's old 0.0~20221219 on ptrace (runtime
-# "runsc-20221219", registered by bench/old-runsc.sh; POOLS_BENCH_RUNTIMES
-# picks others). For each:
+# the current runsc (runtime "runsc", the platform host-setup.sh chose) by
+# default; POOLS_BENCH_RUNTIMES picks others, e.g. "runsc-20221219 runsc"
+# (bookworm's old 0.0~20221219 on ptrace, registered by bench/old-runsc.sh:
+# the current image's runner fails on it, every job a program_runner_error,
+# so bench/run-baseline.sh measures it with the code of its day). For each:
 #   the bare `docker run --rm` rate (4 at a time) and CPU-s per container;
 #   hello-world and pandas-job latency p50/p99 via POST /v1/run at
 #   concurrency 1 (each job sent when every pool is full and quiet);
@@ -28,15 +29,7 @@ PLAIN=${POOLS_BENCH_PLAIN:-4}     # warm plain sandboxes
 PANDAS=${POOLS_BENCH_PANDAS:-2}   # warm pandas sandboxes
 BUDGET=${POOLS_BENCH_MEMORY_MB:-400}
 IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
-RUNTIMES=${POOLS_BENCH_RUNTIMES:-}
-if [ -z "$RUNTIMES" ]; then
-    RUNTIMES=runsc
-    if [ "$(id -u)" = 0 ] && old=$(bench/old-runsc.sh); then
-        RUNTIMES="$old runsc"
-    else
-        echo "run-pools: the old runsc is not registered (bench/old-runsc.sh as root): current runsc only"
-    fi
-fi
+RUNTIMES=${POOLS_BENCH_RUNTIMES:-runsc}
 for b in "$EXECUTOR" "$SANDGATE"; do
     [ -x "$b" ] || { echo "run-pools: $b is not built (make bench-bins)"; exit 1; }
 done
@@ -55,14 +48,7 @@ c1=$(cpu_busy_s)
 bare_cpu=$(per_unit "$c0" "$c1" "$BARE")
 echo "  bare rate: $bare containers/s, $bare_cpu CPU-s per container ($(nproc) CPUs)"
 
-ep=$(free_port)
-ex=http://127.0.0.1:$ep
-"$EXECUTOR" --language python --image "$IMAGE" --listen "127.0.0.1:$ep" \
-    --runtime "$rt" --runsc-accept-old true \
-    --instance "bench-pools-$$" --flavour "plain:$PLAIN" --flavour "pandas=numpy,pandas:$PANDAS" \
-    --pool-memory-mb "$BUDGET" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
-    2>"$work/executor-$rt.log" & pids+=($!)
-gateway_for "$ex" policies
+pools_start "$EXECUTOR" "$IMAGE" "$rt" "bench-pools-$rt-$$" --runsc-accept-old true
 
 hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
 pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")
@@ -92,8 +78,19 @@ for f in json.load(sys.stdin)["flavours"]:
     est = "" if f["memory_measured"] else " (estimated)"
     print("%s %s MB%s, refill %.0f ms;" % (f["name"], f["memory_mb"], est, f["create_ms"]), end=" ")
 ' <<<"$health")"
-kill "${pids[@]: -2}" 2>/dev/null || true
-wait "${pids[@]: -2}" 2>/dev/null || true
+pools_stop "bench-pools-$rt-$$"
+bench_summary "hello-world via \`POST /v1/run\`, c=1, warm pools (\`bench/run-pools.sh\`, $rt)" \
+    "p50 $h50 ms, p99 $(jq_ hello.p99_ms <<<"$hello") ms" "p50 ≤ 15 ms: $(verdict "$h50" '<=' 15)"
+bench_summary "one-line pandas job, same (pandas flavour)" \
+    "p50 $p50 ms, p99 $(jq_ pandas.p99_ms <<<"$pandas") ms = $(ratio "$p50" "$h50")× hello" \
+    "≤ 2× hello p50: $(verdict "$(python3 -c "print($p50 / $h50)")" '<=' 2)"
+local pct
+pct=$(python3 -c "print(round(100 * $jps / $bare))")
+bench_summary "70 % hello / 30 % pandas at c=4 for ${SECS} s, against bare \`docker run --rm\` of \`/bin/true\` (4 at a time)" \
+    "$jps jobs/s = $pct % of bare ($bare/s, $bare_cpu CPU-s each); $mix_cpu CPU-s per mix job; statuses $(jq_ by_status <<<"$mix")" \
+    "≥ 80 % of bare: $(verdict "$pct" '>=' 80)"
+bench_summary "warm-pool memory, same" "planned at most $(jq_ planned_mb_max <<<"$mix") MB of $BUDGET MB" \
+    "within budget: $(verdict "$(jq_ planned_mb_max <<<"$mix")" '<=' "$BUDGET")"
 printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$rt" "$bare" "$bare_cpu" "$h50" \
     "$(jq_ hello.p99_ms <<<"$hello")" "$p50" "$(jq_ pandas.p99_ms <<<"$pandas")" "$jps" \
     "$(jq_ creates_per_s <<<"$mix")" "$mix_cpu" "$(jq_ hello.p50_ms <<<"$mix")" >>"$work/table"

@@ -47,7 +47,8 @@ for flavour in plain pandas; do
     echo "== $flavour flavour ($N boots and $N restores, alternated)"
     bench/restore_probe.py --config "$work/config.json" --rootfs "$rootfs" -n "$N" \
         --preimport "$pre" --workdir "$work" >"$work/$flavour.jsonl"
-    python3 - "$work/$flavour.jsonl" <<'PY'
+    : >"$work/$flavour.tsv"
+    python3 - "$work/$flavour.jsonl" "$work/$flavour.tsv" "$flavour" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 ck = lines[0]["checkpoint"]
@@ -64,6 +65,15 @@ shared = [k for k in ("random", "numpy_random", "hash", "libc_addr", "heap_addr"
           if len(restored) > 1 and restored[0][k] is not None
           and len({str(j[k]) for j in restored}) == 1]
 print("same in every restored sandbox: %s" % (", ".join(shared) or "nothing"))
+s = {l["summary"]: l for l in lines if "summary" in l}
+if len(s) == 2:
+    (a, x), (b, y) = sorted(s.items())
+    with open(sys.argv[2], "w") as f:
+        f.write("%s sandbox from a gVisor checkpoint vs a boot (`bench/run-restore.sh`)\t"
+                "CPU to warm %s %.0f / %s %.0f ms, wall %.0f / %.0f ms, RSS %.0f / %.0f MB\t-\n"
+                % (sys.argv[3], a, x["cpu_ms"], b, y["cpu_ms"], x["wall_ms"], y["wall_ms"],
+                   x["rss_mb"], y["rss_mb"]))
 PY
+    bench_summary_tsv <"$work/$flavour.tsv"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

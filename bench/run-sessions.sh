@@ -38,7 +38,7 @@ curl -fsS "http://127.0.0.1:$ep/healthz" | grep -q '"idle":4' ||
     { echo "run-sessions: pool never filled"; cat "$work/executor.log"; exit 1; }
 sleep 0.5 # one gateway health round: it learns the executor's boot id
 print_load
-python3 - "$gp" "$ep" "$N" "$OPENS" <<'PY'
+python3 - "$gp" "$ep" "$N" "$OPENS" <<'PY' | tee "$work/out"
 import http.client, json, statistics, sys, time
 
 gp, ep, n, opens = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -91,4 +91,8 @@ print(f"cell 'x + 1' in a warm session through the gateway ({n}): p50 {pct(lat, 
 print(f"cell 'x + 1' straight to the executor ({n}): p50 {pct(direct, 0.5)} ms, "
       f"p99 {pct(direct, 0.99)} ms")
 PY
+cell=$(sed -n "s/^cell 'x + 1' in a warm session through the gateway.*: p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p" "$work/out")
+bench_summary "a cell \`x + 1\` in a warm Python session through the gateway ($N cells; \`bench/run-sessions.sh\`)" \
+    "p50 ${cell% *} ms, p99 ${cell#* } ms; session creation $(sed -n 's/^session creation.*: \(p50 .*\)/\1/p' "$work/out")" \
+    "p50 ≤ 5 ms: $(verdict "${cell% *}" '<=' 5)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

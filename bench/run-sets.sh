@@ -62,6 +62,9 @@ for f in json.load(sys.stdin)["flavours"]:
     est = "" if f["memory_measured"] else " (estimated)"
     print("%s %s MB%s x %s;" % (f["name"], f["memory_mb"], est, f["target"]), end=" ")
 ' <<<"$health")"
+bench_summary "a declared package set's job (imports tabulate) via \`POST /v1/run\`, c=1, warm ($N jobs; \`bench/run-sets.sh\`)" \
+    "p50 $s50 ms = $(ratio "$s50" "$h50")× hello-world p50 ($h50 ms)" \
+    "≤ 2× hello p50: $(verdict "$(python3 -c "print($s50 / $h50)")" '<=' 2)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # the daemons first: the image is in use while the executor's sandboxes are
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done

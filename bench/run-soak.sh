@@ -72,7 +72,8 @@ echo "idle RSS: gateway $idle_gw MB, executor-python $idle_ex MB"
 bad=0
 for c in $LEVELS; do
     r=$(bench/soak_load.py "$gw" "$token" "$c" "$SECS" "$gateway" "$executor")
-    python3 - "$r" "$gateway" "$executor" "$(limit_mb "$gateway")" "$(limit_mb "$executor")" <<'PY' || bad=1
+    python3 - "$r" "$gateway" "$executor" "$(limit_mb "$gateway")" "$(limit_mb "$executor")" \
+        "$work/soak-$c.tsv" <<'PY' || bad=1
 import json, sys
 r = json.loads(sys.argv[1]); gw, ex = sys.argv[2], sys.argv[3]
 lim = {gw: int(sys.argv[4]), ex: int(sys.argv[5])}
@@ -84,8 +85,16 @@ for name, c in (("gateway", gw), ("executor-python", ex)):
     print(f"    peak RSS {name}: {peak:.1f} MB of {lim[c]} MiB ({100 * peak / lim[c]:.0f} %)")
 for o in r["others"]:
     print(f"    other: {json.dumps(o)[:400]}")
+peak = {c: r["peak_rss"][c] / 1048576 for c in (gw, ex)}
+with open(sys.argv[6], "w") as f:
+    f.write(f"memory soak, c={r['concurrency']} for {r['seconds']} s (the compose stack, shipped limits;"
+            f" `bench/run-soak.sh`)\t{a['result']} results, {a['busy']} busy, {a['other']} other;"
+            f" peak RSS gateway {peak[gw]:.1f} MB ({100 * peak[gw] / lim[gw]:.0f} % of its limit),"
+            f" executor {peak[ex]:.1f} MB ({100 * peak[ex] / lim[ex]:.0f} %)\t"
+            f"every answer a result or busy: {'met' if not a['other'] else '**not met**'}\n")
 sys.exit(1 if a["other"] else 0)
 PY
+    [ -s "$work/soak-$c.tsv" ] && bench_summary_tsv <"$work/soak-$c.tsv"
 done
 echo "resting ${REST}s"
 sleep "$REST"
@@ -94,7 +103,8 @@ restarts1=$(restarts)
 oom="$(inspect "$gateway" '{{.State.OOMKilled}}') $(inspect "$executor" '{{.State.OOMKilled}}')"
 echo "RSS ${REST}s after: gateway $rest_gw MB (idle $idle_gw), executor-python $rest_ex MB (idle $idle_ex)"
 echo "restarts (gateway executor): before $restarts0, after $restarts1; OOMKilled: $oom"
-python3 - "$idle_gw" "$rest_gw" "$idle_ex" "$rest_ex" "$RSS_PCT" "$RSS_SLACK_MB" <<'PY' || true
+back=met
+python3 - "$idle_gw" "$rest_gw" "$idle_ex" "$rest_ex" "$RSS_PCT" "$RSS_SLACK_MB" <<'PY' || back="**not met**"
 import sys
 ig, rg, ie, re_, pct, slack = map(float, sys.argv[1:])
 ok = True
@@ -105,5 +115,8 @@ for name, idle, rest in (("gateway", ig, rg), ("executor-python", ie, re_)):
 sys.exit(0 if ok else 1)
 PY
 [ "$restarts0" = "$restarts1" ] && [ "$oom" = "false false" ] || { echo "run-soak: a daemon restarted"; bad=1; }
+bench_summary "memory soak: RSS ${REST} s after the load against idle" \
+    "gateway $rest_gw vs $idle_gw MB ($(awk -v a="$rest_gw" -v b="$idle_gw" 'BEGIN { printf "%+.0f", 100 * (a - b) / b }') %), executor $rest_ex vs $idle_ex MB ($(awk -v a="$rest_ex" -v b="$idle_ex" 'BEGIN { printf "%+.0f", 100 * (a - b) / b }') %); restarts $restarts0 → $restarts1" \
+    "back within $RSS_PCT % (or $RSS_SLACK_MB MB) of idle: $back; no restart: $([ "$restarts0" = "$restarts1" ] && [ "$oom" = "false false" ] && echo met || echo "**not met**")"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $bad

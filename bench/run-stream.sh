@@ -34,7 +34,7 @@ cat >"$work/sandgate.json" <<JSON
 JSON
 "$BUILD/sandgate" -c "$work/sandgate.json" 2>"$work/sandgate.log" & pids+=($!)
 print_load
-python3 - "$gw_port" "$ex" "$N" "$WORK_MS" <<'PY'
+python3 - "$gw_port" "$ex" "$N" "$WORK_MS" <<'PY' | tee "$work/out"
 import http.client, json, sys, time
 port, ex, n, work_ms = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 code = ("import time\ndef main():\n    print('started', flush=True)\n"
@@ -109,3 +109,7 @@ print(f"streamed (job prints, then works {work_ms} ms; {n} jobs): first byte p50
 print(f"not streamed, same job: output seen with the answer, p50 {pct([r[2] for r in p], .5)} ms "
       f"p99 {pct([r[2] for r in p], .99)} ms")
 PY
+first=$(sed -n 's/.*first stdout event p50 \([0-9.]*\) ms.*/\1/p' "$work/out")
+bench_summary "streamed \`POST /v1/run\`: a job that prints, then works $WORK_MS ms ($N jobs; \`bench/run-stream.sh\`)" \
+    "first stdout event p50 $first ms; result p50 $(sed -n 's/.*; result p50 \([0-9.]*\) ms/\1/p' "$work/out") ms; unstreamed answer p50 $(sed -n 's/.*with the answer, p50 \([0-9.]*\) ms.*/\1/p' "$work/out") ms" \
+    "first output long before the job ends: $(verdict "$first" '<=' "$((WORK_MS / 2))")"
