@@ -68,6 +68,17 @@ daemons_cpu() {
     done
     echo "$t"
 }
+# cgroup_cpu INSTANCE: CPU-s charged so far to the runsc backend's sandbox
+# cgroups (cpuacct of their parent, sandgate-INSTANCE: hierarchical, so a
+# removed sandbox's share stays counted). Every process of every sandbox:
+# sentry, gofer and the platform's stub processes (systrap's run the
+# sandboxed program and are not reaped into the executor's rusage: the
+# executor+children column misses them). "-" for the Docker backend, whose
+# containers' cgroups are mixed with every other container's.
+cgroup_cpu() {
+    local f=/sys/fs/cgroup/cpuacct/sandgate-$1/cpuacct.usage
+    if [ -r "$f" ]; then awk '{ print $1 / 1e9 }' "$f"; else echo -; fi
+}
 # per_unit A B N: (B - A) / N, two decimals.
 per_unit() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }'; }
 

@@ -39,32 +39,6 @@ IMAGE=sandgate/sandbox-python:${SANDGATE_TAG:-latest}
 bench_preflight run-backend "${SANDGATE_TAG:-latest}"
 bench_workdir
 
-# proc_cpu PID: CPU-s of a process with its reaped children (utime, stime,
-# cutime, cstime of /proc/PID/stat).
-proc_cpu() {
-    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13 + $14 + $15) / hz }' \
-        "/proc/$1/stat"
-}
-# cgroup_cpu INSTANCE: CPU-s charged so far to the runsc backend's sandbox
-# cgroups (cpuacct of their parent, sandgate-INSTANCE: hierarchical, so a
-# removed sandbox's share stays counted). Every process of every sandbox:
-# sentry, gofer and the platform's stub processes (systrap's run the
-# sandboxed program and are not reaped into the executor's rusage: the
-# executor+children column misses them). "-" for the Docker backend, whose
-# containers' cgroups are mixed with every other container's.
-cgroup_cpu() {
-    local f=/sys/fs/cgroup/cpuacct/sandgate-$1/cpuacct.usage
-    if [ -r "$f" ]; then awk '{ print $1 / 1e9 }' "$f"; else echo -; fi
-}
-# daemons_cpu: dockerd's and containerd's CPU-s (with their reaped children).
-daemons_cpu() {
-    local p t=0
-    for p in $(pgrep -x dockerd) $(pgrep -x containerd); do
-        t=$(awk -v a="$t" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }')
-    done
-    echo "$t"
-}
-
 # stop_pair BACKEND: the executor and its gateway (the last two pids); an
 # executor that has not exited 90 s after SIGTERM is killed, and what it
 # left (containers of its instance; the runsc backend's own are deleted at

@@ -6,8 +6,11 @@
 # registered by bench/old-runsc.sh) and this checkout (the release executor,
 # sandgate/sandbox-python:$SANDGATE_TAG, runtime "runsc"). The current
 # runner cannot run on the old runsc (the identity split needs the new one),
-# so each side is the code of its day. Both behind this checkout's release
-# gateway, with the same pools (plain:4, pandas=numpy,pandas:2, 400 MB).
+# so each side is the code of its day. A third side, new-restore, is this
+# checkout in its fastest configuration: the direct runsc backend restoring
+# its pool sandboxes from checkpoints (--sandbox-backend runsc
+# --sandbox-restore on). All behind this checkout's release gateway, with
+# the same pools (plain:4, pandas=numpy,pandas:2, 400 MB).
 # For each side:
 #   the bare `docker run --rm` of /bin/true on its runtime (4 at a time):
 #   containers/s and CPU-s each (the whole machine's);
@@ -15,8 +18,9 @@
 #   every job using up a sandbox, so jobs/s is sandboxes/s; per core; and the
 #   CPU-s per sandbox: the whole machine's busy CPU (other users' too: an
 #   upper bound on a shared host), the executor's own with its reaped
-#   children, dockerd + containerd's. The sandboxes' own CPU cannot be
-#   told apart on the Docker path: their cgroups go with the containers;
+#   children, dockerd + containerd's, and the sandboxes' own (sentry,
+#   gofer, stub processes) from the direct backend's cgroup parent; on the
+#   Docker path it cannot be told apart: the cgroups go with the containers;
 #   hello-world and one-line pandas job p50/p99 via POST /v1/run, c=1, warm;
 #   the 70 % hello / 30 % pandas mix at concurrency 4 for S seconds, as a
 #   share of the side's bare rate.
@@ -26,9 +30,10 @@
 # revision, its `make`; needs the full history: a shallow clone says so)
 # and its image tagged sandgate/sandbox-python:baseline (an offline build
 # from $SANDGATE_BASE_IMAGE, default sandgate/base:bookworm, as
-# `make images` does). Needs root (old-runsc.sh). Prints the figures, one
-# table with the new/old ratios and the load average before, between and
-# after; fails only when it cannot measure.
+# `make images` does). Needs root (old-runsc.sh, the direct backend).
+# Prints the figures, one table, the per-core ratio of each new side to the
+# old and the load average before, between and after; fails only when it
+# cannot measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -71,7 +76,7 @@ bench_workdir
 # appends a row to $work/table.
 measure() {
     local name=$1 bin=$2 image=$3 rt=$4 inst c0 c1 e0 e1 d0 d1 bare bare_cpu hello pandas create
-    local mix n rate mjps
+    local mix n rate mjps g0 g1 own
     shift 4
     inst=bench-baseline-$name-$$
     echo "== $name: $bin, $image, runtime $rt $(docker info --format "{{json (index .Runtimes \"$rt\")}}")"
@@ -83,11 +88,13 @@ measure() {
     pools_start "$bin" "$image" "$rt" "$inst" "$@"
     hello=$(bench/pools_load.py latency "$gw" "$ex" hello "$N")
     pandas=$(bench/pools_load.py latency "$gw" "$ex" pandas "$N")
-    c0=$(cpu_busy_s) e0=$(proc_cpu "$expid") d0=$(daemons_cpu)
+    c0=$(cpu_busy_s) e0=$(proc_cpu "$expid") d0=$(daemons_cpu) g0=$(cgroup_cpu "$inst")
     create=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 0)
-    c1=$(cpu_busy_s) e1=$(proc_cpu "$expid") d1=$(daemons_cpu)
+    c1=$(cpu_busy_s) e1=$(proc_cpu "$expid") d1=$(daemons_cpu) g1=$(cgroup_cpu "$inst")
     rate=$(jq_ jobs_per_s <<<"$create")
     n=$(python3 -c "print($rate * $SECS)")
+    own=-
+    [ "$g0" = - ] || own=$(per_unit "$g0" "$g1" "$n")
     mix=$(bench/pools_load.py mix "$gw" "$ex" 4 "$SECS" 30)
     mjps=$(jq_ jobs_per_s <<<"$mix")
     pools_stop "$inst"
@@ -95,20 +102,26 @@ measure() {
         "pandas p50 $(jq_ pandas.p50_ms <<<"$pandas") ms, p99 $(jq_ pandas.p99_ms <<<"$pandas") ms"
     echo "creation: $rate sandboxes/s (statuses $(jq_ by_status <<<"$create")); CPU-s per sandbox:" \
         "machine $(per_unit "$c0" "$c1" "$n"), executor+children $(per_unit "$e0" "$e1" "$n")," \
-        "dockerd+containerd $(per_unit "$d0" "$d1" "$n")"
+        "dockerd+containerd $(per_unit "$d0" "$d1" "$n"), the sandboxes' cgroups $own"
     echo "mix 70/30: $mjps jobs/s (statuses $(jq_ by_status <<<"$mix"))"
-    printf '%s %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$name" "$bare" "$bare_cpu" "$rate" \
+    printf '%s %s %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$name" "$bare" "$bare_cpu" "$rate" \
         "$(python3 -c "print(round($rate / $(nproc), 2))")" "$(per_unit "$c0" "$c1" "$n")" \
         "$(per_unit "$e0" "$e1" "$n")" "$(per_unit "$d0" "$d1" "$n")" \
         "$(jq_ hello.p50_ms <<<"$hello")" "$(jq_ hello.p99_ms <<<"$hello")" \
         "$(jq_ pandas.p50_ms <<<"$pandas")" "$(jq_ pandas.p99_ms <<<"$pandas")" "$mjps" \
-        "$(python3 -c "print(round(100 * $mjps / $bare) if $bare else 0)")" >>"$work/table"
+        "$(python3 -c "print(round(100 * $mjps / $bare) if $bare else 0)")" "$own" >>"$work/table"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 measure old "$DIR/src/build/rel/sandgate-executor" "$OLD_IMAGE" "$old_rt"
 echo "load average between: $(cut -d' ' -f1-3 /proc/loadavg)"
 measure new "$BUILD/sandgate-executor" "$IMAGE" runsc
+echo "load average between: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The fastest configuration this code offers: the direct runsc backend with
+# every pool sandbox after the first of a generation restored from a
+# checkpoint (docs/executor.md), on the same runsc, the same pools.
+measure new-restore "$BUILD/sandgate-executor" "$IMAGE" runsc \
+    --sandbox-backend runsc --sandbox-restore on --max-sessions 0
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/table" "$work/summary.tsv" <<'PY'
 import sys
@@ -118,20 +131,26 @@ rows = [l.split() for l in open(sys.argv[1])]
 cols = ["bare runs/s", "CPU-s/bare", "pool sandboxes/s (c=4)", "per core",
         "CPU-s/sandbox machine", "CPU-s/sandbox executor+children",
         "CPU-s/sandbox dockerd+containerd", "hello p50 ms", "hello p99 ms", "pandas p50 ms",
-        "pandas p99 ms", "mix jobs/s (c=4)", "mix % of bare"]
+        "pandas p99 ms", "mix jobs/s (c=4)", "mix % of bare", "CPU-s/sandbox own cgroups"]
 print_table("side", cols, rows)
-old, new = rows
+old, new = rows[0], rows[1:]
 out = open(sys.argv[2], "w")
-x = float(new[4]) / float(old[4]) if float(old[4]) else 0
-print("pool creation, hello-world jobs at c=4 for the sustained phase, every job a new sandbox"
-      " (`bench/run-baseline.sh`: old = 33b75e4^ on runsc 20221219/ptrace, new = this code on the current"
-      " runsc, one run)\told %s sandboxes/s (%s per core), new %s (%s per core) = %.2f×; CPU-s per sandbox,"
-      " whole machine old %s / new %s, of it dockerd + containerd %s / %s\tper core ≥ 1.5× today's: %s"
-      % (old[3], old[4], new[3], new[4], x, old[5], new[5], old[7], new[7],
-         "met" if x >= 1.5 else "**not met** (%.2f×)" % x), file=out)
-print("hello-world / one-line pandas job via `POST /v1/run`, c=1, warm pools, old → new"
-      "\thello p50 %s → %s ms (p99 %s → %s); pandas p50 %s → %s ms (p99 %s → %s)\t-"
-      % (old[8], new[8], old[9], new[9], old[10], new[10], old[11], new[11]), file=out)
+for n in new:
+    x = float(n[4]) / float(old[4]) if float(old[4]) else 0
+    print("pool creation, hello-world jobs at c=4 for the sustained phase, every job a new sandbox"
+          " (`bench/run-baseline.sh`, one run: old = 33b75e4^ on runsc 20221219/ptrace, %s = this code"
+          " on the current runsc%s)\told %s sandboxes/s (%s per core), %s %s (%s per core) = %.2f×;"
+          " CPU-s per sandbox, whole machine old %s / %s %s, of it dockerd + containerd %s / %s%s"
+          "\tper core ≥ 1.5× today's: %s"
+          % (n[0], ", the direct backend restoring its sandboxes" if n[0] == "new-restore" else
+             ", the Docker backend (the default)", old[3], old[4], n[0], n[3], n[4], x, old[5],
+             n[0], n[5], old[7], n[7],
+             "" if n[14] == "-" else ", the sandboxes' own cgroups %s" % n[14],
+             "met (%.2f×)" % x if x >= 1.5 else "**not met** (%.2f×)" % x),
+          file=out)
+    print("hello-world / one-line pandas job via `POST /v1/run`, c=1, warm pools, old → %s"
+          "\thello p50 %s → %s ms (p99 %s → %s); pandas p50 %s → %s ms (p99 %s → %s)\t-"
+          % (n[0], old[8], n[8], old[9], n[9], old[10], n[10], old[11], n[11]), file=out)
 for r in rows:
     print("70 %% hello / 30 %% pandas at c=4, %s, against its own bare `docker run --rm`"
           "\t%s jobs/s = %s %% of bare (%s/s)\t≥ 80 %% of bare: %s"
