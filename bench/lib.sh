@@ -137,7 +137,8 @@ sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' 
 
 # pools_start EXECUTOR IMAGE RUNTIME INSTANCE [ARGS...]: a Python executor
 # with the pool benchmarks' flavours (plain:${PLAIN:-4},
-# pandas=numpy,pandas:${PANDAS:-2}, ${BUDGET:-400} MB) on RUNTIME, ARGS added,
+# pandas=numpy,pandas:${PANDAS:-2}, a budget of $BUDGET MB when set: the direct
+# backend takes none) on RUNTIME, ARGS added,
 # and a release gateway in front of it (gateway_for); sets $ex, $gw and
 # $expid, appends both pids to $pids. Its log: $work/executor-INSTANCE.log.
 pools_start() {
@@ -147,8 +148,8 @@ pools_start() {
     ex=http://127.0.0.1:$ep
     "$bin" --language python --image "$image" --listen "127.0.0.1:$ep" --runtime "$rt" \
         --instance "$inst" --flavour "plain:${PLAIN:-4}" --flavour "pandas=numpy,pandas:${PANDAS:-2}" \
-        --pool-memory-mb "${BUDGET:-400}" --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
-        "$@" 2>"$work/executor-$inst.log" & pids+=($!)
+        ${BUDGET:+--pool-memory-mb "$BUDGET"} --create-parallel 2 --pool-wait-ms 30000 \
+        --log-level warn "$@" 2>"$work/executor-$inst.log" & pids+=($!)
     expid=$!
     gateway_for "$ex" policies
 }
