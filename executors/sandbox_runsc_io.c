@@ -250,6 +250,31 @@ static void *relay_main(void *arg)
     return NULL;
 }
 
+/* The box holds the executor's ends of the runner's stdio (and a restored
+ * sandbox's wait output); r is how its start went. Start the relay on sp
+ * (*ret_fd: the executor's end of the stream) or, on any failure, kill the
+ * process the relay would have reaped and close every end. */
+static int start_relay(struct sandbox_runsc_box *b, int r, int sp[2], int *ret_fd)
+{
+    b->sock = sp[1];
+    if (r == 0 && (r = -pthread_create(&b->relay, NULL, relay_main, b)) < 0) {
+        kill(b->pid, SIGKILL);
+        waitpid(b->pid, NULL, 0);
+    }
+    if (r < 0) {
+        close_fd(&sp[0]);
+        close_fd(&b->in);
+        close_fd(&b->out);
+        close_fd(&b->err);
+        close_fd(&b->wait_out);
+        close_fd(&b->sock);
+        return r;
+    }
+    b->relay_running = true;
+    *ret_fd = sp[0];
+    return 0;
+}
+
 /* Spawn argv with its stdio on three pipes and start the relay; *ret_fd is
  * the executor's end of the stream. On failure nothing is left running. */
 int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd)
@@ -267,28 +292,7 @@ int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd
     b->in = in[1];
     b->out = out[0];
     b->err = err[0];
-    b->sock = sp[1];
-    if (r == 0 && (r = -pthread_create(&b->relay, NULL, relay_main, b)) < 0) {
-        kill(b->pid, SIGKILL);
-        waitpid(b->pid, NULL, 0);
-    }
-    if (r < 0) {
-        close_fd(&sp[0]);
-        close_fd(&b->in);
-        close_fd(&b->out);
-        close_fd(&b->err);
-        close_fd(&b->sock);
-        return r;
-    }
-    b->relay_running = true;
-    *ret_fd = sp[0];
-    return 0;
-}
-
-static void close_pair(int p[2])
-{
-    close_fd(&p[0]);
-    close_fd(&p[1]);
+    return start_relay(b, r, sp, ret_fd);
 }
 
 /* Bounded: one runsc call whose exit must be 0; its output into errbuf. */
@@ -344,24 +348,8 @@ int srs_start_restored(struct sandbox_runsc_box *b, const char *const create[],
     b->in = in[1];
     b->out = out[0];
     b->err = err[0];
-    b->sock = sp[1];
     b->wait_out = wo[0];
-    if (r == 0 && (r = -pthread_create(&b->relay, NULL, relay_main, b)) < 0) {
-        kill(b->pid, SIGKILL);
-        waitpid(b->pid, NULL, 0);
-    }
-    if (r < 0) {
-        if (created)
-            srs_delete(b->rs, b->id);
-        close_pair(sp);
-        close_fd(&b->in);
-        close_fd(&b->out);
-        close_fd(&b->err);
-        close_fd(&b->wait_out);
-        b->sock = -1;
-        return r;
-    }
-    b->relay_running = true;
-    *ret_fd = sp[0];
-    return 0;
+    if ((r = start_relay(b, r, sp, ret_fd)) < 0 && created)
+        srs_delete(b->rs, b->id);
+    return r;
 }
