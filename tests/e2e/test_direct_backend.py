@@ -21,6 +21,14 @@ from test_runtime_policy import REDTEAM, runtime_of, source
 RUNSC = shutil.which("runsc") or "/usr/bin/runsc"
 
 
+def stop_clean(ex, state):
+    """Stops ex and asserts it left nothing in its runsc state: no sandbox,
+    bundle or cgroup of its instance."""
+    assert ex.stop() == 0, ex.daemon.tail()
+    left = leftovers(state, ex.instance)
+    assert left == {"sandboxes": [], "bundles": [], "cgroups": []}, left
+
+
 def leftovers(state, instance):
     """What a stopped executor must not leave: sandboxes in its runsc root,
     bundles, cgroups."""
@@ -52,9 +60,7 @@ class DirectBackend(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         try:
-            assert cls.ex.stop() == 0, cls.ex.daemon.tail()
-            left = leftovers(cls.state, cls.ex.instance)
-            assert left == {"sandboxes": [], "bundles": [], "cgroups": []}, left
+            stop_clean(cls.ex, cls.state)
             assert cls.ex.containers() == [], "Docker containers left behind"
         finally:
             shutil.rmtree(cls.state, ignore_errors=True)

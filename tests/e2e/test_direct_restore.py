@@ -20,7 +20,7 @@ import unittest
 
 import sgtest
 import test_executor as tex
-from test_direct_backend import leftovers
+from test_direct_backend import stop_clean
 from test_runtime_policy import REDTEAM, runtime_of, source
 
 MAX_USES = 5
@@ -52,9 +52,7 @@ class DirectRestore(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         try:
-            assert cls.ex.stop() == 0, cls.ex.daemon.tail()
-            left = leftovers(cls.state, cls.ex.instance)
-            assert left == {"sandboxes": [], "bundles": [], "cgroups": []}, left
+            stop_clean(cls.ex, cls.state)
             assert not glob.glob(os.path.join(cls.state, "checkpoints", "*")), "checkpoints left"
         finally:
             shutil.rmtree(cls.state, ignore_errors=True)
