@@ -241,7 +241,7 @@ static char *raw_request(uint16_t port, const char *req)
     return out;
 }
 
-Test(httpsrv, serves_body_and_headers)
+static struct sg_httpsrv *start_echo(void)
 {
     struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
     struct sg_httpsrv *srv = NULL;
@@ -249,6 +249,12 @@ Test(httpsrv, serves_body_and_headers)
     cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
                                   &srv, &err),
                  0, "%s", err.msg);
+    return srv;
+}
+
+Test(httpsrv, serves_body_and_headers)
+{
+    struct sg_httpsrv *srv = start_echo();
     char *resp =
         raw_request(sg_httpsrv_port(srv), "POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
                                           "Connection: close\r\n\r\nhello");
@@ -608,17 +614,6 @@ static void *hammer_main(void *arg)
     while (!atomic_load(&h->stop))
         get_once(h->port);
     return NULL;
-}
-
-static struct sg_httpsrv *start_echo(void)
-{
-    struct sg_httpsrv_config cfg = {.bind_addr = "127.0.0.1", .port = 0, .max_body = 16};
-    struct sg_httpsrv *srv = NULL;
-    struct sg_error err = {0};
-    cr_assert_eq(sg_httpsrv_start(&cfg, &(struct sg_http_handlers){.handle = echo_handler}, NULL,
-                                  &srv, &err),
-                 0, "%s", err.msg);
-    return srv;
 }
 
 /* The daemon's event threads are busy with connections while the server
