@@ -285,6 +285,30 @@ class Probe:
         self.delete(sb)
         return img, took
 
+    def floor(self, argv):
+        """One sandbox of the same spec that runs argv instead of the runner
+        (create, start, wait, delete): the whole life's CPU, CLI calls +
+        cgroup, and wall. The runtime's own price of a sandbox, below which
+        no pool can go."""
+        saved = self.config["process"]["args"]
+        self.config["process"]["args"] = argv
+        try:
+            self.cli_cpu, t0 = 0.0, time.monotonic()
+            before = set(my_children())
+            cid, b, in_w, out_r = self.create()
+            os.close(in_w)
+            self.runsc("start", cid)
+            sb = {"reapers": reapers([p for p in my_children() if p not in before]),
+                  "cid": cid, "bundle": b, "in": os.open(os.devnull, os.O_RDONLY), "out": out_r}
+            for t in sb["reapers"]:  # the sandbox and gofer exit when the program does
+                t.join(60)
+            wall = time.monotonic() - t0
+            self.finish(sb)
+            return {"kind": "floor", "argv": argv, "wall_ms": wall * 1000,
+                    "life_cpu_ms": sb["life_cpu_ms"]}
+        finally:
+            self.config["process"]["args"] = saved
+
     def cleanup(self):
         """Deletes every sandbox left in the probe's root and removes its
         cgroups, whatever failed before."""
@@ -316,6 +340,9 @@ def main():
     ap.add_argument("--compression", default="none", choices=("none", "flate-best-speed"))
     ap.add_argument("--preimport", help="SANDGATE_PREIMPORT of the sandboxes (a flavour)")
     ap.add_argument("--workdir", help="parent directory for the probe's state (default /tmp)")
+    ap.add_argument("--floor", action="store_true",
+                    help="only the runtime's floor: sandboxes of the same spec running "
+                    "/bin/true and python3 -c pass, N of each, alternated")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("restore_probe: needs root (runsc creates the sandboxes)")
@@ -330,6 +357,18 @@ def main():
     probe = Probe(work, config, a.platform)
     rows = []
     try:
+        if a.floor:
+            for i in range(a.n):
+                for argv in (["/bin/true"], ["python3", "-c", "pass"]):
+                    row = probe.floor(argv)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+            for argv in (["/bin/true"], ["python3", "-c", "pass"]):
+                rs = [r for r in rows if r["argv"] == argv]
+                print(json.dumps({"summary": " ".join(argv), "n": len(rs), "load": os.getloadavg(),
+                                  **{k: summary(rs, k) for k in ("wall_ms", "life_cpu_ms")}}),
+                      flush=True)
+            return
         img, took = probe.checkpoint(a.compression)
         print(json.dumps({"checkpoint": took, "compression": a.compression,
                           "preimport": a.preimport, "load": os.getloadavg()}), flush=True)
