@@ -138,7 +138,8 @@ sys.exit(0 if all(f["idle"] >= f["target"] > 0 for f in h["flavours"]) else 1)' 
 # pools_start EXECUTOR IMAGE RUNTIME INSTANCE [ARGS...]: a Python executor
 # with the pool benchmarks' flavours (plain:${PLAIN:-4},
 # pandas=numpy,pandas:${PANDAS:-2}, a budget of $BUDGET MB when set: the direct
-# backend takes none) on RUNTIME, ARGS added,
+# backend takes none) on RUNTIME, ARGS added, each executor's own default of
+# launches at once (--create-parallel: 2 per pool, 2 per CPU when restoring),
 # and a release gateway in front of it (gateway_for); sets $ex, $gw and
 # $expid, appends both pids to $pids. Its log: $work/executor-INSTANCE.log.
 pools_start() {
@@ -148,7 +149,7 @@ pools_start() {
     ex=http://127.0.0.1:$ep
     "$bin" --language python --image "$image" --listen "127.0.0.1:$ep" --runtime "$rt" \
         --instance "$inst" --flavour "plain:${PLAIN:-4}" --flavour "pandas=numpy,pandas:${PANDAS:-2}" \
-        ${BUDGET:+--pool-memory-mb "$BUDGET"} --create-parallel 2 --pool-wait-ms 30000 \
+        ${BUDGET:+--pool-memory-mb "$BUDGET"} --pool-wait-ms 30000 \
         --log-level warn "$@" 2>"$work/executor-$inst.log" & pids+=($!)
     expid=$!
     gateway_for "$ex" policies

@@ -26,7 +26,8 @@
 # $BENCH_SUMMARY set, appends each side's key figures to that file as
 # markdown table rows (| what | measured | target |). Needs root (the runsc
 # backend). SANDGATE_TAG picks the image tag (latest); BACKEND_BENCH_BACKENDS
-# the sides (docker runsc restore).
+# the sides (docker runsc restore); BACKEND_BENCH_CREATE_PARALLEL the
+# executors' --create-parallel (else each its default: 2, 2 per CPU restoring).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -76,7 +77,8 @@ measure() {
         --sandbox-backend "$backend" --sandbox-restore "$restore" \
         --runsc-state-dir "$work/state-$b" --max-sessions 0 \
         --instance "bench-backend-$b-$$" --flavour "plain:4" --flavour "pandas=numpy,pandas:2" \
-        --create-parallel 2 --pool-wait-ms 30000 --log-level warn \
+        ${BACKEND_BENCH_CREATE_PARALLEL:+--create-parallel "$BACKEND_BENCH_CREATE_PARALLEL"} \
+        --pool-wait-ms 30000 --log-level warn \
         2>"$work/executor-$b.log" & pids+=($!)
     expid=$!
     gateway_for "$ex" policies

@@ -144,7 +144,8 @@ static const char usage_text[] =
     "                        flavour's size (false)             env SANDGATE_POOL_ADAPTIVE\n"
     "  --pool-wait-ms MS     how long a job waits for a free container before the\n"
     "                        pool_busy answer (3000)                 env SANDGATE_POOL_WAIT_MS\n"
-    "  --create-parallel N   containers created at once by the refill (2)\n"
+    "  --create-parallel N   sandboxes created at once by each pool's refill (2; with\n"
+    "                        --sandbox-restore on, 2 per online CPU; at most the pool's size)\n"
     "                        env SANDGATE_CREATE_PARALLEL\n"
     "  --runtime NAME        OCI runtime registered with dockerd (runsc) env SANDGATE_RUNTIME\n"
     "  --insecure-runtime NAME  run under a non-gVisor runtime (e.g. runc); logs a\n"
@@ -403,7 +404,7 @@ static void set_defaults(struct exec_config *c)
     c->language = (enum sg_lang) - 1;
     c->pool_size = 2;
     c->pool_wait_ms = 3000;
-    c->create_parallel = 2;
+    c->create_parallel = 0; /* unset: exec_default_create_parallel at finish */
     snprintf(c->runtime, sizeof(c->runtime), "runsc");
     c->memory_mb = 256;
     c->nano_cpus = 1000000000;
@@ -424,6 +425,22 @@ static void set_defaults(struct exec_config *c)
     snprintf(c->egress_runtime, sizeof(c->egress_runtime), "runsc-net");
     snprintf(c->egress_dir, sizeof(c->egress_dir), "/run/sandgate-egress");
     c->egress_pool_size = 1;
+}
+
+unsigned exec_default_create_parallel(bool restoring, long online_cpus)
+{
+    if (!restoring)
+        return 2;
+    if (online_cpus < 1)
+        online_cpus = 1;
+    if (online_cpus > (long)EXEC_CREATE_PARALLEL_MAX / 2)
+        return EXEC_CREATE_PARALLEL_MAX;
+    return (unsigned)online_cpus * 2;
+}
+
+static long online_cpus(void)
+{
+    return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 /* Why a value was refused, for the messages below ("" when nothing more). */
@@ -605,8 +622,8 @@ static int finish(struct exec_config *c, struct sg_error *err)
     if (c->max_timeout_ms < c->timeout_ms)
         return sg_error_set(err, -EINVAL, "--max-timeout-ms (%u) is below --timeout-ms (%u)",
                             c->max_timeout_ms, c->timeout_ms);
-    if (c->create_parallel > c->pool_size)
-        c->create_parallel = c->pool_size;
+    if (!c->create_parallel)
+        c->create_parallel = exec_default_create_parallel(c->sandbox_restore, online_cpus());
     if (c->n_sets) /* finished once their manifests are read (pkgset_load_all) */
         return 0;
     if (c->flavours.n == 0)

@@ -126,6 +126,13 @@ struct exec_config {
  * naming the offending flag or variable. */
 int exec_config_parse(int argc, char **argv, struct exec_config *ret, struct sg_error *err);
 
+/* --create-parallel when not given: 2 launches at once per pool; restoring,
+ * 2 per online CPU (2..EXEC_CREATE_PARALLEL_MAX). A restore is mostly
+ * waiting (processes started, the checkpoint read, the sentry's hand-shakes)
+ * and ~0.2 CPU-s, so two at a time leave the CPUs partly idle while the pool
+ * empties; a boot is CPU-bound and two already fill this host's. */
+unsigned exec_default_create_parallel(bool restoring, long online_cpus);
+
 /* The --help text (static string). */
 const char *exec_config_usage(void);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec_config.h"
 #include "sandbox.h"
@@ -276,6 +277,34 @@ Test(sandbox_runsc, restore_defaults_and_bounds)
     cr_assert_lt(parse(zero, &c, msg, sizeof(msg)), 0);
     const char *old[] = {"x", "--language", "python", "--restore-max-age-s", "86401", NULL};
     cr_assert_lt(parse(old, &c, msg, sizeof(msg)), 0);
+}
+
+Test(sandbox_runsc, restoring_pools_launch_two_per_cpu_unless_told)
+{
+    cr_assert_eq(exec_default_create_parallel(false, 8), 2, "booting: 2 whatever the CPUs");
+    cr_assert_eq(exec_default_create_parallel(true, 1), 2);
+    cr_assert_eq(exec_default_create_parallel(true, 2), 4);
+    cr_assert_eq(exec_default_create_parallel(true, 0), 2, "sysconf failed: as one CPU");
+    cr_assert_eq(exec_default_create_parallel(true, -1), 2);
+    cr_assert_eq(exec_default_create_parallel(true, 64), EXEC_CREATE_PARALLEL_MAX);
+    struct exec_config c;
+    char msg[512];
+    const char *boot[] = {"x", "--language", "python", "--pool-size", "1", NULL};
+    cr_assert_eq(parse(boot, &c, msg, sizeof(msg)), 0, "%s", msg);
+    cr_assert_eq(c.create_parallel, 2, "a flavour may be larger than --pool-size: no cap here");
+    const char *on[] = {"x",      "--language",
+                        "python", "--sandbox-backend",
+                        "runsc",  "--max-sessions",
+                        "0",      "--sandbox-restore",
+                        "on",     NULL};
+    cr_assert_eq(parse(on, &c, msg, sizeof(msg)), 0, "%s", msg);
+    cr_assert_eq(c.create_parallel,
+                 exec_default_create_parallel(true, sysconf(_SC_NPROCESSORS_ONLN)));
+    const char *told[] = {"x",     "--language",        "python", "--sandbox-backend",
+                          "runsc", "--max-sessions",    "0",      "--sandbox-restore",
+                          "on",    "--create-parallel", "3",      NULL};
+    cr_assert_eq(parse(told, &c, msg, sizeof(msg)), 0, "%s", msg);
+    cr_assert_eq(c.create_parallel, 3, "an operator's value stands");
 }
 
 Test(sandbox_runsc, restore_needs_the_runsc_backend_and_python)
