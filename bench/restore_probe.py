@@ -22,7 +22,11 @@ once warm, then one job through the runner's stdin (its result line checked)
 and its wall, and the whole life's CPU after the sandbox has exited. The job
 prints what a restored sandbox might share with its siblings: Python's
 random state, str hash seed, an address (ASLR), os.urandom, the clocks.
-Prints one JSON line per sandbox and a summary (medians)."""
+Prints one JSON line per sandbox and a summary (medians).
+
+--floor instead: N sandboxes of the same spec running /bin/true and N
+running `python3 -c pass` (alternated; create, start, exit, the whole life's
+CPU as above): gVisor's own price of a sandbox, below which no pool goes."""
 import argparse
 import ctypes
 import json

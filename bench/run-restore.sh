@@ -8,7 +8,9 @@
 # the unpacked image, under a runsc root and cgroups of its own that it
 # removes. Per sandbox: wall and CPU-s to warm (cgroup cpuacct + the runsc
 # CLI calls), RSS, the first job's wall, the whole life's CPU, and what
-# restored sandboxes share (random state, hash seed, addresses). Needs root.
+# restored sandboxes share (random state, hash seed, addresses); then the
+# floor: sandboxes of the same spec that run /bin/true and python3 -c pass
+# (restore_probe.py --floor). Needs root.
 # RESTORE_BENCH_N: sandboxes of each kind (8); SANDGATE_TAG picks the image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,4 +78,21 @@ if len(s) == 2:
 PY
     bench_summary_tsv <"$work/$flavour.tsv"
 done
+# The runtime's own price of a sandbox of the same spec, below which no pool
+# can go (docs/executor.md, "Where a pool sandbox's CPU goes").
+echo "== the floor: the same spec running /bin/true and python3 -c pass ($N of each)"
+bench/restore_probe.py --config "$work/config.json" --rootfs "$rootfs" -n "$N" --floor \
+    --workdir "$work" >"$work/floor.jsonl"
+python3 - "$work/floor.jsonl" "$work/floor.tsv" <<'PY'
+import json, sys
+s = {l["summary"]: l for l in map(json.loads, open(sys.argv[1])) if "summary" in l}
+for k, l in s.items():
+    print("%-16s wall %5.0f ms  life CPU %5.0f ms" % (k, l["wall_ms"], l["life_cpu_ms"]))
+t, p = s["/bin/true"], s["python3 -c pass"]
+with open(sys.argv[2], "w") as f:
+    f.write("a bare sandbox of the pool's spec, the runtime's floor (`bench/run-restore.sh`)\t"
+            "whole life CPU /bin/true %.0f ms, python3 -c pass %.0f ms; wall %.0f / %.0f ms\t-\n"
+            % (t["life_cpu_ms"], p["life_cpu_ms"], t["wall_ms"], p["wall_ms"]))
+PY
+bench_summary_tsv <"$work/floor.tsv"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
