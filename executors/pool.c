@@ -409,10 +409,6 @@ int pool_new(const struct pool_config *cfg, struct pool **ret, struct sg_error *
     p->parallel = cfg->parallel ? cfg->parallel : 1;
     if (p->parallel > EXEC_CREATE_PARALLEL_MAX)
         p->parallel = EXEC_CREATE_PARALLEL_MAX;
-    /* More launches at once than the pool holds would only wait (the target
-     * is only ever lowered later, by the memory budget). */
-    if (p->parallel > p->target && p->target > 0)
-        p->parallel = p->target;
     p->docker_up = true;
     p->launch_ok = true;
     pthread_mutex_lock(&p->mu); /* refill[0] must be set before threads compare */

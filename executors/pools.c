@@ -142,13 +142,18 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
      * runner still sets up (identity, view, native preload: ~0.3 s of CPU)
      * after its start, and a job given it then waited for that on its own
      * clock. */
+    /* More launches at once than the flavour's size (the most its target
+     * reaches: the budget and adaptive sizing move it below) would only wait. */
+    unsigned parallel = fl->n_modules ? 1 : cfg->parallel;
+    if (parallel > fl->size && fl->size > 0)
+        parallel = fl->size;
     struct pool_config pc = {.dc = cfg->dc,
                              .create_body = body,
                              .instance = cfg->instance,
                              .label = label,
                              .name = fl->name,
                              .target = s->target[f],
-                             .parallel = fl->n_modules ? 1 : cfg->parallel,
+                             .parallel = parallel,
                              .metrics = cfg->metrics,
                              .wait_ready = cfg->runner_ready};
     r = pool_new(&pc, &s->pools[f], err);
