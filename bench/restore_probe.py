@@ -291,7 +291,7 @@ class Probe:
 
     def floor(self, argv):
         """One sandbox of the same spec that runs argv instead of the runner
-        (create, start, wait, delete): the whole life's CPU, CLI calls +
+        (create, start, its exit, delete): the whole life's CPU, CLI calls +
         cgroup, and wall. The runtime's own price of a sandbox, below which
         no pool can go."""
         saved = self.config["process"]["args"]
