@@ -75,6 +75,12 @@ static void plan(struct pool_set *s, const struct pool_stats *ps, unsigned *ret)
     flavour_targets(&s->fs, s->want, mem, pools_budget_left(s->budget_mb, held_mb), ret);
 }
 
+unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel, unsigned heavy_parallel)
+{
+    unsigned n = !fl->n_modules ? parallel : heavy_parallel ? heavy_parallel : 1;
+    return n > fl->size && fl->size > 0 ? fl->size : n;
+}
+
 unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb)
 {
     if (budget_mb == 0)
@@ -136,17 +142,16 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     int r = sandbox_flavour_body(cfg->base_body, label, pre, fl->image, &body, err);
     if (r < 0)
         return r;
-    /* A heavy flavour's launch is followed by seconds of importing inside the
-     * sandbox: one at a time, so they do not starve the plain pool's refill.
-     * Every flavour waits for the runner's ready line: a plain sandbox's
-     * runner still sets up (identity, view, native preload: ~0.3 s of CPU)
-     * after its start, and a job given it then waited for that on its own
-     * clock. */
-    /* More launches at once than the flavour's size (the most its target
-     * reaches: the budget and adaptive sizing move it below) would only wait. */
-    unsigned parallel = fl->n_modules ? 1 : cfg->parallel;
-    if (parallel > fl->size && fl->size > 0)
-        parallel = fl->size;
+    /* A heavy flavour's booted launch is followed by seconds of importing
+     * inside the sandbox: one at a time, so they do not starve the plain
+     * pool's refill; a restored one has its imports in the checkpoint and
+     * launches as many at once as a plain one (heavy_parallel). Every flavour
+     * waits for the runner's ready line: a plain sandbox's runner still sets
+     * up (identity, view, native preload: ~0.3 s of CPU) after its start, and
+     * a job given it then waited for that on its own clock. More launches at
+     * once than the flavour's size (the most its target reaches: the budget
+     * and adaptive sizing move it below) would only wait. */
+    unsigned parallel = pools_launch_parallel(fl, cfg->parallel, cfg->heavy_parallel);
     struct pool_config pc = {.dc = cfg->dc,
                              .create_body = body,
                              .instance = cfg->instance,

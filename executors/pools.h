@@ -43,6 +43,10 @@ struct pool_set_config {
     bool adaptive;
     bool runner_ready;       /* the runner reports pre-import done (both runners do) */
     struct metrics *metrics; /* borrowed, may be NULL */
+    /* launches at once by a flavour with modules: 0 or 1 when its sandboxes
+     * boot (each is followed by seconds of importing), `parallel` when they
+     * are restored (the imports are in the checkpoint) */
+    unsigned heavy_parallel;
 };
 
 struct pool_set_flavour {
@@ -90,6 +94,12 @@ void pool_set_hold(struct pool_set *s, unsigned flavour, bool hold);
  * no budget stays no budget; a budget used up leaves 1 MiB, which fits no
  * sandbox). */
 unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb);
+
+/* Pure: launches at once by fl's refill: parallel for a flavour without
+ * modules, heavy_parallel (0 means 1) for one with modules, never more than
+ * the flavour's size (pool_set_config). */
+unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel,
+                               unsigned heavy_parallel);
 
 /* Hand the sandbox back to its flavour's pool for teardown. */
 void pool_set_release(struct pool_set *s, unsigned flavour, struct sandbox *sb);

@@ -661,3 +661,28 @@ Test(pkgset_route, a_flavour_body_runs_on_its_sets_image)
     json_decref(j);
     free(body);
 }
+
+Test(pools_launch_parallel, heavy_flavours_one_at_a_time_unless_restored)
+{
+    struct flavour_set s = {0};
+    struct sg_error e = {0};
+    cr_assert_eq(flavour_set_add_list(&s, "plain:4;pandas=numpy,pandas:2;tiny=zlib:1", &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(flavour_set_finish(&s, 2, &e), 0, "%s", e.msg);
+    const struct flavour *plain = NULL, *pandas = NULL, *tiny = NULL;
+    for (unsigned i = 0; i < s.n; i++) {
+        if (strcmp(s.f[i].name, "plain") == 0)
+            plain = &s.f[i];
+        else if (strcmp(s.f[i].name, "pandas") == 0)
+            pandas = &s.f[i];
+        else
+            tiny = &s.f[i];
+    }
+    cr_assert(plain && pandas && tiny);
+    cr_assert_eq(pools_launch_parallel(plain, 2, 1), 2);
+    cr_assert_eq(pools_launch_parallel(pandas, 2, 1), 1, "booting: one import at a time");
+    cr_assert_eq(pools_launch_parallel(pandas, 2, 0), 1, "0 means 1");
+    cr_assert_eq(pools_launch_parallel(pandas, 4, 4), 2, "restored: as plain, up to its size");
+    cr_assert_eq(pools_launch_parallel(plain, 16, 1), 4, "never more than the flavour's size");
+    cr_assert_eq(pools_launch_parallel(tiny, 4, 4), 1);
+}
