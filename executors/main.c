@@ -324,7 +324,7 @@ static int serve(const struct exec_config *cfg, struct docker_client *dc, const 
                                  cfg->pool_adaptive,
                                  true, /* both runners send the ready line */
                                  m,
-                                 cfg->sandbox_restore ? cfg->create_parallel : 1};
+                                 cfg->sandbox_restore};
     /* max_jobs workers and no queue: the next job is refused at once (503), and
      * health checks (GETs, answered on the event threads) always get through. */
     struct sg_membudget budget;

@@ -75,9 +75,9 @@ static void plan(struct pool_set *s, const struct pool_stats *ps, unsigned *ret)
     flavour_targets(&s->fs, s->want, mem, pools_budget_left(s->budget_mb, held_mb), ret);
 }
 
-unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel, unsigned heavy_parallel)
+unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel, bool restoring)
 {
-    unsigned n = !fl->n_modules ? parallel : heavy_parallel ? heavy_parallel : 1;
+    unsigned n = fl->n_modules && !restoring ? 1 : parallel;
     return n > fl->size && fl->size > 0 ? fl->size : n;
 }
 
@@ -145,13 +145,13 @@ static int start_pool(struct pool_set *s, const struct pool_set_config *cfg, uns
     /* A heavy flavour's booted launch is followed by seconds of importing
      * inside the sandbox: one at a time, so they do not starve the plain
      * pool's refill; a restored one has its imports in the checkpoint and
-     * launches as many at once as a plain one (heavy_parallel). Every flavour
+     * launches as many at once as a plain one (restoring). Every flavour
      * waits for the runner's ready line: a plain sandbox's runner still sets
      * up (identity, view, native preload: ~0.3 s of CPU) after its start, and
      * a job given it then waited for that on its own clock. More launches at
      * once than the flavour's size (the most its target reaches: the budget
      * and adaptive sizing move it below) would only wait. */
-    unsigned parallel = pools_launch_parallel(fl, cfg->parallel, cfg->heavy_parallel);
+    unsigned parallel = pools_launch_parallel(fl, cfg->parallel, cfg->restoring);
     struct pool_config pc = {.dc = cfg->dc,
                              .create_body = body,
                              .instance = cfg->instance,

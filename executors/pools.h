@@ -43,10 +43,10 @@ struct pool_set_config {
     bool adaptive;
     bool runner_ready;       /* the runner reports pre-import done (both runners do) */
     struct metrics *metrics; /* borrowed, may be NULL */
-    /* launches at once by a flavour with modules: 0 or 1 when its sandboxes
-     * boot (each is followed by seconds of importing), `parallel` when they
-     * are restored (the imports are in the checkpoint) */
-    unsigned heavy_parallel;
+    /* the sandboxes are restored from checkpoints (--sandbox-restore): a
+     * flavour with modules then launches `parallel` at once like a plain one
+     * (its imports are in the checkpoint), not 1 (a boot imports for seconds) */
+    bool restoring;
 };
 
 struct pool_set_flavour {
@@ -95,11 +95,9 @@ void pool_set_hold(struct pool_set *s, unsigned flavour, bool hold);
  * sandbox). */
 unsigned pools_budget_left(unsigned budget_mb, unsigned held_mb);
 
-/* Pure: launches at once by fl's refill: parallel for a flavour without
- * modules, heavy_parallel (0 means 1) for one with modules, never more than
- * the flavour's size (pool_set_config). */
-unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel,
-                               unsigned heavy_parallel);
+/* Pure: launches at once by fl's refill: parallel, or 1 for a flavour with
+ * modules that boots; never more than the flavour's size (pool_set_config). */
+unsigned pools_launch_parallel(const struct flavour *fl, unsigned parallel, bool restoring);
 
 /* Hand the sandbox back to its flavour's pool for teardown. */
 void pool_set_release(struct pool_set *s, unsigned flavour, struct sandbox *sb);

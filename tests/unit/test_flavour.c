@@ -679,10 +679,10 @@ Test(pools_launch_parallel, heavy_flavours_one_at_a_time_unless_restored)
             tiny = &s.f[i];
     }
     cr_assert(plain && pandas && tiny);
-    cr_assert_eq(pools_launch_parallel(plain, 2, 1), 2);
-    cr_assert_eq(pools_launch_parallel(pandas, 2, 1), 1, "booting: one import at a time");
-    cr_assert_eq(pools_launch_parallel(pandas, 2, 0), 1, "0 means 1");
-    cr_assert_eq(pools_launch_parallel(pandas, 4, 4), 2, "restored: as plain, up to its size");
-    cr_assert_eq(pools_launch_parallel(plain, 16, 1), 4, "never more than the flavour's size");
-    cr_assert_eq(pools_launch_parallel(tiny, 4, 4), 1);
+    cr_assert_eq(pools_launch_parallel(plain, 2, false), 2);
+    cr_assert_eq(pools_launch_parallel(pandas, 2, false), 1, "booting: one import at a time");
+    cr_assert_eq(pools_launch_parallel(pandas, 16, false), 1, "whatever --create-parallel says");
+    cr_assert_eq(pools_launch_parallel(pandas, 4, true), 2, "restored: as plain, up to its size");
+    cr_assert_eq(pools_launch_parallel(plain, 16, false), 4, "never more than the flavour's size");
+    cr_assert_eq(pools_launch_parallel(tiny, 4, true), 1);
 }
