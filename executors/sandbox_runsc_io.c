@@ -275,23 +275,37 @@ static int start_relay(struct sandbox_runsc_box *b, int r, int sp[2], int *ret_f
     return 0;
 }
 
-/* Spawn argv with its stdio on three pipes and start the relay; *ret_fd is
- * the executor's end of the stream. On failure nothing is left running. */
-int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd)
+/* The stream's socket pair and the runner's three stdio pipes. 0 or -errno
+ * (whatever was opened is still closed by the caller's hand-over). */
+static int open_stdio(int sp[2], int in[2], int out[2], int err[2])
 {
-    int sp[2] = {-1, -1}, in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-    int r = 0;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
         pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-        r = -errno;
-    if (r == 0 && (r = srs_spawn(argv, in[0], out[1], err[1], &b->pid)) == 0)
-        b->pidfd = pidfd_open(b->pid, 0); /* before the relay can reap it */
+        return -errno;
+    return 0;
+}
+
+/* Once the sandbox holds the runner's ends (or its start failed): close them
+ * here and give the box the executor's ends. */
+static void hand_over_stdio(struct sandbox_runsc_box *b, int in[2], int out[2], int err[2])
+{
     close_fd(&in[0]);
     close_fd(&out[1]);
     close_fd(&err[1]);
     b->in = in[1];
     b->out = out[0];
     b->err = err[0];
+}
+
+/* Spawn argv with its stdio on three pipes and start the relay; *ret_fd is
+ * the executor's end of the stream. On failure nothing is left running. */
+int srs_start(struct sandbox_runsc_box *b, const char *const argv[], int *ret_fd)
+{
+    int sp[2] = {-1, -1}, in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int r = open_stdio(sp, in, out, err);
+    if (r == 0 && (r = srs_spawn(argv, in[0], out[1], err[1], &b->pid)) == 0)
+        b->pidfd = pidfd_open(b->pid, 0); /* before the relay can reap it */
+    hand_over_stdio(b, in, out, err);
     return start_relay(b, r, sp, ret_fd);
 }
 
@@ -331,23 +345,17 @@ int srs_start_restored(struct sandbox_runsc_box *b, const char *const create[],
     int sp[2] = {-1, -1}, in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     int wo[2] = {-1, -1};
     bool created = false;
-    int r = 0;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
-        pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(wo, O_CLOEXEC) < 0)
+    int r = open_stdio(sp, in, out, err);
+    if (r == 0 && pipe2(wo, O_CLOEXEC) < 0)
         r = -errno;
     if (r == 0)
         created = (r = create_on(create, in, out, err, errbuf)) == 0;
-    close_fd(&in[0]); /* the sandbox holds the runner's ends now */
-    close_fd(&out[1]);
-    close_fd(&err[1]);
+    hand_over_stdio(b, in, out, err); /* the sandbox holds the runner's ends now */
     if (r == 0)
         r = run_ok(restore, SANDBOX_RUNSC_CHECKPOINT_TIMEOUT_MS, errbuf);
     if (r == 0 && (r = srs_spawn(wait, -1, wo[1], -1, &b->pid)) == 0)
         b->pidfd = pidfd_open(b->pid, 0);
     close_fd(&wo[1]);
-    b->in = in[1];
-    b->out = out[0];
-    b->err = err[0];
     b->wait_out = wo[0];
     if ((r = start_relay(b, r, sp, ret_fd)) < 0 && created)
         srs_delete(b->rs, b->id);
